@@ -1,0 +1,12 @@
+import fp from 'fastify-plugin'
+import type { Config } from '../src/config'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+  }
+}
+
+export default fp<{ config: Config }>(async (app, opts) => {
+  app.decorate('config', opts.config)
+}, { name: 'config', fastify: '5.x' })

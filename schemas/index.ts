@@ -1,0 +1,5 @@
+import { ErrorEnvelope, ProblemDetails } from './common'
+import { Product } from './products'
+
+/** Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them. */
+export const componentSchemas = [ErrorEnvelope, ProblemDetails, Product]

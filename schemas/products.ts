@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { describedPattern } from '../src/http/field-messages'
+import { envelopeResponse, jsonResponse } from './common'
+
+export const PRODUCT_ID_MAX_LENGTH = 64
+export const PRODUCT_NAME_MAX_LENGTH = 200
+export const PRODUCT_PRICE_MAX = 1_000_000_000
+
+const productIdPattern = describedPattern(
+  '^[A-Za-z0-9._~-]+$',
+  `must be 1-${PRODUCT_ID_MAX_LENGTH} characters: letters, digits, '.', '_', '~' or '-'`
+)
+const nonBlankPattern = describedPattern('\\S', 'must not be blank')
+
+export const ProductId = Type.String({
+  minLength: 1,
+  maxLength: PRODUCT_ID_MAX_LENGTH,
+  pattern: productIdPattern,
+  description: `Product identifier chosen by the client: 1-${PRODUCT_ID_MAX_LENGTH} URL-safe characters (letters, digits, '.', '_', '~', '-'). Case-sensitive.`,
+  examples: ['sku-123']
+})
+
+export const ProductParams = Type.Object({ id: ProductId })
+export type ProductParamsType = Static<typeof ProductParams>
+
+export const Product = Type.Object({
+  id: ProductId,
+  name: Type.String({ maxLength: PRODUCT_NAME_MAX_LENGTH, description: 'Display name.', examples: ['Espresso cup'] }),
+  price: Type.Number({ minimum: 0, maximum: PRODUCT_PRICE_MAX, description: 'Price as a floating-point number.', examples: [12.5] })
+}, { $id: 'Product', title: 'Product', additionalProperties: false })
+export type ProductType = Static<typeof Product>
+
+export const ProductBody = Type.Object({
+  id: Type.Optional(Type.String({ description: 'Ignored: the id in the path always wins.' })),
+  name: Type.String({
+    minLength: 1,
+    maxLength: PRODUCT_NAME_MAX_LENGTH,
+    pattern: nonBlankPattern,
+    description: `Required, not blank, at most ${PRODUCT_NAME_MAX_LENGTH} characters.`,
+    examples: ['Espresso cup']
+  }),
+  price: Type.Number({
+    minimum: 0,
+    maximum: PRODUCT_PRICE_MAX,
+    description: `Required, a finite number from 0 to ${PRODUCT_PRICE_MAX}.`,
+    examples: [12.5]
+  })
+}, { title: 'Product replacement', additionalProperties: false })
+export type ProductBodyType = Static<typeof ProductBody>
+
+export const productErrors = {
+  badRequest: envelopeResponse('Invalid id or body (code VALIDATION), invalid JSON (INVALID_JSON) or an empty body (EMPTY_BODY).'),
+  notFound: envelopeResponse('No product has this id (NOT_FOUND).'),
+  methodNotAllowed: envelopeResponse('Only GET, HEAD and PUT are allowed on a product (METHOD_NOT_ALLOWED); see the Allow header.'),
+  tooLarge: envelopeResponse('The body is larger than BODY_LIMIT (PAYLOAD_TOO_LARGE).'),
+  unsupportedMediaType: envelopeResponse('The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'),
+  rateLimited: envelopeResponse('Too many requests from this client (RATE_LIMITED); see Retry-After.'),
+  internal: envelopeResponse('Unexpected failure (INTERNAL); details are only in the server log.')
+}
+
+export const productResponse = jsonResponse('The stored product.', Type.Ref(Product))

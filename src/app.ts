@@ -1,0 +1,55 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { trustProxySetting, type Config } from './config'
+import type { Database } from './store/types'
+import { envelopeErrorHandler, envelopeNotFound } from './http/envelope'
+import configPlugin from '../plugins/config'
+import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
+import databasePlugin from '../plugins/database'
+import readinessPlugin from '../plugins/readiness'
+import securityPlugin from '../plugins/security'
+import docsPlugin from '../plugins/docs'
+import healthRoutes from '../routes/health'
+import productRoutes from '../routes/products'
+
+/** What tests (and embedders) may replace. */
+export interface AppOverrides {
+  logger?: FastifyServerOptions['logger']
+  database?: Database
+}
+
+export type App = FastifyInstance
+
+/** Builds the whole service, ready but not listening. */
+export async function buildApp (config: Config, overrides: AppOverrides = {}): Promise<App> {
+  const app = Fastify({
+    logger: overrides.logger ?? { level: config.LOG_LEVEL },
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    bodyLimit: config.BODY_LIMIT,
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
+    connectionTimeout: config.CONNECTION_TIMEOUT_MS,
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } }
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // Only JSON bodies are accepted anywhere; areas add their own media types.
+  app.removeContentTypeParser('text/plain')
+  app.setErrorHandler(envelopeErrorHandler)
+  app.setNotFoundHandler(envelopeNotFound('route not found'))
+
+  await app.register(configPlugin, { config })
+  await app.register(requestIdPlugin)
+  await app.register(databasePlugin, { database: overrides.database })
+  await app.register(readinessPlugin)
+  await app.register(securityPlugin)
+  await app.register(docsPlugin)
+
+  await app.register(healthRoutes, { prefix: '/health' })
+  await app.register(productRoutes, { prefix: '/products' })
+
+  await app.ready()
+  return app
+}

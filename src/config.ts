@@ -1,0 +1,86 @@
+import { envSchema } from 'env-schema'
+import { Type, type Static } from '@sinclair/typebox'
+
+function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: values, default: defaultValue })
+}
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 })
+const PositiveInt = Type.Integer({ minimum: 1 })
+
+export const ConfigSchema = Type.Object({
+  NODE_ENV: Type.String({ default: 'production' }),
+  PORT: Type.Integer({ ...Port, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  DATABASE_URL: Type.String({ pattern: '^(file:|postgres(ql)?://)', default: 'file:./data/service.db' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  SQLITE_SYNCHRONOUS: StringEnum(['FULL', 'NORMAL'], 'FULL'),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 64 * 1024 }),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  TRUST_PROXY: Type.String({ default: 'false' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  GATEWAY: StringEnum(['simulated'], 'simulated'),
+  GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 120_000, default: 5000 }),
+  GATEWAY_SIM_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
+  IDEMPOTENCY_LOCK_SECONDS: Type.Integer({ ...PositiveInt, default: 60 }),
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ ...PositiveInt, default: 24 }),
+  REAPER_INTERVAL_MS: Type.Integer({ minimum: 0, default: 60_000 }),
+  RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  RECOVERY_AGE_SECONDS: Type.Integer({ ...PositiveInt, default: 120 }),
+  CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 72_000 }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 })
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type EnvSource = Record<string, string | undefined>
+
+/**
+ * The only place that reads the environment. Tests pass their own `source`
+ * instead of touching process.env.
+ */
+export function loadConfig (source: EnvSource = process.env): Config {
+  const data: Record<string, string> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = source[key]
+    if (value !== undefined && value !== '') data[key] = value
+  }
+  try {
+    return envSchema<Config>({ schema: ConfigSchema, data, dotenv: false })
+  } catch (err) {
+    throw new ConfigError(describeEnvError(err as Error & { errors?: AjvLikeError[] }, data))
+  }
+}
+
+interface AjvLikeError { instancePath: string, message?: string, params?: Record<string, unknown> }
+
+function describeEnvError (err: Error & { errors?: AjvLikeError[] }, data: Record<string, string>): string {
+  const first = err.errors?.[0]
+  if (first === undefined) return `invalid configuration: ${err.message}`
+  const variable = first.instancePath.replace(/^\//, '')
+  const got = variable in data ? ` (got ${JSON.stringify(data[variable])})` : ''
+  const reason = first.message ?? 'is invalid'
+  if (first.params?.allowedValues !== undefined) {
+    return `invalid configuration: ${variable} must be one of ${(first.params.allowedValues as unknown[]).join(', ')}${got}`
+  }
+  return `invalid configuration: ${variable} ${reason}${got}`
+}
+
+/** TRUST_PROXY: "true"/"false", a hop count, or a comma-separated list of addresses/CIDRs. */
+export function trustProxySetting (value: string): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === 'true') return true
+  if (value === 'false') return false
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value)
+    return (_address, hop) => hop < hops
+  }
+  return value.split(',').map((part) => part.trim()).filter(Boolean)
+}

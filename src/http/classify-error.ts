@@ -1,0 +1,59 @@
+import { DomainError, ValidationError, type FieldErrors } from '../domain/errors'
+import { fieldErrorsFromSchema, type SchemaIssue } from './field-messages'
+
+/** What every error handler needs to know about an error, whatever its shape. */
+export interface ClassifiedError {
+  statusCode: number
+  code: string
+  message: string
+  headers: Record<string, string>
+  fieldErrors?: FieldErrors
+  /** The original error, when it is a domain error (for shape-specific extensions). */
+  domain?: DomainError
+  /** True when the failure is ours: log it, and tell the client nothing about it. */
+  internal: boolean
+}
+
+interface FrameworkError extends Error {
+  code?: string
+  statusCode?: number
+  validation?: SchemaIssue[]
+  validationContext?: string
+}
+
+const frameworkErrors: Record<string, { statusCode: number, code: string, message: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON', message: 'invalid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'EMPTY_BODY', message: 'request body is empty; send a JSON object' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'unsupported media type; send application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { statusCode: 400, code: 'INVALID_CONTENT_LENGTH', message: 'Content-Length does not match the body' },
+  FST_ERR_CTP_INVALID_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'unsupported media type; send application/json' }
+}
+
+export function classifyError (error: FrameworkError): ClassifiedError {
+  if (error instanceof DomainError) {
+    return {
+      statusCode: error.statusCode,
+      code: error.code,
+      message: error.message,
+      headers: error.headers,
+      fieldErrors: error instanceof ValidationError ? error.errors : undefined,
+      domain: error,
+      internal: false
+    }
+  }
+  if (Array.isArray(error.validation)) {
+    const fieldErrors = fieldErrorsFromSchema(error.validation, error.validationContext)
+    return classifyError(new ValidationError(fieldErrors))
+  }
+  const known = error.code !== undefined ? frameworkErrors[error.code] : undefined
+  if (known !== undefined) return { ...known, headers: {}, internal: false }
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return { ...frameworkErrors.FST_ERR_CTP_INVALID_JSON_BODY, headers: {}, internal: false }
+  }
+  const status = error.statusCode
+  if (status !== undefined && status >= 400 && status < 500) {
+    return { statusCode: status, code: 'BAD_REQUEST', message: 'the request could not be processed', headers: {}, internal: false }
+  }
+  return { statusCode: 500, code: 'INTERNAL', message: 'internal server error', headers: {}, internal: true }
+}

@@ -1,0 +1,80 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import { classifyError, type ClassifiedError } from './classify-error'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
+
+const rfc9110 = 'https://www.rfc-editor.org/rfc/rfc9110#section-'
+const statusTypes: Record<number, string> = {
+  400: `${rfc9110}15.5.1`,
+  404: `${rfc9110}15.5.5`,
+  405: `${rfc9110}15.5.6`,
+  409: `${rfc9110}15.5.10`,
+  412: `${rfc9110}15.5.13`,
+  413: `${rfc9110}15.5.14`,
+  415: `${rfc9110}15.5.16`,
+  429: 'https://www.rfc-editor.org/rfc/rfc6585#section-4',
+  500: `${rfc9110}15.6.1`,
+  503: `${rfc9110}15.6.4`
+}
+
+/** Problem types specific to this service; documented in the README and the OpenAPI description. */
+export const problemTypes: Record<string, string> = {
+  PAYMENT_DECLINED: 'urn:problem-type:payment-declined',
+  GATEWAY_UNAVAILABLE: 'urn:problem-type:gateway-unavailable',
+  IDEMPOTENCY_KEY_REUSED: 'urn:problem-type:idempotency-key-reused',
+  IDEMPOTENCY_KEY_IN_USE: 'urn:problem-type:idempotency-key-in-use',
+  EMAIL_TAKEN: 'urn:problem-type:merchant-email-taken'
+}
+
+const titles: Record<string, string> = {
+  VALIDATION: 'One or more validation errors occurred.',
+  INVALID_JSON: 'The request body is not valid JSON.',
+  EMPTY_BODY: 'The request body is empty.',
+  PAYMENT_DECLINED: 'The payment was declined.',
+  GATEWAY_UNAVAILABLE: 'The payment gateway is unavailable.',
+  IDEMPOTENCY_KEY_REUSED: 'The idempotency key was reused with a different request.',
+  IDEMPOTENCY_KEY_IN_USE: 'A request with this idempotency key is still in progress.',
+  INTERNAL: 'An unexpected error occurred.'
+}
+
+export interface ProblemDocument {
+  type: string
+  title: string
+  status: number
+  detail?: string
+  instance: string
+  traceId: string
+  errors?: Record<string, string[]>
+  [extension: string]: unknown
+}
+
+export function buildProblem (failure: ClassifiedError, request: FastifyRequest): ProblemDocument {
+  const problem: ProblemDocument = {
+    type: problemTypes[failure.code] ?? statusTypes[failure.statusCode] ?? 'about:blank',
+    title: titles[failure.code] ?? STATUS_CODES[failure.statusCode] ?? 'Error',
+    status: failure.statusCode,
+    instance: request.url.split('?')[0],
+    traceId: request.id
+  }
+  if (!failure.internal && failure.code !== 'VALIDATION') problem.detail = failure.message
+  if (failure.fieldErrors !== undefined) problem.errors = failure.fieldErrors
+  if (failure.domain !== undefined) Object.assign(problem, failure.domain.extensions)
+  return problem
+}
+
+/** Error handler for areas that speak RFC 9457 problem documents. */
+export function problemErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const failure = classifyError(error)
+  if (failure.internal) request.log.error({ err: error }, 'unhandled error')
+  return reply
+    .code(failure.statusCode)
+    .headers(failure.headers)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(buildProblem(failure, request))
+}
+
+export function problemNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${request.url.split('?')[0]}.`, headers: {}, internal: false }
+  return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(buildProblem(failure, request))
+}

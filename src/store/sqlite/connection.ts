@@ -1,0 +1,45 @@
+import BetterSqlite3 from 'better-sqlite3'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type { Migration } from './migrations'
+
+export type SqliteHandle = BetterSqlite3.Database
+
+export interface SqliteOptions {
+  synchronous: 'FULL' | 'NORMAL'
+}
+
+/** `file:./data/service.db` → `./data/service.db`; `file::memory:` → `:memory:`. */
+export function sqlitePathFromUrl (url: string): string {
+  const path = url.replace(/^file:/, '')
+  if (path === '' ) throw new Error('DATABASE_URL file: needs a path')
+  return path
+}
+
+export function openSqlite (url: string, options: SqliteOptions): SqliteHandle {
+  const path = sqlitePathFromUrl(url)
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = new BetterSqlite3(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma(`synchronous = ${options.synchronous}`)
+  db.pragma('foreign_keys = ON')
+  db.pragma('busy_timeout = 5000')
+  return db
+}
+
+/** Applies pending migrations in order, each in its own transaction. */
+export function migrateSqlite (db: SqliteHandle, migrations: Migration[]): number[] {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+  const newlyApplied: number[] = []
+  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (applied.has(migration.version)) continue
+    db.transaction(() => {
+      db.exec(migration.sql)
+      record.run(migration.version, migration.name, new Date().toISOString())
+    }).immediate()
+    newlyApplied.push(migration.version)
+  }
+  return newlyApplied
+}
