@@ -1,5 +1,6 @@
 import { ErrorEnvelope, ProblemDetails } from './common'
 import { Product } from './products'
+import { Payment } from './payments'
 
 /** Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them. */
-export const componentSchemas = [ErrorEnvelope, ProblemDetails, Product]
+export const componentSchemas = [ErrorEnvelope, ProblemDetails, Product, Payment]

@@ -11,11 +11,19 @@ import securityPlugin from '../plugins/security'
 import docsPlugin from '../plugins/docs'
 import healthRoutes from '../routes/health'
 import productRoutes from '../routes/products'
+import paymentRoutes from '../routes/payments'
+import clockPlugin, { type Clock } from '../plugins/clock'
+import gatewayPlugin from '../plugins/gateway'
+import idempotencyPlugin from '../plugins/idempotency'
+import workersPlugin from '../plugins/workers'
+import type { PaymentGateway } from './gateway/types'
 
 /** What tests (and embedders) may replace. */
 export interface AppOverrides {
   logger?: FastifyServerOptions['logger']
   database?: Database
+  gateway?: PaymentGateway
+  clock?: Clock
 }
 
 export type App = FastifyInstance
@@ -42,13 +50,18 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
 
   await app.register(configPlugin, { config })
   await app.register(requestIdPlugin)
+  await app.register(clockPlugin, { clock: overrides.clock })
   await app.register(databasePlugin, { database: overrides.database })
   await app.register(readinessPlugin)
+  await app.register(gatewayPlugin, { gateway: overrides.gateway })
+  await app.register(idempotencyPlugin)
+  await app.register(workersPlugin)
   await app.register(securityPlugin)
   await app.register(docsPlugin)
 
   await app.register(healthRoutes, { prefix: '/health' })
   await app.register(productRoutes, { prefix: '/products' })
+  await app.register(paymentRoutes, { prefix: '/api' })
 
   await app.ready()
   return app

@@ -49,13 +49,23 @@ export interface ProblemDocument {
   [extension: string]: unknown
 }
 
-export function buildProblem (failure: ClassifiedError, request: FastifyRequest): ProblemDocument {
+/** Where a problem happened: the request path and the request id. */
+export interface ProblemContext {
+  instance: string
+  traceId: string
+}
+
+export function problemContextOf (request: FastifyRequest): ProblemContext {
+  return { instance: request.url.split('?')[0], traceId: request.id }
+}
+
+export function buildProblem (failure: ClassifiedError, context: ProblemContext): ProblemDocument {
   const problem: ProblemDocument = {
     type: problemTypes[failure.code] ?? statusTypes[failure.statusCode] ?? 'about:blank',
     title: titles[failure.code] ?? STATUS_CODES[failure.statusCode] ?? 'Error',
     status: failure.statusCode,
-    instance: request.url.split('?')[0],
-    traceId: request.id
+    instance: context.instance,
+    traceId: context.traceId
   }
   if (!failure.internal && failure.code !== 'VALIDATION') problem.detail = failure.message
   if (failure.fieldErrors !== undefined) problem.errors = failure.fieldErrors
@@ -71,10 +81,10 @@ export function problemErrorHandler (error: FastifyError, request: FastifyReques
     .code(failure.statusCode)
     .headers(failure.headers)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(buildProblem(failure, request))
+    .send(buildProblem(failure, problemContextOf(request)))
 }
 
 export function problemNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${request.url.split('?')[0]}.`, headers: {}, internal: false }
-  return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(buildProblem(failure, request))
+  return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(buildProblem(failure, problemContextOf(request)))
 }

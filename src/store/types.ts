@@ -15,9 +15,146 @@ export interface ProductStore {
   put: (product: Product) => Promise<Product>
 }
 
+export type { Payment } from '../domain/payments'
+import type { Payment } from '../domain/payments'
+
+/** Identifies one idempotency key: (client scope, method, path, key). */
+export interface IdempotencyKeyRef {
+  scope: string
+  method: string
+  path: string
+  key: string
+}
+
+/** A response exactly as it will be replayed. */
+export interface StoredResponse {
+  statusCode: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** How far the request that owns a key got (a Stripe-style recovery point). */
+export type RecoveryPoint = 'started' | 'resource_created' | 'finished'
+
+export interface IdempotencyRecord extends IdempotencyKeyRef {
+  fingerprint: string
+  recoveryPoint: RecoveryPoint
+  resourceId: string | null
+  response: StoredResponse | null
+  /** Epoch ms until which the owning request holds the key; null when unlocked. */
+  lockedUntil: number | null
+  createdAt: number
+  expiresAt: number
+}
+
+export type ClaimResult =
+  /** The caller owns a fresh key. */
+  | { kind: 'new', record: IdempotencyRecord }
+  /** The caller owns a key whose earlier request stopped before finishing (see recoveryPoint). */
+  | { kind: 'resumed', record: IdempotencyRecord }
+  | { kind: 'replay', record: IdempotencyRecord & { response: StoredResponse } }
+  | { kind: 'mismatch', record: IdempotencyRecord }
+  | { kind: 'in_flight', record: IdempotencyRecord }
+
+export interface ClaimRequest {
+  ref: IdempotencyKeyRef
+  fingerprint: string
+  now: number
+  lockUntil: number
+  expiresAt: number
+}
+
+export interface IdempotencyStore {
+  /** Atomically claims, resumes or reports on a key (a unique constraint, not check-then-insert). */
+  claim: (request: ClaimRequest) => Promise<ClaimResult>
+  /** Unlocks a key, keeping its recovery point, so a retry can resume. */
+  release: (ref: IdempotencyKeyRef) => Promise<void>
+  /** Forgets a key whose request ended before any side effect (a client error). */
+  abandon: (ref: IdempotencyKeyRef) => Promise<void>
+  /** Stores the final response and unlocks (for areas without a resource-specific completion). */
+  finish: (ref: IdempotencyKeyRef, response: StoredResponse) => Promise<void>
+  get: (ref: IdempotencyKeyRef) => Promise<IdempotencyRecord | undefined>
+  findByResource: (resourceId: string) => Promise<IdempotencyRecord | undefined>
+  /** Deletes keys past retention, except those whose payment is still pending. Returns how many. */
+  reap: (now: number) => Promise<number>
+}
+
+/** Completes an idempotency key in the same transaction as a resource write. */
+export interface KeyCompletion {
+  ref: IdempotencyKeyRef
+  response: StoredResponse
+}
+
+export interface PaymentStore {
+  /** Inserts a pending payment; with `key`, records the key's recovery point in the same transaction. */
+  create: (payment: Payment, key?: IdempotencyKeyRef) => Promise<void>
+  get: (id: string) => Promise<Payment | undefined>
+  /**
+   * Moves a pending payment to its final state (guarded: only from pending) and,
+   * with `completion`, stores the key's response in the same transaction.
+   * Returns the payment as stored afterwards (a concurrent completion may have won).
+   */
+  complete: (final: Payment, completion?: KeyCompletion) => Promise<Payment>
+  /**
+   * Leases up to `limit` pending payments created before `createdBefore` whose key
+   * (if any) is not locked by a live request, for the recovery worker. The
+   * payments' keys are locked for the same lease, so clients get 409 meanwhile.
+   */
+  leaseAbandoned: (options: { createdBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Payment[]>
+  count: () => Promise<number>
+}
+
+export interface LedgerEntry {
+  idempotencyKey: string
+  chargeId: string
+  amountMinor: number
+  currency: string
+  outcome: 'succeeded' | 'declined'
+  declineCode: string | null
+}
+
+/** The simulated gateway's own ledger of charges, keyed by downstream idempotency key. */
+export interface LedgerStore {
+  get: (idempotencyKey: string) => Promise<LedgerEntry | undefined>
+  /** Records a charge unless one exists for the key; returns the stored entry either way. */
+  recordOnce: (entry: LedgerEntry) => Promise<LedgerEntry>
+  count: () => Promise<number>
+}
+
+export type { Merchant, MerchantFields } from '../domain/merchants'
+import type { Merchant, MerchantFields } from '../domain/merchants'
+
+/** Outcome of a version-checked merchant update. */
+export type MerchantUpdateResult =
+  | { kind: 'updated', merchant: Merchant }
+  /** The merchant exists but its version is no longer `expectedVersion`: nothing was written. */
+  | { kind: 'version_mismatch', current: Merchant }
+  | { kind: 'not_found' }
+
+export interface MerchantStore {
+  /**
+   * Inserts a new merchant. Email uniqueness (case-insensitive) is enforced by
+   * the database (a unique index on lower(email)); a violation throws the
+   * domain EmailTakenError, never a driver error.
+   */
+  create: (merchant: Merchant) => Promise<Merchant>
+  get: (id: string) => Promise<Merchant | undefined>
+  /**
+   * Compare-and-set: writes `fields`, sets `updatedAt` and increments the
+   * version, only if the stored version is still `expectedVersion`
+   * (`UPDATE … WHERE id = ? AND version = ?`). Throws EmailTakenError on an
+   * email collision.
+   */
+  update: (id: string, expectedVersion: number, fields: MerchantFields, updatedAt: string) => Promise<MerchantUpdateResult>
+}
+
 export interface Database {
   readonly kind: 'sqlite' | 'postgres'
   readonly products: ProductStore
+  readonly merchants: MerchantStore
+  readonly payments: PaymentStore
+  readonly idempotency: IdempotencyStore
+  readonly ledger: LedgerStore
   /** Resolves when the database answers a trivial query. */
   ping: () => Promise<void>
   close: () => Promise<void>

@@ -2,6 +2,9 @@ import type { Database } from '../types'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteProductStore } from './products'
+import { sqlitePaymentStore } from './payments'
+import { sqliteIdempotencyStore } from './idempotency'
+import { sqliteLedgerStore } from './ledger'
 
 export function createSqliteDatabase (url: string, options: SqliteOptions): Database {
   const db = openSqlite(url, options)
@@ -9,6 +12,9 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
   return {
     kind: 'sqlite',
     products: sqliteProductStore(db),
+    payments: sqlitePaymentStore(db),
+    idempotency: sqliteIdempotencyStore(db),
+    ledger: sqliteLedgerStore(db),
     async ping () {
       db.prepare('SELECT 1').get()
     },

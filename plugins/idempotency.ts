@@ -1,0 +1,99 @@
+import fp from 'fastify-plugin'
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
+import { canonicalJson } from '../src/http/canonical-json'
+import type { IdempotencyKeyRef, IdempotencyRecord, StoredResponse } from '../src/store/types'
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
+const VALID_KEY = /^[\x20-\x7E]{1,255}$/
+
+/** A key the current request owns: new, or resumed from its recovery point. */
+export interface OwnedKey {
+  ref: IdempotencyKeyRef
+  record: IdempotencyRecord
+}
+
+export type Claim =
+  | { kind: 'owned', key: OwnedKey }
+  | { kind: 'replay', response: StoredResponse }
+
+export interface IdempotencyService {
+  /** The request's Idempotency-Key, or undefined; a malformed key is a validation error. */
+  keyOf: (request: FastifyRequest) => string | undefined
+  /** Claims the key for this request; throws the 409 problems for reuse and concurrent use. */
+  claim: (request: FastifyRequest, key: string) => Promise<Claim>
+  /** Sends a stored response, marked as a replay. */
+  replay: (reply: FastifyReply, response: StoredResponse) => FastifyReply
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    idempotency: IdempotencyService
+  }
+}
+
+/** Scope of a key: empty until authentication exists, then the client's identity. */
+function clientScope (_request: FastifyRequest): string {
+  return ''
+}
+
+function pathOf (request: FastifyRequest): string {
+  return request.url.split('?')[0]
+}
+
+export function requestFingerprint (method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body)}`).digest('hex')
+}
+
+/** Sends a stored response exactly as stored. */
+export function sendStored (reply: FastifyReply, response: StoredResponse): FastifyReply {
+  return reply.code(response.statusCode).headers(response.headers).send(response.body)
+}
+
+/**
+ * Idempotency-Key handling shared by every area that creates things, backed by
+ * the same database as the resources (never an in-memory map).
+ */
+export default fp(async (app) => {
+  const lockMs = app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
+  const retentionMs = app.config.IDEMPOTENCY_TTL_HOURS * 3600 * 1000
+
+  const service: IdempotencyService = {
+    keyOf (request) {
+      const value = request.headers[IDEMPOTENCY_KEY_HEADER]
+      if (value === undefined) return undefined
+      if (typeof value !== 'string' || !VALID_KEY.test(value)) {
+        throw new ValidationError({
+          'Idempotency-Key': ['The Idempotency-Key header must be 1-255 printable ASCII characters (a UUID is a good choice).']
+        })
+      }
+      return value
+    },
+
+    async claim (request, key) {
+      const ref: IdempotencyKeyRef = { scope: clientScope(request), method: request.method, path: pathOf(request), key }
+      const now = app.clock()
+      const result = await app.db.idempotency.claim({
+        ref,
+        fingerprint: requestFingerprint(ref.method, ref.path, request.body),
+        now,
+        lockUntil: now + lockMs,
+        expiresAt: now + retentionMs
+      })
+      switch (result.kind) {
+        case 'replay': return { kind: 'replay', response: result.record.response }
+        case 'mismatch':
+          throw new IdempotencyKeyReusedError('This Idempotency-Key was already used with a different request body; use a new key for a new request.')
+        case 'in_flight':
+          throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it completes.', 1)
+        default: return { kind: 'owned', key: { ref, record: result.record } }
+      }
+    },
+
+    replay (reply, response) {
+      return sendStored(reply.header('idempotent-replayed', 'true'), response)
+    }
+  }
+  app.decorate('idempotency', service)
+}, { name: 'idempotency', dependencies: ['config', 'database', 'clock'], fastify: '5.x' })

@@ -1,0 +1,59 @@
+import fp from 'fastify-plugin'
+import { reapExpiredKeys, recoverPendingPayments } from '../src/services/background-jobs'
+
+export interface BackgroundJobs {
+  reapExpiredKeys: () => Promise<number>
+  recoverPendingPayments: () => Promise<{ settled: number, stillPending: number }>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    backgroundJobs: BackgroundJobs
+  }
+}
+
+interface RepeatingTask { stop: () => Promise<void> }
+
+/** Runs `task` every `intervalMs` (0 disables it), never overlapping itself. */
+function repeat (intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void): RepeatingTask {
+  if (intervalMs === 0) return { stop: async () => {} }
+  let stopped = false
+  let running: Promise<unknown> = Promise.resolve()
+  let timer: NodeJS.Timeout
+  const schedule = (): void => {
+    timer = setTimeout(() => {
+      running = task().catch(onError).finally(() => { if (!stopped) schedule() })
+    }, intervalMs)
+    timer.unref()
+  }
+  schedule()
+  return {
+    async stop () {
+      stopped = true
+      clearTimeout(timer)
+      await running
+    }
+  }
+}
+
+/** The idempotency-key reaper and the pending-payment recovery worker. Both stop on close. */
+export default fp(async (app) => {
+  const jobs: BackgroundJobs = {
+    reapExpiredKeys: async () => await reapExpiredKeys(app.db, app.clock()),
+    recoverPendingPayments: async () => await recoverPendingPayments(
+      { db: app.db, gateway: app.gateway, clock: app.clock, log: app.log },
+      { ageSeconds: app.config.RECOVERY_AGE_SECONDS, leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000 }
+    )
+  }
+  app.decorate('backgroundJobs', jobs)
+
+  const logFailure = (job: string) => (err: unknown) => { app.log.error({ err, job }, 'background job failed') }
+  let tasks: RepeatingTask[] = []
+  app.addHook('onReady', async () => {
+    tasks = [
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, logFailure('reaper')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery'))
+    ]
+  })
+  app.addHook('preClose', async () => { await Promise.all(tasks.map(async (task) => { await task.stop() })) })
+}, { name: 'workers', dependencies: ['config', 'database', 'clock', 'gateway'], fastify: '5.x' })

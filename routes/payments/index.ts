@@ -1,0 +1,86 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { NotFoundError, ValidationError } from '../../src/domain/errors'
+import { validatePaymentInput } from '../../src/domain/payments'
+import { minorUnitsOf } from '../../src/domain/currencies'
+import { problemContextOf, problemErrorHandler, problemNotFound } from '../../src/http/problem'
+import { jsonResponse } from '../../schemas/common'
+import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
+import { sendStored } from '../../plugins/idempotency'
+import { createPayment, toPublicPayment, type PaymentDeps, type PaymentKey } from '../../src/services/payments'
+import { Type } from '@sinclair/typebox'
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The payments area: RFC 9457 problem documents for every failure. */
+const payments: FastifyPluginAsyncTypebox = async (app) => {
+  app.setErrorHandler(problemErrorHandler)
+  app.setNotFoundHandler(problemNotFound)
+
+  const deps = (): PaymentDeps => ({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log })
+
+  app.post('/payments', {
+    schema: {
+      tags: ['payments'],
+      operationId: 'createPayment',
+      summary: 'Create a payment',
+      description: 'Validates the amount and currency, then charges them through the payment gateway. ' +
+        'Validation always runs first: an invalid request never reaches the gateway and never consumes an Idempotency-Key. ' +
+        'Answers 201 with the payment and `Location: /api/payments/{id}`, 402 when declined, 503 when the gateway is unavailable ' +
+        '(the payment stays `pending`; retry with the same Idempotency-Key).',
+      headers: IdempotencyHeaders,
+      body: CreatePaymentBody,
+      response: {
+        201: jsonResponse('The payment succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment)),
+        400: paymentErrors.validation,
+        402: paymentErrors.declined,
+        409: paymentErrors.conflict,
+        413: paymentErrors.tooLarge,
+        415: paymentErrors.unsupportedMediaType,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: paymentErrors.unavailable
+      }
+    }
+  }, async (request, reply) => {
+    const idempotencyKey = app.idempotency.keyOf(request)
+    const errors = validatePaymentInput(request.body, { minorUnitsOf })
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+
+    let key: PaymentKey | undefined
+    if (idempotencyKey !== undefined) {
+      const claim = await app.idempotency.claim(request, idempotencyKey)
+      if (claim.kind === 'replay') return app.idempotency.replay(reply, claim.response)
+      key = { ref: claim.key.ref, resourceId: claim.key.record.resourceId }
+    }
+    try {
+      return sendStored(reply, await createPayment(deps(), request.body, problemContextOf(request), key))
+    } catch (err) {
+      // Whatever failed, a retry with the same key may resume from the recovery point.
+      if (key !== undefined) await app.db.idempotency.release(key.ref).catch(() => {})
+      throw err
+    }
+  })
+
+  app.get('/payments/:id', {
+    schema: {
+      tags: ['payments'],
+      operationId: 'getPayment',
+      summary: 'Read a payment',
+      description: 'Returns the payment in any state. An id that is not a GUID cannot name a payment and is answered 404, like an unknown one.',
+      params: PaymentParams,
+      response: {
+        200: jsonResponse('The payment.', Type.Ref(Payment)),
+        400: paymentErrors.validation,
+        404: paymentErrors.notFound,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal
+      }
+    }
+  }, async (request) => {
+    const payment = GUID.test(request.params.id) ? await app.db.payments.get(request.params.id.toLowerCase()) : undefined
+    if (payment === undefined) throw new NotFoundError(`No payment has the id '${request.params.id}'.`)
+    return toPublicPayment(payment)
+  })
+}
+
+export default payments

@@ -1,0 +1,66 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
+import { problemResponse } from './common'
+
+export const PaymentId = Type.String({
+  format: 'uuid',
+  description: 'Payment identifier (a GUID assigned by the service).',
+  examples: ['3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f']
+})
+
+export const PaymentStatus = Type.Unsafe<typeof PAYMENT_STATUSES[number]>({
+  type: 'string',
+  enum: [...PAYMENT_STATUSES],
+  description: '`pending` until the gateway answers, then `succeeded` or `declined` (both terminal).'
+})
+
+export const Payment = Type.Object({
+  id: PaymentId,
+  status: PaymentStatus,
+  amount: Type.Number({ description: 'The amount exactly as sent, in major units of `currency`.', examples: [10.1] }),
+  currency: Type.String({ description: 'ISO 4217 currency code.', examples: ['USD'] }),
+  declineCode: Type.Optional(Type.String({ description: 'Present when `status` is `declined`.', examples: ['card_declined'] })),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' })
+}, { $id: 'Payment', title: 'Payment', additionalProperties: false })
+export type PaymentType = Static<typeof Payment>
+
+export const CreatePaymentBody = Type.Object({
+  amount: Type.Number({
+    exclusiveMinimum: 0,
+    maximum: MAX_PAYMENT_AMOUNT,
+    description: `Greater than 0 and at most ${MAX_PAYMENT_AMOUNT}, with no more decimal places than the currency's minor unit ` +
+      '(USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out.',
+    examples: [10.1]
+  }),
+  currency: Type.String({
+    minLength: 1,
+    maxLength: 16,
+    description: 'An active ISO 4217 code in upper case, e.g. USD, EUR, JPY, BHD.',
+    examples: ['USD']
+  })
+}, { title: 'Payment request', additionalProperties: false })
+export type CreatePaymentBodyType = Static<typeof CreatePaymentBody>
+
+export const PaymentParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The payment id. Anything that is not a GUID is answered 404.' })
+})
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    description: 'Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays ' +
+      'the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description.'
+  }))
+})
+
+export const paymentErrors = {
+  validation: problemResponse('Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key.'),
+  declined: problemResponse('The gateway declined the charge: `type` urn:problem-type:payment-declined, with `paymentId` and `declineCode`. The payment is stored as `declined`.'),
+  notFound: problemResponse('No such payment.'),
+  conflict: problemResponse('Idempotency-Key reused with a different body (urn:problem-type:idempotency-key-reused) or still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After).'),
+  tooLarge: problemResponse('The body is larger than BODY_LIMIT.'),
+  unsupportedMediaType: problemResponse('The body is not application/json.'),
+  rateLimited: problemResponse('Too many requests from this client; see Retry-After.'),
+  internal: problemResponse('Unexpected failure; the body carries only a generic title and the trace id.'),
+  unavailable: problemResponse('The gateway is unavailable or timed out: the payment is stored as `pending` (outcome unknown), `paymentId` names it. Retry with the same Idempotency-Key after Retry-After to resume it.')
+}

@@ -1,0 +1,66 @@
+import type { FieldErrors } from './errors'
+import { decimalPlaces } from './money'
+
+export const PAYMENT_STATUSES = ['pending', 'succeeded', 'declined'] as const
+export type PaymentStatus = typeof PAYMENT_STATUSES[number]
+
+/** The upper bound on an amount, in major units of any currency. */
+export const MAX_PAYMENT_AMOUNT = 1_000_000_000
+
+export interface Payment {
+  id: string
+  /** Integer minor units (cents for USD, yen for JPY, fils for BHD). */
+  amountMinor: number
+  currency: string
+  status: PaymentStatus
+  declineCode: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+/** The only moves a payment may make: pending → succeeded | declined. Both are terminal. */
+const allowedMoves: Record<PaymentStatus, readonly PaymentStatus[]> = {
+  pending: ['succeeded', 'declined'],
+  succeeded: [],
+  declined: []
+}
+
+export class IllegalTransitionError extends Error {
+  constructor (readonly from: PaymentStatus, readonly to: PaymentStatus) {
+    super(`a payment cannot move from ${from} to ${to}`)
+  }
+}
+
+export function canTransition (from: PaymentStatus, to: PaymentStatus): boolean {
+  return allowedMoves[from].includes(to)
+}
+
+/** The one function through which a payment changes status. */
+export function transition (payment: Payment, to: PaymentStatus, at: string, declineCode: string | null = null): Payment {
+  if (!canTransition(payment.status, to)) throw new IllegalTransitionError(payment.status, to)
+  return { ...payment, status: to, declineCode: to === 'declined' ? declineCode : null, updatedAt: at }
+}
+
+export interface CurrencyCatalog {
+  minorUnitsOf: (code: string) => number | undefined
+}
+
+/**
+ * Checks what the JSON schema cannot: the currency is an active ISO 4217 code
+ * and the amount has no more decimals than that currency's minor unit.
+ */
+export function validatePaymentInput (input: { amount: number, currency: string }, currencies: CurrencyCatalog): FieldErrors {
+  const errors: FieldErrors = {}
+  const exponent = currencies.minorUnitsOf(input.currency)
+  if (exponent === undefined) {
+    const upper = input.currency.toUpperCase()
+    errors.currency = [currencies.minorUnitsOf(upper) !== undefined
+      ? `The currency field must be an upper-case ISO 4217 code: use '${upper}', not '${input.currency}'.`
+      : `The currency field must be an active ISO 4217 currency code such as USD, EUR or JPY; '${input.currency}' is not one.`]
+  } else if (decimalPlaces(input.amount) > exponent) {
+    errors.amount = [exponent === 0
+      ? `The amount field must be a whole number for ${input.currency}, which has no minor unit.`
+      : `The amount field must have at most ${exponent} decimal places for ${input.currency}.`]
+  }
+  return errors
+}

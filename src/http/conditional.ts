@@ -1,0 +1,58 @@
+/**
+ * Entity-tag comparison for conditional requests (RFC 9110 §8.8.3, §13.1).
+ *
+ * A header value is either `*` or a comma-separated list of entity tags
+ * (`"abc"` strong, `W/"abc"` weak). Anything that is not a well-formed tag is
+ * ignored, so a malformed header simply matches nothing.
+ */
+export interface EntityTag {
+  weak: boolean
+  opaque: string
+}
+
+const TAG = /(W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"/g
+
+export function parseEntityTag (value: string): EntityTag | undefined {
+  const match = /^(W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"$/.exec(value.trim())
+  return match === null ? undefined : { weak: match[1] !== undefined, opaque: match[2] }
+}
+
+/** `*`, or the entity tags listed in an If-Match / If-None-Match header. */
+export function parseEntityTagList (header: string): '*' | EntityTag[] {
+  if (header.trim() === '*') return '*'
+  const tags: EntityTag[] = []
+  for (const match of header.matchAll(TAG)) tags.push({ weak: match[1] !== undefined, opaque: match[2] })
+  return tags
+}
+
+/** Strong comparison: both tags strong and their opaque parts equal. */
+export function strongMatch (a: EntityTag, b: EntityTag): boolean {
+  return !a.weak && !b.weak && a.opaque === b.opaque
+}
+
+/** Weak comparison: opaque parts equal, whatever the W/ prefixes. */
+export function weakMatch (a: EntityTag, b: EntityTag): boolean {
+  return a.opaque === b.opaque
+}
+
+/**
+ * If-None-Match against an existing representation's tag (weak comparison):
+ * true means "not modified" (304 for GET and HEAD).
+ */
+export function ifNoneMatchMatches (header: string, current: string): boolean {
+  const tags = parseEntityTagList(header)
+  if (tags === '*') return true
+  const tag = parseEntityTag(current)
+  return tag !== undefined && tags.some((candidate) => weakMatch(candidate, tag))
+}
+
+/**
+ * If-Match against an existing representation's tag (strong comparison):
+ * false means the precondition failed (412).
+ */
+export function ifMatchMatches (header: string, current: string): boolean {
+  const tags = parseEntityTagList(header)
+  if (tags === '*') return true
+  const tag = parseEntityTag(current)
+  return tag !== undefined && tags.some((candidate) => strongMatch(candidate, tag))
+}

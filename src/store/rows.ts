@@ -1,0 +1,89 @@
+import type { IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint } from './types'
+
+/** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
+export interface IdempotencyRow {
+  scope: string
+  method: string
+  path: string
+  key: string
+  fingerprint: string
+  recovery_point: string
+  resource_id: string | null
+  response_status: number | null
+  response_headers: string | null
+  response_body: string | null
+  locked_until: number | string | null
+  created_at: number | string
+  expires_at: number | string
+}
+
+export function idempotencyRecordFromRow (row: IdempotencyRow): IdempotencyRecord {
+  return {
+    scope: row.scope,
+    method: row.method,
+    path: row.path,
+    key: row.key,
+    fingerprint: row.fingerprint,
+    recoveryPoint: row.recovery_point as RecoveryPoint,
+    resourceId: row.resource_id,
+    response: row.response_status === null
+      ? null
+      : { statusCode: row.response_status, headers: JSON.parse(row.response_headers ?? '{}'), body: row.response_body ?? '' },
+    lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at)
+  }
+}
+
+export interface PaymentRow {
+  id: string
+  amount_minor: number | string
+  currency: string
+  status: string
+  decline_code: string | null
+  created_at: string
+  updated_at: string
+}
+
+export function paymentFromRow (row: PaymentRow): Payment {
+  return {
+    id: row.id,
+    amountMinor: Number(row.amount_minor),
+    currency: row.currency,
+    status: row.status as Payment['status'],
+    declineCode: row.decline_code,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+export interface LedgerRow {
+  idempotency_key: string
+  charge_id: string
+  amount_minor: number | string
+  currency: string
+  outcome: string
+  decline_code: string | null
+}
+
+export function ledgerEntryFromRow (row: LedgerRow): LedgerEntry {
+  return {
+    idempotencyKey: row.idempotency_key,
+    chargeId: row.charge_id,
+    amountMinor: Number(row.amount_minor),
+    currency: row.currency,
+    outcome: row.outcome as LedgerEntry['outcome'],
+    declineCode: row.decline_code
+  }
+}
+
+/** The decision a claim makes about an existing key, shared by every backend. */
+export function classifyExistingKey (record: IdempotencyRecord, fingerprint: string, now: number):
+'expired' | 'mismatch' | 'replay' | 'in_flight' | 'resumable' {
+  const finished = record.recoveryPoint === 'finished'
+  if (record.expiresAt <= now && (finished || record.resourceId === null)) return 'expired'
+  if (record.fingerprint !== fingerprint) return 'mismatch'
+  if (finished && record.response !== null) return 'replay'
+  if (record.lockedUntil !== null && record.lockedUntil > now) return 'in_flight'
+  return 'resumable'
+}

@@ -1,0 +1,79 @@
+import type { ClaimResult, IdempotencyKeyRef, IdempotencyStore, StoredResponse } from '../types'
+import { classifyExistingKey, idempotencyRecordFromRow, type IdempotencyRow } from '../rows'
+import type { SqliteHandle } from './connection'
+
+const KEY_MATCH = 'scope = @scope AND method = @method AND path = @path AND key = @key'
+
+function refParams (ref: IdempotencyKeyRef) {
+  return { scope: ref.scope, method: ref.method, path: ref.path, key: ref.key }
+}
+
+/** Statements other stores run inside their own transactions to move a key along. */
+export function sqliteKeyStatements (db: SqliteHandle) {
+  const markResource = db.prepare(`UPDATE idempotency_keys SET recovery_point = 'resource_created', resource_id = @resourceId WHERE ${KEY_MATCH}`)
+  const finish = db.prepare(`
+    UPDATE idempotency_keys
+    SET recovery_point = 'finished', response_status = @status, response_headers = @headers, response_body = @body, locked_until = NULL
+    WHERE ${KEY_MATCH} AND recovery_point <> 'finished'`)
+  return {
+    markResourceCreated (ref: IdempotencyKeyRef, resourceId: string): void {
+      markResource.run({ ...refParams(ref), resourceId })
+    },
+    storeResponse (ref: IdempotencyKeyRef, response: StoredResponse): void {
+      finish.run({ ...refParams(ref), status: response.statusCode, headers: JSON.stringify(response.headers), body: response.body })
+    }
+  }
+}
+
+export function sqliteIdempotencyStore (db: SqliteHandle): IdempotencyStore {
+  const keys = sqliteKeyStatements(db)
+  const insert = db.prepare(`
+    INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
+    VALUES (@scope, @method, @path, @key, @fingerprint, 'started', @lockUntil, @now, @expiresAt)
+    ON CONFLICT DO NOTHING`)
+  const select = db.prepare<Record<string, string>, IdempotencyRow>(`SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`)
+  const remove = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`)
+  const lock = db.prepare(`UPDATE idempotency_keys SET locked_until = @lockUntil WHERE ${KEY_MATCH}`)
+  const unlock = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`)
+  const byResource = db.prepare<[string], IdempotencyRow>('SELECT * FROM idempotency_keys WHERE resource_id = ? LIMIT 1')
+  const reap = db.prepare(`
+    DELETE FROM idempotency_keys
+    WHERE expires_at <= ?
+      AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = idempotency_keys.resource_id AND p.status = 'pending')`)
+
+  const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
+    const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt }
+    const read = () => idempotencyRecordFromRow(select.get(refParams(request.ref)) as IdempotencyRow)
+    if (insert.run(params).changes === 1) return { kind: 'new', record: read() }
+    const existing = read()
+    const decision = classifyExistingKey(existing, request.fingerprint, request.now)
+    switch (decision) {
+      case 'expired':
+        remove.run(refParams(request.ref))
+        insert.run(params)
+        return { kind: 'new', record: read() }
+      case 'mismatch': return { kind: 'mismatch', record: existing }
+      case 'replay': return { kind: 'replay', record: existing as typeof existing & { response: StoredResponse } }
+      case 'in_flight': return { kind: 'in_flight', record: existing }
+      case 'resumable':
+        lock.run({ ...refParams(request.ref), lockUntil: request.lockUntil })
+        return { kind: 'resumed', record: read() }
+    }
+  })
+
+  return {
+    async claim (request) { return claim.immediate(request) },
+    async release (ref) { unlock.run(refParams(ref)) },
+    async abandon (ref) { remove.run(refParams(ref)) },
+    async finish (ref, response) { keys.storeResponse(ref, response) },
+    async get (ref) {
+      const row = select.get(refParams(ref))
+      return row === undefined ? undefined : idempotencyRecordFromRow(row)
+    },
+    async findByResource (resourceId) {
+      const row = byResource.get(resourceId)
+      return row === undefined ? undefined : idempotencyRecordFromRow(row)
+    },
+    async reap (now) { return reap.run(now).changes }
+  }
+}

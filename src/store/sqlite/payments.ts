@@ -1,0 +1,53 @@
+import type { IdempotencyKeyRef, KeyCompletion, Payment, PaymentStore } from '../types'
+import { paymentFromRow, type PaymentRow } from '../rows'
+import type { SqliteHandle } from './connection'
+import { sqliteKeyStatements } from './idempotency'
+
+export function sqlitePaymentStore (db: SqliteHandle): PaymentStore {
+  const keys = sqliteKeyStatements(db)
+  const insert = db.prepare(`
+    INSERT INTO payments (id, amount_minor, currency, status, decline_code, created_at, updated_at)
+    VALUES (@id, @amountMinor, @currency, @status, @declineCode, @createdAt, @updatedAt)`)
+  const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
+  const finalize = db.prepare(`
+    UPDATE payments SET status = @status, decline_code = @declineCode, updated_at = @updatedAt, recovery_lease_until = NULL
+    WHERE id = @id AND status = 'pending'`)
+  const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
+    SELECT * FROM payments p
+    WHERE p.status = 'pending' AND p.created_at < @createdBefore
+      AND (p.recovery_lease_until IS NULL OR p.recovery_lease_until <= @now)
+      AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.resource_id = p.id AND k.locked_until > @now)
+    ORDER BY p.created_at LIMIT @limit`)
+  const lease = db.prepare('UPDATE payments SET recovery_lease_until = ? WHERE id = ?')
+  const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ? WHERE resource_id = ?')
+  const count = db.prepare('SELECT count(*) FROM payments').pluck()
+
+  const create = db.transaction((payment: Payment, key?: IdempotencyKeyRef) => {
+    insert.run(payment)
+    if (key !== undefined) keys.markResourceCreated(key, payment.id)
+  })
+  const complete = db.transaction((final: Payment, completion?: KeyCompletion): Payment => {
+    finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, updatedAt: final.updatedAt })
+    if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
+    return paymentFromRow(select.get(final.id) as PaymentRow)
+  })
+  const leaseAbandoned = db.transaction((options: Parameters<PaymentStore['leaseAbandoned']>[0]) => {
+    const rows = leaseCandidates.all({ createdBefore: options.createdBefore, now: options.now, limit: options.limit })
+    for (const row of rows) {
+      lease.run(options.leaseUntil, row.id)
+      lockKey.run(options.leaseUntil, row.id)
+    }
+    return rows.map(paymentFromRow)
+  })
+
+  return {
+    async create (payment, key) { create.immediate(payment, key) },
+    async get (id) {
+      const row = select.get(id)
+      return row === undefined ? undefined : paymentFromRow(row)
+    },
+    async complete (final, completion) { return complete.immediate(final, completion) },
+    async leaseAbandoned (options) { return leaseAbandoned.immediate(options) },
+    async count () { return count.get() as number }
+  }
+}
