@@ -1,3 +1,4 @@
+import { isIP, isIPv4 } from 'node:net'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 
@@ -53,11 +54,17 @@ export function loadConfig (source: EnvSource = process.env): Config {
     const value = source[key]
     if (value !== undefined && value !== '') data[key] = value
   }
+  let config: Config
   try {
-    return envSchema<Config>({ schema: ConfigSchema, data, dotenv: false })
+    config = envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false })
   } catch (err) {
     throw new ConfigError(describeEnvError(err as Error & { errors?: AjvLikeError[] }, data))
   }
+  if (!isValidTrustProxy(config.TRUST_PROXY)) {
+    throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +
+      `list of addresses, CIDRs or loopback/linklocal/uniquelocal (got ${JSON.stringify(config.TRUST_PROXY)})`)
+  }
+  return config
 }
 
 interface AjvLikeError { instancePath: string, message?: string, params?: Record<string, unknown> }
@@ -72,6 +79,23 @@ function describeEnvError (err: Error & { errors?: AjvLikeError[] }, data: Recor
     return `invalid configuration: ${variable} must be one of ${(first.params.allowedValues as unknown[]).join(', ')}${got}`
   }
   return `invalid configuration: ${variable} ${reason}${got}`
+}
+
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** Rejects what Fastify's proxy-addr would throw on at startup, so the error names the variable. */
+function isValidTrustProxy (value: string): boolean {
+  const setting = trustProxySetting(value)
+  if (!Array.isArray(setting)) return true
+  return setting.length > 0 && setting.every((entry) => {
+    if (NAMED_PROXY_RANGES.has(entry)) return true
+    const [address, range, ...rest] = entry.split('/')
+    const family = isIP(address)
+    if (family === 0 || rest.length > 0) return false
+    if (range === undefined) return true
+    if (/^\d+$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128)
+    return family === 4 && isIPv4(range)
+  })
 }
 
 /** TRUST_PROXY: "true"/"false", a hop count, or a comma-separated list of addresses/CIDRs. */

@@ -1,0 +1,138 @@
+import t, { type Test } from 'tap'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { ConfigError, loadConfig, trustProxySetting } from '../src/config'
+import { buildTestApp } from './helpers/app'
+import { ServerProcess } from './helpers/server-process'
+
+t.test('defaults apply when nothing is set', async (t) => {
+  const config = loadConfig({})
+  t.match(config, {
+    NODE_ENV: 'production',
+    PORT: 3000,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: 'file:./data/service.db',
+    SQLITE_SYNCHRONOUS: 'FULL',
+    BODY_LIMIT: 64 * 1024,
+    RATE_LIMIT_MAX: 600,
+    RATE_LIMIT_WINDOW_MS: 60_000,
+    TRUST_PROXY: 'false',
+    SHUTDOWN_GRACE_MS: 10_000
+  })
+  t.equal(config.REDIS_URL, undefined)
+})
+
+t.test('values are coerced from strings, empty strings count as unset, unknown variables are ignored', async (t) => {
+  const config = loadConfig({ PORT: '8080', BODY_LIMIT: '2048', LOG_LEVEL: 'debug', HOST: '', SOMETHING_ELSE: 'x' })
+  t.equal(config.PORT, 8080)
+  t.equal(config.BODY_LIMIT, 2048)
+  t.equal(config.LOG_LEVEL, 'debug')
+  t.equal(config.HOST, '127.0.0.1')
+  t.notOk('SOMETHING_ELSE' in config)
+})
+
+t.test('loadConfig reads only the source it is given', async (t) => {
+  const before = process.env.PORT
+  process.env.PORT = 'not-a-port'
+  t.teardown(() => { if (before === undefined) delete process.env.PORT; else process.env.PORT = before })
+  t.equal(loadConfig({ PORT: '1234' }).PORT, 1234)
+  t.equal(loadConfig({}).PORT, 3000)
+})
+
+const invalid: Array<[string, Record<string, string>, RegExp]> = [
+  ['PORT=abc', { PORT: 'abc' }, /^invalid configuration: PORT must be integer \(got "abc"\)$/],
+  ['PORT=70000', { PORT: '70000' }, /^invalid configuration: PORT must be <= 65535/],
+  ['BODY_LIMIT=-1', { BODY_LIMIT: '-1' }, /^invalid configuration: BODY_LIMIT must be >= 1024 \(got "-1"\)$/],
+  ['LOG_LEVEL=loud', { LOG_LEVEL: 'loud' }, /^invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)$/],
+  ['DATABASE_URL=mysql://x', { DATABASE_URL: 'mysql://x' }, /^invalid configuration: DATABASE_URL /],
+  ['RATE_LIMIT_MAX=0', { RATE_LIMIT_MAX: '0' }, /^invalid configuration: RATE_LIMIT_MAX must be >= 1/],
+  ['TRUST_PROXY=yes', { TRUST_PROXY: 'yes' }, /^invalid configuration: TRUST_PROXY must be .* \(got "yes"\)$/],
+  ['TRUST_PROXY=1.2.3.4/33', { TRUST_PROXY: '1.2.3.4/33' }, /^invalid configuration: TRUST_PROXY /],
+  ['TRUST_PROXY=,', { TRUST_PROXY: ',' }, /^invalid configuration: TRUST_PROXY /]
+]
+
+for (const [name, env, message] of invalid) {
+  t.test(`${name} is a ConfigError naming the variable`, async (t) => {
+    const error = t.throws(() => loadConfig(env)) as Error
+    t.type(error, ConfigError)
+    t.equal(error.name, 'ConfigError')
+    t.match(error.message, message)
+    t.notMatch(error.message, /\n/, 'one line')
+  })
+}
+
+t.test('TRUST_PROXY: true, false, a hop count or a list', async (t) => {
+  t.equal(trustProxySetting('true'), true)
+  t.equal(trustProxySetting('false'), false)
+  const hops = trustProxySetting('2')
+  t.type(hops, 'function')
+  if (typeof hops === 'function') {
+    t.same([0, 1, 2, 3].map((hop) => hops('10.0.0.1', hop)), [true, true, false, false], 'the first two hops are trusted')
+  }
+  t.same(trustProxySetting('10.0.0.1, 10.1.0.0/16,loopback'), ['10.0.0.1', '10.1.0.0/16', 'loopback'])
+  for (const valid of ['true', 'false', '0', '3', '10.0.0.1', '10.0.0.0/8, ::1', 'fd00::/8', '10.0.0.0/255.0.0.0', 'loopback,uniquelocal']) {
+    t.equal(loadConfig({ TRUST_PROXY: valid }).TRUST_PROXY, valid, `${valid} is accepted`)
+  }
+})
+
+/** Every log line's req.remoteAddress is request.ip, i.e. what the proxy setting made of the request. */
+async function clientIp (t: Test, trustProxy: string, forwardedFor: string, remoteAddress = '127.0.0.1'): Promise<unknown> {
+  const logs: string[] = []
+  const app = await buildTestApp(t, { TRUST_PROXY: trustProxy }, { logger: { level: 'info', stream: { write: (line: string) => { logs.push(line) } } } })
+  await app.inject({ method: 'GET', url: '/health/live', remoteAddress, headers: { 'x-forwarded-for': forwardedFor } })
+  const incoming = logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'incoming request')
+  return incoming.req.remoteAddress
+}
+
+t.test('TRUST_PROXY decides which address is the client', async (t) => {
+  t.equal(await clientIp(t, 'false', '203.0.113.9'), '127.0.0.1', 'false: X-Forwarded-For is ignored')
+  t.equal(await clientIp(t, 'true', '203.0.113.9, 198.51.100.1'), '203.0.113.9', 'true: the left-most address')
+  t.equal(await clientIp(t, '1', '203.0.113.9, 198.51.100.1'), '198.51.100.1', '1: one hop is trusted')
+  t.equal(await clientIp(t, '2', '203.0.113.9, 198.51.100.1'), '203.0.113.9', '2: two hops are trusted')
+  t.equal(await clientIp(t, '127.0.0.1', '203.0.113.9'), '203.0.113.9', 'a listed proxy is trusted')
+  t.equal(await clientIp(t, '10.0.0.0/8', '203.0.113.9'), '127.0.0.1', 'an unlisted peer is not')
+  t.equal(await clientIp(t, '10.0.0.0/8', '203.0.113.9', '10.1.2.3'), '203.0.113.9', 'a peer in a listed CIDR is trusted')
+})
+
+t.test('with TRUST_PROXY=true the rate limit keys on X-Forwarded-For', async (t) => {
+  const app = await buildTestApp(t, { TRUST_PROXY: 'true', RATE_LIMIT_MAX: '1' })
+  const from = (ip: string) => app.inject({ method: 'GET', url: '/products/p', headers: { 'x-forwarded-for': ip } })
+  t.equal((await from('203.0.113.1')).statusCode, 404)
+  t.equal((await from('203.0.113.1')).statusCode, 429, 'the same client is limited')
+  t.equal((await from('203.0.113.2')).statusCode, 404, 'another client behind the same proxy is not')
+})
+
+t.test('with TRUST_PROXY=false X-Forwarded-For does not escape the rate limit', async (t) => {
+  const app = await buildTestApp(t, { TRUST_PROXY: 'false', RATE_LIMIT_MAX: '1' })
+  const from = (ip: string) => app.inject({ method: 'GET', url: '/products/p', headers: { 'x-forwarded-for': ip } })
+  t.equal((await from('203.0.113.1')).statusCode, 404)
+  t.equal((await from('203.0.113.2')).statusCode, 429, 'a forged header is not a new client')
+})
+
+for (const [variable, value] of [['PORT', 'abc'], ['LOG_LEVEL', 'loud']]) {
+  t.test(`the server started with ${variable}=${value} exits 1 with one line on stderr`, async (t) => {
+    const server = new ServerProcess(t, { [variable]: value, DATABASE_URL: 'file::memory:' })
+    const { code } = await server.exited
+    t.equal(code, 1)
+    const lines = server.stderr.split('\n').filter((line) => line !== '')
+    t.equal(lines.length, 1, 'exactly one line')
+    t.match(lines[0], new RegExp(`^invalid configuration: ${variable} .*"${value}"`))
+    t.notMatch(server.stderr, /\bat .*\.(ts|js):\d+/, 'no stack trace')
+    t.equal(server.stdout, '', 'nothing on stdout')
+  })
+}
+
+t.test('only src/config.ts reads process.env', async (t) => {
+  const root = resolve(__dirname, '..')
+  const offenders: string[] = []
+  function scan (dir: string): void {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name)
+      if (statSync(path).isDirectory()) scan(path)
+      else if (/\.[cm]?[jt]s$/.test(name) && /process\.env\b/.test(readFileSync(path, 'utf8'))) offenders.push(path.slice(root.length + 1))
+    }
+  }
+  for (const dir of ['src', 'plugins', 'routes', 'schemas', 'scripts']) scan(join(root, dir))
+  t.same(offenders, ['src/config.ts'])
+})

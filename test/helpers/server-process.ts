@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { resolve } from 'node:path'
+import type { Test } from 'tap'
+import { ConfigSchema } from '../../src/config'
+
+const ROOT = resolve(__dirname, '..', '..')
+
+export interface LogLine { level?: number, msg?: string, [key: string]: unknown }
+
+/**
+ * The environment for a child server: the test runner's own (so tap can follow the
+ * child for coverage) minus every service variable, plus `env`.
+ */
+export function childEnv (env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env }
+  for (const key of Object.keys(ConfigSchema.properties)) delete base[key]
+  return { ...base, ...env }
+}
+
+/**
+ * `src/server.ts` as a real process. tap's TypeScript loader is in process.execArgv,
+ * so the child runs the sources without a build.
+ */
+export class ServerProcess {
+  readonly child: ChildProcess
+  readonly logs: LogLine[] = []
+  stdout = ''
+  stderr = ''
+  readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  private closed = false
+  private readonly waiters = new Set<() => void>()
+
+  constructor (t: Test, env: Record<string, string>) {
+    this.child = spawn(process.execPath, [...process.execArgv, 'src/server.ts'], {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let pending = ''
+    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stdout += chunk
+      pending += chunk
+      const lines = pending.split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) {
+        try { this.logs.push(JSON.parse(line) as LogLine) } catch { this.logs.push({ msg: line }) }
+      }
+      this.notify()
+    })
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { this.stderr += chunk; this.notify() })
+    this.exited = new Promise((resolve) => {
+      // 'close' rather than 'exit': by then all of stdout and stderr has been read.
+      this.child.on('close', (code, signal) => { this.closed = true; this.notify(); resolve({ code, signal }) })
+    })
+    t.teardown(async () => {
+      if (!this.closed) {
+        this.child.kill('SIGKILL')
+        await this.exited
+      }
+    })
+  }
+
+  /** Resolves with the first log line matching `predicate`; rejects on exit or after `timeoutMs`. */
+  async waitForLog (predicate: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const found = this.logs.find(predicate)
+      if (found !== undefined) return found
+      if (this.closed) {
+        throw new Error(`server exited before the expected log line; stderr: ${this.stderr}`)
+      }
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`timed out waiting for a log line; stdout: ${this.stdout} stderr: ${this.stderr}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left)
+        function done (): void { clearTimeout(timer); resolve() }
+        this.waiters.add(done)
+      })
+    }
+  }
+
+  /** Waits for "Server listening at …" and returns the base URL. */
+  async listening (): Promise<string> {
+    const line = await this.waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('Server listening at '))
+    return (line.msg as string).slice('Server listening at '.length)
+  }
+
+  private notify (): void {
+    const waiters = [...this.waiters]
+    this.waiters.clear()
+    for (const wake of waiters) wake()
+  }
+}

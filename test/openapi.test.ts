@@ -1,0 +1,125 @@
+import t from 'tap'
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parse } from 'yaml'
+import { buildTestApp } from './helpers/app'
+import { generateOpenApiYaml } from '../scripts/openapi-document'
+
+const COMMITTED = resolve(__dirname, '..', 'openapi.yaml')
+const STALE = 'openapi.yaml is out of date with the route schemas: run `npm run openapi` and commit openapi.yaml'
+const METHODS = ['get', 'head', 'put', 'post', 'patch', 'delete', 'options', 'trace']
+
+interface Response { description?: string, content?: Record<string, { schema?: Record<string, unknown> }> }
+interface Operation { tags?: string[], responses?: Record<string, Response>, operationId?: string }
+interface Document {
+  openapi: string
+  tags: Array<{ name: string }>
+  paths: Record<string, Record<string, Operation>>
+  components: { schemas: Record<string, unknown> }
+}
+
+function operations (doc: Document): Array<[string, Operation]> {
+  const found: Array<[string, Operation]> = []
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (METHODS.includes(method)) found.push([`${method.toUpperCase()} ${path}`, operation])
+    }
+  }
+  return found
+}
+
+function errorStatuses (operation: Operation): string[] {
+  return Object.keys(operation.responses ?? {}).filter((status) => Number(status) >= 400)
+}
+
+t.test('the committed openapi.yaml is what the code generates', async (t) => {
+  t.ok(existsSync(COMMITTED), `openapi.yaml exists (if not: ${STALE})`)
+  const generated = await generateOpenApiYaml()
+  const committed = existsSync(COMMITTED) ? readFileSync(COMMITTED, 'utf8') : ''
+  // Compare as text, not with t.same, so the failure carries the instruction, not a huge diff only.
+  if (committed !== generated) t.fail(STALE, { diff: firstDifference(committed, generated) })
+  else t.pass('openapi.yaml is up to date')
+})
+
+function firstDifference (committed: string, generated: string): string {
+  const a = committed.split('\n')
+  const b = generated.split('\n')
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `line ${i + 1}: committed ${JSON.stringify(a[i])}, generated ${JSON.stringify(b[i])}`
+  }
+  return 'no line differs'
+}
+
+t.test('the document is OpenAPI 3 and describes the products area', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  t.match(doc.openapi, /^3\.\d+\.\d+$/)
+  t.ok(doc.components.schemas.ErrorEnvelope, 'the error envelope is a named component')
+  t.ok(doc.components.schemas.Product, 'the product is a named component')
+
+  const product = doc.paths['/products/{id}']
+  t.ok(product, 'the product path is documented')
+  t.same(product.get.tags, ['products'])
+  t.same(product.put.tags, ['products'])
+  t.equal(product.get.operationId, 'getProduct')
+  t.equal(product.put.operationId, 'putProduct')
+  t.same(product.get.responses?.['200']?.content?.['application/json']?.schema, { $ref: '#/components/schemas/Product' })
+  t.same(errorStatuses(product.get), ['400', '404', '429', '500'])
+  t.same(errorStatuses(product.put), ['400', '413', '415', '429', '500'])
+  for (const method of ['post', 'patch', 'delete', 'options']) {
+    t.same(errorStatuses(product[method]), ['405', '429'], `${method} is documented as not allowed`)
+  }
+  for (const [name, operation] of operations(doc).filter(([name]) => name.includes('/products'))) {
+    for (const status of errorStatuses(operation)) {
+      t.same(operation.responses?.[status]?.content, {
+        'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } }
+      }, `${name} ${status} is an error envelope`)
+    }
+  }
+})
+
+t.test('every operation is tagged with a declared tag and declares its error responses', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  const declaredTags = new Set(doc.tags.map((tag) => tag.name))
+  const all = operations(doc)
+  t.ok(all.length >= 4, 'operations were found')
+  for (const [name, operation] of all) {
+    t.ok((operation.tags ?? []).length > 0, `${name} has a tag`)
+    for (const tag of operation.tags ?? []) t.ok(declaredTags.has(tag), `${name}: tag ${tag} is declared`)
+    // The liveness probe is the one operation with no failure: it answers 200 or not at all.
+    if (name === 'GET /health/live') continue
+    const errors = errorStatuses(operation)
+    t.ok(errors.length > 0, `${name} declares its error responses`)
+    for (const status of errors) {
+      const response = operation.responses?.[status]
+      t.ok(typeof response?.description === 'string' && response.description !== '', `${name} ${status} is described`)
+      const schemas = Object.values(response?.content ?? {}).map((media) => media.schema)
+      t.ok(schemas.length > 0 && schemas.every((schema) => schema !== undefined), `${name} ${status} has a body schema`)
+    }
+  }
+  t.same(errorStatuses(doc.paths['/health/ready'].get), ['503'], 'readiness documents its 503')
+})
+
+t.test('/docs/json and /docs/yaml serve the same document, /docs serves Swagger UI', async (t) => {
+  const app = await buildTestApp(t)
+  const expected = JSON.parse(JSON.stringify(app.swagger()))
+
+  const json = await app.inject({ method: 'GET', url: '/docs/json' })
+  t.equal(json.statusCode, 200)
+  t.match(json.headers['content-type'], /^application\/json/)
+  t.same(json.json(), expected)
+
+  const yaml = await app.inject({ method: 'GET', url: '/docs/yaml' })
+  t.equal(yaml.statusCode, 200)
+  t.match(yaml.headers['content-type'], /yaml/)
+  t.same(parse(yaml.body), expected)
+  t.same(parse(yaml.body), parse(readFileSync(COMMITTED, 'utf8')), '/docs/yaml serves what is committed')
+
+  const ui = await app.inject({ method: 'GET', url: '/docs' })
+  t.equal(ui.statusCode, 200)
+  t.match(ui.headers['content-type'], /^text\/html/)
+  t.match(ui.body, /swagger-ui/)
+
+  const initializer = await app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })
+  t.equal(initializer.statusCode, 200)
+  t.match(initializer.headers['content-type'], /javascript/)
+})
