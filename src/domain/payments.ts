@@ -26,6 +26,7 @@ const allowedMoves: Record<PaymentStatus, readonly PaymentStatus[]> = {
 }
 
 export class IllegalTransitionError extends Error {
+  override name = 'IllegalTransitionError'
   constructor (readonly from: PaymentStatus, readonly to: PaymentStatus) {
     super(`a payment cannot move from ${from} to ${to}`)
   }
