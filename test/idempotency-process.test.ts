@@ -1,0 +1,106 @@
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import { ServerProcess } from './helpers/server-process'
+
+function tempDatabase (t: Test): { url: string, file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'payments-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'service.db')
+  return { url: `file:${file}`, file }
+}
+
+function counts (file: string): { payments: number, charges: number } {
+  const db = new BetterSqlite3(file, { readonly: true })
+  try {
+    return {
+      payments: db.prepare('SELECT count(*) FROM payments').pluck().get() as number,
+      charges: db.prepare('SELECT count(*) FROM gateway_ledger').pluck().get() as number
+    }
+  } finally {
+    db.close()
+  }
+}
+
+async function pay (base: string, key: string, amount: number): Promise<Response> {
+  return await fetch(`${base}/api/payments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify({ amount, currency: 'USD' })
+  })
+}
+
+const serverEnv = (url: string, extra: Record<string, string> = {}) => ({
+  PORT: '0',
+  DATABASE_URL: url,
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_MAX: '100000',
+  REAPER_INTERVAL_MS: '0',
+  RECOVERY_INTERVAL_MS: '0',
+  ...extra
+})
+
+t.test('50 simultaneous requests with one key against a listening server: one payment, one charge', async (t) => {
+  const db = tempDatabase(t)
+  const server = new ServerProcess(t, serverEnv(db.url, { GATEWAY_SIM_LATENCY_MS: '150' }))
+  const base = await server.listening()
+  const responses = await Promise.all(Array.from({ length: 50 }, async () => {
+    const res = await pay(base, 'one-key-for-all', 25)
+    return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() as Record<string, unknown> }
+  }))
+  const created = responses.filter((r) => r.status === 201)
+  const conflicts = responses.filter((r) => r.status === 409)
+  t.equal(created.length + conflicts.length, 50, 'every answer is a 201 or a 409')
+  t.equal(created.filter((r) => r.replayed !== 'true').length, 1, 'exactly one original 201')
+  t.equal(new Set(created.map((r) => r.body.id)).size, 1, 'every 201 names the same payment')
+  for (const conflict of conflicts) t.equal(conflict.body.type, 'urn:problem-type:idempotency-key-in-use')
+  t.same(counts(db.file), { payments: 1, charges: 1 })
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})
+
+t.test('SIGKILL while a charge is in flight: after a restart the retry finishes the same payment, charged once', async (t) => {
+  const db = tempDatabase(t)
+  const env = serverEnv(db.url, { GATEWAY_SIM_LATENCY_MS: '1500', IDEMPOTENCY_LOCK_SECONDS: '1' })
+  const first = new ServerProcess(t, env)
+  const base = await first.listening()
+
+  const answered = await Promise.all([1, 2, 3].map(async (n) => {
+    const res = await pay(base, `done-${n}`, n)
+    t.equal(res.status, 201)
+    return (await res.json() as { id: string }).id
+  }))
+  const inFlight = pay(base, 'in-flight', 42).catch((err: unknown) => err)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  first.child.kill('SIGKILL')
+  await first.exited
+  t.ok(await inFlight instanceof Error, 'the in-flight request never got an answer')
+
+  const before = new BetterSqlite3(db.file, { readonly: true })
+  const createdBeforeKill = before.prepare("SELECT resource_id FROM idempotency_keys WHERE key = 'in-flight'").pluck().get() as string
+  before.close()
+  t.ok(createdBeforeKill, 'the pending payment was recorded before the gateway call')
+
+  const second = new ServerProcess(t, { ...env, GATEWAY_SIM_LATENCY_MS: '0' })
+  const restarted = await second.listening()
+  let retry = await pay(restarted, 'in-flight', 42)
+  const deadline = Date.now() + 10_000
+  while (retry.status === 409 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    retry = await pay(restarted, 'in-flight', 42)
+  }
+  t.equal(retry.status, 201)
+  const body = await retry.json() as { id: string, status: string }
+  t.equal(body.id, createdBeforeKill, 'the same payment id')
+  t.equal(body.status, 'succeeded')
+  t.same(counts(db.file), { payments: 4, charges: 4 }, 'exactly one charge for the interrupted payment')
+
+  for (const id of answered) {
+    const res = await fetch(`${restarted}/api/payments/${id}`)
+    t.equal(res.status, 200, `payment ${id} answered 201 before the kill is still there`)
+  }
+  second.child.kill('SIGTERM')
+  await second.exited
+})
