@@ -12,6 +12,7 @@ import docsPlugin from '../plugins/docs'
 import healthRoutes from '../routes/health'
 import productRoutes from '../routes/products'
 import paymentRoutes from '../routes/payments'
+import merchantRoutes from '../routes/merchants'
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
@@ -62,6 +63,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(healthRoutes, { prefix: '/health' })
   await app.register(productRoutes, { prefix: '/products' })
   await app.register(paymentRoutes, { prefix: '/api' })
+  await app.register(merchantRoutes, { prefix: '/merchants' })
 
   await app.ready()
   return app

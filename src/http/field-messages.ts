@@ -26,6 +26,11 @@ const typeNames: Record<string, string> = {
   null: 'null'
 }
 
+/** Friendlier wording for `format` failures than "must be a valid <format>". */
+const formatMessages: Record<string, string> = {
+  email: 'must be an email address such as name@example.com'
+}
+
 function describeIssue (issue: SchemaIssue): string {
   const p = issue.params
   switch (issue.keyword) {
@@ -40,7 +45,7 @@ function describeIssue (issue: SchemaIssue): string {
     case 'exclusiveMaximum': return `must be less than ${String(p.limit)}`
     case 'pattern': return patternMessages.get(String(p.pattern)) ?? `must match ${String(p.pattern)}`
     case 'enum': return `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`
-    case 'format': return `must be a valid ${String(p.format)}`
+    case 'format': return formatMessages[String(p.format)] ?? `must be a valid ${String(p.format)}`
     case 'minProperties': return 'must not be empty'
     default: return issue.message ?? 'is invalid'
   }

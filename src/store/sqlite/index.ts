@@ -2,6 +2,7 @@ import type { Database } from '../types'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteProductStore } from './products'
+import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
@@ -12,6 +13,7 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
   return {
     kind: 'sqlite',
     products: sqliteProductStore(db),
+    merchants: sqliteMerchantStore(db),
     payments: sqlitePaymentStore(db),
     idempotency: sqliteIdempotencyStore(db),
     ledger: sqliteLedgerStore(db),

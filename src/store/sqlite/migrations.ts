@@ -66,5 +66,25 @@ export const sqliteMigrations: Migration[] = [
       CREATE INDEX idempotency_keys_resource ON idempotency_keys (resource_id);
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `
+  },
+  {
+    // Versions 2-9 are reserved for payments and idempotency; merchants start at 10.
+    version: 10,
+    name: 'merchants',
+    sql: `
+      CREATE TABLE merchants (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        email TEXT NOT NULL,
+        country TEXT,
+        default_currency TEXT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'suspended')),
+        version INTEGER NOT NULL CHECK (version >= 1),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      -- Email uniqueness is the database's job (no check-then-insert race); case-insensitive.
+      CREATE UNIQUE INDEX merchants_email_unique ON merchants (lower(email));
+    `
   }
 ]

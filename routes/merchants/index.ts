@@ -1,0 +1,151 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
+import { mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
+import { ifNoneMatchMatches } from '../../src/http/conditional'
+import { problemErrorHandler, problemNotFound } from '../../src/http/problem'
+import { sendStored } from '../../plugins/idempotency'
+import { createMerchant, getMerchant, merchantCreatedResponse, patchMerchant, type MerchantDeps } from '../../src/services/merchants'
+import {
+  ACCEPT_PATCH,
+  ConditionalGetHeaders,
+  ConditionalPatchHeaders,
+  CreateMerchantBody,
+  MERGE_PATCH_MEDIA_TYPE,
+  MerchantParams,
+  MerchantPatchBody,
+  merchantErrors,
+  merchantResponses
+} from '../../schemas/merchants'
+
+const JSON_MEDIA_TYPE = 'application/json'
+
+/** The media type of the request body without parameters, lower case; undefined without Content-Type. */
+function mediaTypeOf (request: FastifyRequest): string | undefined {
+  const header = request.headers['content-type']
+  return header === undefined ? undefined : header.split(';')[0].trim().toLowerCase()
+}
+
+function hasBody (request: FastifyRequest): boolean {
+  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0
+}
+
+/**
+ * Checks the media type before the body is read, so a wrong one is a 415
+ * problem that says what to send (and, for PATCH, carries Accept-Patch).
+ */
+function requireMediaType (accepted: string[], describe: string, acceptPatch?: string) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const type = mediaTypeOf(request)
+    if (type === undefined ? !hasBody(request) : accepted.includes(type)) return
+    throw new UnsupportedMediaTypeError(`${describe}; got ${type === undefined ? 'no Content-Type' : `'${type}'`}.`, acceptPatch)
+  }
+}
+
+/** The merchants area: RFC 9457 problem documents for every failure. */
+const merchants: FastifyPluginAsyncTypebox = async (app) => {
+  app.setErrorHandler(problemErrorHandler)
+  app.setNotFoundHandler(problemNotFound)
+
+  // JSON Merge Patch documents are JSON: same parser, same body limit (the
+  // server's), same invalid-JSON and empty-body errors. Only in this plugin.
+  app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'string' },
+    app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error'))
+
+  const deps = (): MerchantDeps => ({ merchants: app.db.merchants, clock: app.clock })
+
+  app.post('/', {
+    schema: {
+      tags: ['merchants'],
+      operationId: 'createMerchant',
+      summary: 'Create a merchant',
+      description: 'Creates a merchant from `name` and `email` (required) and optionally `country`, `defaultCurrency` and `status` ' +
+        '(default `active`). The service assigns `id`, `createdAt` and `updatedAt`; sending them, or any unknown field, is 400. ' +
+        'Emails are unique case-insensitively: a second merchant with the same email is 409 ' +
+        '(`type` urn:problem-type:merchant-email-taken). Answers 201 with the merchant, `Location: /merchants/{id}` and its `ETag`. ' +
+        'The body must be `application/json`.',
+      body: CreateMerchantBody,
+      response: {
+        201: merchantResponses.created,
+        400: merchantErrors.createValidation,
+        409: merchantErrors.emailTaken,
+        413: merchantErrors.tooLarge,
+        415: merchantErrors.createUnsupportedMediaType,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    },
+    onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json')
+  }, async (request, reply) => {
+    return sendStored(reply, merchantCreatedResponse(await createMerchant(deps(), request.body)))
+  })
+
+  app.get('/:id', {
+    schema: {
+      tags: ['merchants'],
+      operationId: 'getMerchant',
+      summary: 'Read a merchant',
+      description: 'Returns the merchant with its strong `ETag` (the version as a quoted integer, e.g. `"3"`). ' +
+        'With `If-None-Match` naming the current tag (or `*`; lists allowed; weak comparison) the answer is 304 with the ETag and no body. ' +
+        'An unknown id is 404; so is an id that is not a GUID, since it cannot name a merchant.',
+      params: MerchantParams,
+      headers: ConditionalGetHeaders,
+      response: {
+        200: merchantResponses.ok,
+        304: merchantResponses.notModified,
+        404: merchantErrors.notFound,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    }
+  }, async (request, reply) => {
+    const merchant = await getMerchant(deps(), request.params.id)
+    const etag = merchantEtag(merchant)
+    reply.header('etag', etag)
+    const ifNoneMatch = request.headers['if-none-match']
+    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) return reply.code(304).send()
+    return toMerchantResource(merchant)
+  })
+
+  app.patch('/:id', {
+    schema: {
+      tags: ['merchants'],
+      operationId: 'patchMerchant',
+      summary: 'Partially update a merchant (JSON Merge Patch)',
+      description: 'Applies a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` (plain `application/json` is accepted ' +
+        'as the same). Absent members stay unchanged; `null` removes `country` or `defaultCurrency`; `null` on `name`, `email` or ' +
+        '`status` is 400. `id`, `createdAt` and `updatedAt` are read-only: sending a different value is 400 (repeating the current ' +
+        'value is allowed). The body must be a JSON object. A patch that changes nothing (e.g. `{}`) answers 200 with the merchant ' +
+        'unchanged: same ETag, same `updatedAt`. With `If-Match` (strong comparison, `*` matches any existing merchant) the patch ' +
+        'applies only if the ETag is current, else 412. Concurrent patches never lose each other\'s changes (compare-and-set on the ' +
+        'version). Another merchant\'s email is 409. Other media types are 415 with `Accept-Patch`.',
+      params: MerchantParams,
+      headers: ConditionalPatchHeaders,
+      body: MerchantPatchBody,
+      response: {
+        200: merchantResponses.patched,
+        400: merchantErrors.patchValidation,
+        404: merchantErrors.notFound,
+        409: merchantErrors.patchConflict,
+        412: merchantErrors.preconditionFailed,
+        413: merchantErrors.tooLarge,
+        415: merchantErrors.patchUnsupportedMediaType,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    },
+    onRequest: requireMediaType([MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE],
+      `PATCH /merchants/{id} takes ${MERGE_PATCH_MEDIA_TYPE} (or application/json)`, ACCEPT_PATCH),
+    // Before the schema, for messages it cannot give: a non-object patch, null on a required field.
+    preValidation: async (request) => {
+      const errors = mergePatchShapeErrors(request.body)
+      if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    }
+  }, async (request, reply) => {
+    const merchant = await patchMerchant(deps(), request.params.id, request.body, request.headers['if-match'])
+    reply.header('etag', merchantEtag(merchant))
+    return toMerchantResource(merchant)
+  })
+}
+
+export default merchants

@@ -1,0 +1,189 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { describedPattern } from '../src/http/field-messages'
+import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type MerchantStatus } from '../src/domain/merchants'
+import { jsonResponse, problemResponse } from './common'
+
+const nonBlankPattern = describedPattern('\\S', 'must not be blank')
+
+const exampleId = '7c9e6679-7425-40de-944b-e07fc1f90ae7'
+
+export const MerchantId = Type.String({
+  format: 'uuid',
+  description: 'Merchant identifier: a GUID assigned by the service.',
+  examples: [exampleId]
+})
+
+export const MerchantParams = Type.Object({
+  id: Type.String({
+    description: 'The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered ' +
+      '404 like an unknown GUID, not 400: the path names no resource, whatever its shape.',
+    examples: [exampleId]
+  })
+})
+export type MerchantParamsType = Static<typeof MerchantParams>
+
+const nameDescription = `Display name: not blank, at most ${MERCHANT_NAME_MAX_LENGTH} characters.`
+const nameSchema = (description: string) => Type.String({
+  minLength: 1,
+  maxLength: MERCHANT_NAME_MAX_LENGTH,
+  pattern: nonBlankPattern,
+  description,
+  examples: ['Blue Bottle Roasters']
+})
+
+const emailDescription = `Contact email address, at most ${MERCHANT_EMAIL_MAX_LENGTH} characters. Unique across merchants, compared ` +
+  'case-insensitively (a second merchant with `Ops@Example.com` when `ops@example.com` exists is 409). Stored as sent.'
+const emailSchema = (description: string) => Type.String({
+  format: 'email',
+  maxLength: MERCHANT_EMAIL_MAX_LENGTH,
+  description,
+  examples: ['ops@bluebottle.example']
+})
+
+const countryDescription = 'ISO 3166-1 alpha-2 country code in upper case (US, DE, JP …); only officially assigned codes.'
+const currencyDescription = 'Default ISO 4217 currency in upper case (USD, EUR, JPY …); only active codes, the same list as payments.'
+
+const statusSchema = (description: string) => Type.Unsafe<MerchantStatus>({
+  type: 'string',
+  enum: [...MERCHANT_STATUSES],
+  description,
+  examples: ['active']
+})
+
+const readOnlyInRequest = (what: string) => Type.Optional(Type.Unknown({
+  description: `Read-only (${what}). ` +
+    'On POST it must not be sent; on PATCH it may only repeat the current value, anything else is 400.'
+}))
+
+export const Merchant = Type.Object({
+  id: MerchantId,
+  name: Type.String({ description: 'Display name.', examples: ['Blue Bottle Roasters'] }),
+  email: Type.String({ format: 'email', description: 'Contact email address, unique case-insensitively.', examples: ['ops@bluebottle.example'] }),
+  country: Type.Optional(Type.String({ description: `${countryDescription} Omitted when not set.`, examples: ['US'] })),
+  defaultCurrency: Type.Optional(Type.String({ description: `${currencyDescription} Omitted when not set.`, examples: ['USD'] })),
+  status: statusSchema('`active` or `suspended`.'),
+  createdAt: Type.String({ format: 'date-time', description: 'When the merchant was created (ISO 8601, UTC).', examples: ['2026-01-15T09:30:00.000Z'] }),
+  updatedAt: Type.String({ format: 'date-time', description: 'When the merchant last changed (ISO 8601, UTC). A patch that changes nothing leaves it as it is.', examples: ['2026-01-15T09:30:00.000Z'] })
+}, {
+  $id: 'Merchant',
+  title: 'Merchant',
+  additionalProperties: false,
+  examples: [{
+    id: exampleId,
+    name: 'Blue Bottle Roasters',
+    email: 'ops@bluebottle.example',
+    country: 'US',
+    defaultCurrency: 'USD',
+    status: 'active',
+    createdAt: '2026-01-15T09:30:00.000Z',
+    updatedAt: '2026-01-15T09:30:00.000Z'
+  }]
+})
+export type MerchantType = Static<typeof Merchant>
+
+export const CreateMerchantBody = Type.Object({
+  name: nameSchema(`Required. ${nameDescription}`),
+  email: emailSchema(`Required. ${emailDescription}`),
+  country: Type.Optional(Type.String({ description: `Optional. ${countryDescription}`, examples: ['US'] })),
+  defaultCurrency: Type.Optional(Type.String({ description: `Optional. ${currencyDescription}`, examples: ['USD'] })),
+  status: Type.Optional(statusSchema('Optional: `active` (the default) or `suspended`.')),
+  id: readOnlyInRequest('assigned by the service'),
+  createdAt: readOnlyInRequest('set by the service'),
+  updatedAt: readOnlyInRequest('set by the service')
+}, {
+  title: 'Merchant creation',
+  additionalProperties: false,
+  description: 'Unknown fields are rejected.',
+  examples: [{ name: 'Blue Bottle Roasters', email: 'ops@bluebottle.example', country: 'US', defaultCurrency: 'USD' }]
+})
+export type CreateMerchantBodyType = Static<typeof CreateMerchantBody>
+
+const nullable = (description: string, example: string) => Type.Optional(Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  description,
+  examples: [example]
+}))
+
+export const MerchantPatchBody = Type.Object({
+  name: Type.Optional(nameSchema(`${nameDescription} Cannot be null (required).`)),
+  email: Type.Optional(emailSchema(`${emailDescription} Cannot be null (required).`)),
+  country: nullable(`${countryDescription} \`null\` removes it.`, 'DE'),
+  defaultCurrency: nullable(`${currencyDescription} \`null\` removes it.`, 'EUR'),
+  status: Type.Optional(statusSchema('`active` or `suspended`. Cannot be null (required).')),
+  id: readOnlyInRequest('assigned by the service'),
+  createdAt: readOnlyInRequest('set by the service'),
+  updatedAt: readOnlyInRequest('set by the service')
+}, {
+  title: 'Merchant merge patch',
+  additionalProperties: false,
+  description: 'A JSON Merge Patch (RFC 7396): members that are absent stay unchanged, `null` removes an optional member, ' +
+    'any other value replaces it. The body must be a JSON object. Unknown fields are rejected.',
+  examples: [{ country: 'DE', defaultCurrency: null }]
+})
+export type MerchantPatchBodyType = Static<typeof MerchantPatchBody>
+
+export const ConditionalGetHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({
+    description: 'Entity tags (or `*`) the client already has. When one matches the current ETag (weak comparison), the answer is 304 without a body.',
+    examples: ['"3"']
+  }))
+})
+
+export const ConditionalPatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({
+    description: 'Optional. Apply the patch only if the merchant\'s current ETag is one of these (strong comparison; `*` matches any ' +
+      'existing merchant); otherwise 412 and nothing changes. Use the ETag of your last read to avoid overwriting someone else\'s change.',
+    examples: ['"3"']
+  }))
+})
+
+const etagHeader = {
+  etag: { type: 'string', description: 'Strong entity tag of the merchant: its version as a quoted integer, e.g. `"3"`. Changes on every change of the merchant.' }
+}
+
+export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json'
+export const ACCEPT_PATCH = `${MERGE_PATCH_MEDIA_TYPE}, application/json`
+
+export const merchantResponses = {
+  created: {
+    ...jsonResponse('The merchant was created. `Location` holds its URL (`/merchants/{id}`) and `ETag` its entity tag.', Type.Ref(Merchant)),
+    headers: {
+      location: { type: 'string', description: 'The URL path of the new merchant: `/merchants/{id}`.' },
+      ...etagHeader
+    }
+  },
+  ok: {
+    ...jsonResponse('The merchant, with its `ETag`.', Type.Ref(Merchant)),
+    headers: etagHeader
+  },
+  patched: {
+    ...jsonResponse('The merchant after the patch, with its new `ETag` (unchanged when the patch changed nothing).', Type.Ref(Merchant)),
+    headers: etagHeader
+  },
+  notModified: {
+    description: 'The representation the client holds (If-None-Match) is current. No body.',
+    type: 'null',
+    headers: etagHeader
+  }
+}
+
+export const merchantErrors = {
+  createValidation: problemResponse('Validation failure: `errors` maps each JSON field name to messages (a missing, blank or too long ' +
+    'name, an invalid email, an unknown or lower-case country or currency code, an unknown field, a read-only field); also invalid JSON or an empty body.'),
+  patchValidation: problemResponse('Validation failure: `errors` maps each JSON field name to messages (also: null on a required field, ' +
+    'a different value for id/createdAt/updatedAt, a body that is not a JSON object); also invalid JSON or an empty body.'),
+  notFound: problemResponse('No merchant has this id (also answered for an id that is not a GUID).'),
+  emailTaken: problemResponse('Another merchant already uses this email, compared case-insensitively (`type` urn:problem-type:merchant-email-taken).'),
+  patchConflict: problemResponse('Another merchant already uses this email (`type` urn:problem-type:merchant-email-taken), or the merchant ' +
+    'kept changing concurrently while the patch was retried (`type` RFC 9110 409); re-read and retry.'),
+  preconditionFailed: problemResponse('If-Match does not match the merchant\'s current ETag (strong comparison): someone changed it since you read it. Nothing was changed; re-read and retry.'),
+  tooLarge: problemResponse('The body is larger than BODY_LIMIT.'),
+  createUnsupportedMediaType: problemResponse('The body is not application/json.'),
+  patchUnsupportedMediaType: {
+    ...problemResponse('The body is neither application/merge-patch+json nor application/json. ' +
+      'The `Accept-Patch` header lists the accepted media types.'),
+    headers: { 'accept-patch': { type: 'string', description: `The media types PATCH accepts: \`${ACCEPT_PATCH}\`.` } }
+  },
+  rateLimited: problemResponse('Too many requests from this client; see Retry-After.'),
+  internal: problemResponse('Unexpected failure; the body carries only a generic title and the trace id.')
+}

@@ -1,0 +1,82 @@
+import { EmailTakenError, type Merchant, type MerchantStatus } from '../../domain/merchants'
+import type { MerchantStore } from '../types'
+import type { SqliteHandle } from './connection'
+
+interface MerchantRow {
+  id: string
+  name: string
+  email: string
+  country: string | null
+  default_currency: string | null
+  status: string
+  version: number
+  created_at: string
+  updated_at: string
+}
+
+function fromRow (row: MerchantRow): Merchant {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    country: row.country,
+    defaultCurrency: row.default_currency,
+    status: row.status as MerchantStatus,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+/** better-sqlite3 reports `UNIQUE constraint failed: index 'merchants_email_unique'`. */
+function isEmailViolation (error: unknown): boolean {
+  const err = error as { code?: string, message?: string }
+  return err.code === 'SQLITE_CONSTRAINT_UNIQUE' && /merchants_email_unique/.test(err.message ?? '')
+}
+
+function translate<T> (write: () => T): T {
+  try {
+    return write()
+  } catch (error) {
+    if (isEmailViolation(error)) throw new EmailTakenError()
+    throw error
+  }
+}
+
+export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
+  const columns = 'id, name, email, country, default_currency, status, version, created_at, updated_at'
+  const select = db.prepare<[string], MerchantRow>(`SELECT ${columns} FROM merchants WHERE id = ?`)
+  const insert = db.prepare(`
+    INSERT INTO merchants (${columns})
+    VALUES (@id, @name, @email, @country, @defaultCurrency, @status, @version, @createdAt, @updatedAt)
+  `)
+  // The compare-and-set: only the writer that still sees `expectedVersion` wins.
+  const update = db.prepare(`
+    UPDATE merchants
+    SET name = @name, email = @email, country = @country, default_currency = @defaultCurrency,
+        status = @status, version = version + 1, updated_at = @updatedAt
+    WHERE id = @id AND version = @expectedVersion
+  `)
+  const updateAndRead = db.transaction((params: Record<string, unknown>) => {
+    const changed = update.run(params).changes
+    const row = select.get(params.id as string)
+    return { changed, row }
+  })
+
+  return {
+    async create (merchant) {
+      translate(() => insert.run(merchant))
+      return { ...merchant }
+    },
+    async get (id) {
+      const row = select.get(id)
+      return row === undefined ? undefined : fromRow(row)
+    },
+    async update (id, expectedVersion, fields, updatedAt) {
+      const { changed, row } = translate(() => updateAndRead.immediate({ ...fields, id, expectedVersion, updatedAt }))
+      if (row === undefined) return { kind: 'not_found' }
+      if (changed === 0) return { kind: 'version_mismatch', current: fromRow(row) }
+      return { kind: 'updated', merchant: fromRow(row) }
+    }
+  }
+}

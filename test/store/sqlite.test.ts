@@ -1,0 +1,9 @@
+import t from 'tap'
+import { createSqliteDatabase } from '../../src/store/sqlite'
+import { merchantStoreContract } from './merchants.contract'
+
+const makeSqlite = async () => createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+
+t.test('SQLite: merchant store contract', async (t) => {
+  merchantStoreContract(t, makeSqlite)
+})
