@@ -13,6 +13,51 @@ A product, payment and merchant HTTP JSON service.
 Every response carries \`X-Request-Id\` (yours when it is 1-128 characters of \`A-Z a-z 0-9 . _ : -\`, else a new UUID).
 A 500 never contains exception details; quote the request id to the operator instead.
 
+Problem types specific to this service: \`urn:problem-type:payment-declined\` (402),
+\`urn:problem-type:gateway-unavailable\` (503), \`urn:problem-type:idempotency-key-reused\` (409),
+\`urn:problem-type:idempotency-key-in-use\` (409), \`urn:problem-type:merchant-email-taken\` (409). Other problems use
+the RFC 9110 section of their status code as \`type\`.
+
+## Payments
+* \`amount\` is a JSON number greater than 0 and at most 1000000000, with no more decimal places than the currency's
+  ISO 4217 minor unit (USD 2, JPY 0, BHD 3, CLF 4). \`currency\` is an active ISO 4217 code in upper case. Amounts are
+  stored as integer minor units and read back exactly as sent (10.1 stays 10.1).
+* States: \`pending\` → \`succeeded\` | \`declined\`. Both final states are terminal; no other move exists.
+  A payment is \`pending\` only while the gateway has not answered (or was unreachable).
+* Outcomes: 201 \`succeeded\` with \`Location: /api/payments/{id}\`; 402 problem when declined (the payment is stored as
+  \`declined\`, with \`paymentId\` and \`declineCode\`); 503 problem with \`Retry-After\` when the gateway is unavailable or
+  times out (the payment is stored as \`pending\` and named by \`paymentId\`; a retry with the same Idempotency-Key resumes it,
+  and a background recovery worker settles abandoned pending payments).
+* \`GET /api/payments/{id}\` answers 404 for unknown ids and for ids that are not GUIDs (they cannot name a payment).
+
+### Simulated gateway (the default, \`GATEWAY=simulated\`)
+Deterministic outcomes by amount, after Braintree's sandbox — try them from this page:
+
+| amount | outcome |
+|---|---|
+| 2000.00 – 2999.99 | declined, \`declineCode: card_declined\` → 402 |
+| 5001.00 | gateway unavailable → 503, payment pending |
+| 5002.00 | gateway time-out → 503, payment pending; the charge was in fact made, so a retry with the same key gets 201 |
+| anything else | succeeded → 201 |
+
+The simulator keeps its ledger in the service's database keyed by the downstream idempotency key (\`payment-{id}\`), so a
+payment is never charged twice, across restarts too.
+
+## Idempotency (\`Idempotency-Key\` header)
+\`POST /api/payments\` and \`POST /merchants\` accept an optional \`Idempotency-Key\` of 1-255 printable ASCII characters
+(use a UUID). Keys are scoped by client (none until authentication exists), method and path.
+* The first request claims the key. Repeating it with the same body (compared canonically: key order and whitespace do not
+  matter) replays the first response exactly — status, body, \`Location\` — with \`Idempotent-Replayed: true\`.
+  Declines (402) are replayed too.
+* The same key with a different body → 409 \`idempotency-key-reused\`. The same key while the first request is still
+  running → 409 \`idempotency-key-in-use\` with \`Retry-After\`. No second payment and no second charge in either case.
+* Requests rejected before any work (400 validation, 413, 415, 429) do not consume the key.
+* After a 503 (gateway unavailable or time-out) the key is released but remembers its payment: retrying with the same key
+  resumes the same payment and charges it under the same downstream key.
+* A request that dies mid-way holds its key for the lock lease only (\`IDEMPOTENCY_LOCK_SECONDS\`, default 60 s); then a retry
+  resumes it. Keys are retained for \`IDEMPOTENCY_TTL_HOURS\` (default 24 h) from their first use (replays do not extend
+  it); afterwards the key may be used for a new request. Keys of payments still pending are never deleted.
+
 ## Limits
 * Request bodies are limited to 64 KiB by default (\`BODY_LIMIT\`); larger bodies get 413.
 * Each client IP may make 600 requests per minute by default (\`RATE_LIMIT_MAX\`, \`RATE_LIMIT_WINDOW_MS\`);
