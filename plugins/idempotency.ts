@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
+import { DomainError, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
 import { canonicalJson } from '../src/http/canonical-json'
 import type { IdempotencyKeyRef, IdempotencyRecord, StoredResponse } from '../src/store/types'
 
@@ -25,6 +25,15 @@ export interface IdempotencyService {
   claim: (request: FastifyRequest, key: string) => Promise<Claim>
   /** Sends a stored response, marked as a replay. */
   replay: (reply: FastifyReply, response: StoredResponse) => FastifyReply
+  /**
+   * Runs `work` under the request's Idempotency-Key (when it has one) and sends
+   * its response: replays a finished key, refuses reuse and concurrent use, and
+   * on failure frees the key — forgotten when nothing was created (a client
+   * error such as a conflict), unlocked at its recovery point otherwise.
+   * `work` must store the response on the key in the transaction that creates
+   * the resource.
+   */
+  handle: (request: FastifyRequest, reply: FastifyReply, work: (key: OwnedKey | undefined) => Promise<StoredResponse>) => Promise<FastifyReply>
 }
 
 declare module 'fastify' {
@@ -93,6 +102,23 @@ export default fp(async (app) => {
 
     replay (reply, response) {
       return sendStored(reply.header('idempotent-replayed', 'true'), response)
+    },
+
+    async handle (request, reply, work) {
+      const idempotencyKey = service.keyOf(request)
+      if (idempotencyKey === undefined) return sendStored(reply, await work(undefined))
+      const claim = await service.claim(request, idempotencyKey)
+      if (claim.kind === 'replay') return service.replay(reply, claim.response)
+      const { ref, record } = claim.key
+      try {
+        return sendStored(reply, await work(claim.key))
+      } catch (err) {
+        const nothingCreated = record.recoveryPoint === 'started' && err instanceof DomainError && err.statusCode < 500
+        await (nothingCreated ? app.db.idempotency.abandon(ref) : app.db.idempotency.release(ref)).catch((cleanupError: unknown) => {
+          request.log.error({ err: cleanupError }, 'could not free an idempotency key')
+        })
+        throw err
+      }
     }
   }
   app.decorate('idempotency', service)

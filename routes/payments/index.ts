@@ -5,8 +5,7 @@ import { minorUnitsOf } from '../../src/domain/currencies'
 import { problemContextOf, problemErrorHandler, problemNotFound } from '../../src/http/problem'
 import { jsonResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
-import { sendStored } from '../../plugins/idempotency'
-import { createPayment, toPublicPayment, type PaymentDeps, type PaymentKey } from '../../src/services/payments'
+import { createPayment, toPublicPayment, type PaymentDeps } from '../../src/services/payments'
 import { Type } from '@sinclair/typebox'
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -42,23 +41,14 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    const idempotencyKey = app.idempotency.keyOf(request)
     const errors = validatePaymentInput(request.body, { minorUnitsOf })
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
-
-    let key: PaymentKey | undefined
-    if (idempotencyKey !== undefined) {
-      const claim = await app.idempotency.claim(request, idempotencyKey)
-      if (claim.kind === 'replay') return app.idempotency.replay(reply, claim.response)
-      key = { ref: claim.key.ref, resourceId: claim.key.record.resourceId }
-    }
-    try {
-      return sendStored(reply, await createPayment(deps(), request.body, problemContextOf(request), key))
-    } catch (err) {
-      // Whatever failed, a retry with the same key may resume from the recovery point.
-      if (key !== undefined) await app.db.idempotency.release(key.ref).catch(() => {})
-      throw err
-    }
+    return await app.idempotency.handle(request, reply, async (key) => await createPayment(
+      deps(),
+      request.body,
+      problemContextOf(request),
+      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId }
+    ))
   })
 
   app.get('/payments/:id', {
