@@ -49,6 +49,15 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   app.setErrorHandler(envelopeErrorHandler)
   app.setNotFoundHandler(envelopeNotFound('route not found'))
 
+  // During shutdown, requests already in flight are answered with `Connection: close`:
+  // server.close() only drops connections idle at that moment, so a keep-alive socket that
+  // was busy would otherwise hold app.close() open until the client or keepAliveTimeout drops it.
+  let closing = false
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
+
   await app.register(configPlugin, { config })
   await app.register(requestIdPlugin)
   await app.register(clockPlugin, { clock: overrides.clock })

@@ -1,0 +1,145 @@
+import t from 'tap'
+import { existsSync } from 'node:fs'
+import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http'
+import { join } from 'node:path'
+import { loadConfig } from '../src/config'
+import { openDatabase } from '../src/store'
+import { ServerProcess } from './helpers/server-process'
+
+interface Reply { status: number, headers: IncomingMessage['headers'], body: string }
+
+function collect (req: ClientRequest): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    req.on('error', reject)
+    req.on('response', (res) => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body }) })
+    })
+  })
+}
+
+function get (url: string, agent?: Agent): Promise<Reply> {
+  const req = httpRequest(url, { agent })
+  req.end()
+  return collect(req)
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function serverEnv (dir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: `file:${join(dir, 'service.db')}`,
+    REAPER_INTERVAL_MS: '0',
+    RECOVERY_INTERVAL_MS: '0',
+    ...env
+  }
+}
+
+t.test('SIGTERM drains an in-flight request, closes the database cleanly and exits 0', async (t) => {
+  const dir = t.testdir()
+  const dbFile = join(dir, 'service.db')
+  const server = new ServerProcess(t, serverEnv(dir))
+  const base = await server.listening()
+  t.equal((await get(`${base}/health/ready`)).status, 200)
+  t.ok(existsSync(`${dbFile}-wal`), 'the database runs in WAL mode while open')
+
+  // A PUT whose body is only half sent: the server has routed it but cannot answer yet.
+  const body = JSON.stringify({ name: 'Drained', price: 9.5 })
+  const put = httpRequest(`${base}/products/drain`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': 'in-flight' }
+  })
+  const response = collect(put)
+  put.write(body.slice(0, 10))
+  await server.waitForLog((line) => line.requestId === 'in-flight' && line.msg === 'incoming request')
+
+  server.child.kill('SIGTERM')
+  const shutdown = await server.waitForLog((line) => line.msg === 'shutting down')
+  t.equal(shutdown.signal, 'SIGTERM', 'the signal is logged')
+
+  await sleep(300)
+  t.equal(server.child.exitCode, null, 'the process waits for the in-flight request')
+  const newcomer = await get(`${base}/health/live`).then((reply) => reply.status, (err: NodeJS.ErrnoException) => err.code)
+  t.ok(newcomer === 'ECONNREFUSED' || newcomer === 503, `new requests are not served while draining (${newcomer})`)
+
+  put.end(body.slice(10))
+  const reply = await response
+  t.equal(reply.status, 200, 'the in-flight request completes')
+  t.same(JSON.parse(reply.body), { id: 'drain', name: 'Drained', price: 9.5 })
+  t.equal(reply.headers['x-request-id'], 'in-flight')
+  t.equal(reply.headers.connection, 'close', 'and tells the client the connection ends')
+
+  const started = Date.now()
+  const { code, signal } = await server.exited
+  t.equal(code, 0, 'exit code 0')
+  t.equal(signal, null)
+  t.ok(Date.now() - started < 5000, 'exits promptly once drained')
+  t.ok(server.logs.some((line) => line.requestId === 'in-flight' && line.msg === 'request completed'), 'the request is logged as completed')
+  t.equal(server.stderr, '', 'nothing on stderr')
+
+  t.notOk(existsSync(`${dbFile}-wal`), 'the WAL was checkpointed and removed: the database was closed')
+  const db = await openDatabase(loadConfig({ DATABASE_URL: `file:${dbFile}` }))
+  t.teardown(() => db.close())
+  t.same(await db.products.get('drain'), { id: 'drain', name: 'Drained', price: 9.5 }, 'the drained write is durable')
+})
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`${signal} with only idle keep-alive connections exits 0 at once`, async (t) => {
+    const dir = t.testdir()
+    const server = new ServerProcess(t, serverEnv(dir))
+    const base = await server.listening()
+    const agent = new Agent({ keepAlive: true })
+    t.teardown(() => agent.destroy())
+    const first = await get(`${base}/health/live`, agent)
+    t.equal(first.status, 200)
+    t.equal(first.headers.connection, 'keep-alive', 'the connection stays open')
+
+    const started = Date.now()
+    server.child.kill(signal)
+    const { code } = await server.exited
+    t.equal(code, 0)
+    t.ok(Date.now() - started < 3000, `exited in ${Date.now() - started} ms, well before the keep-alive timeout`)
+    t.ok(server.logs.some((line) => line.msg === 'shutting down' && line.signal === signal), 'logs shutting down')
+    t.notOk(existsSync(join(dir, 'service.db-wal')), 'database closed')
+  })
+}
+
+t.test('a request that never finishes cannot hold shutdown past SHUTDOWN_GRACE_MS', async (t) => {
+  const dir = t.testdir()
+  const server = new ServerProcess(t, serverEnv(dir, { SHUTDOWN_GRACE_MS: '500' }))
+  const base = await server.listening()
+  const stuck = httpRequest(`${base}/products/stuck`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', 'content-length': '100', 'x-request-id': 'stuck' }
+  })
+  stuck.on('error', () => {})
+  stuck.write('{"na')
+  await server.waitForLog((line) => line.requestId === 'stuck')
+
+  const started = Date.now()
+  server.child.kill('SIGTERM')
+  const { code } = await server.exited
+  const took = Date.now() - started
+  t.equal(code, 1, 'a forced exit is a failure exit')
+  t.ok(took >= 450 && took < 3000, `gave up after the grace period (${took} ms)`)
+  t.match(server.stderr, /killed by timeout \(500ms\)/)
+  stuck.destroy()
+})
+
+t.test('a port already in use fails startup with one line on stderr', async (t) => {
+  const dir = t.testdir()
+  const first = new ServerProcess(t, serverEnv(dir))
+  const port = new URL(await first.listening()).port
+  const second = new ServerProcess(t, serverEnv(dir, { PORT: port, DATABASE_URL: 'file::memory:' }))
+  const { code } = await second.exited
+  t.equal(code, 1)
+  const lines = second.stderr.split('\n').filter((line) => line !== '')
+  t.equal(lines.length, 1, `one line: ${second.stderr}`)
+  t.match(lines[0], /^failed to start: .*EADDRINUSE/)
+  first.child.kill('SIGTERM')
+  t.equal((await first.exited).code, 0)
+})
