@@ -14,7 +14,9 @@ export interface DatabasePluginOptions {
 }
 
 export default fp<DatabasePluginOptions>(async (app, opts) => {
-  const db = opts.database ?? await openDatabase(app.config)
+  const db = opts.database ?? await openDatabase(app.config, {
+    onBackgroundError: (err) => { app.log.warn({ err }, 'database connection error outside a request; the connection is replaced') }
+  })
   app.decorate('db', db)
   app.addHook('onClose', async () => { await db.close() })
 }, { name: 'database', dependencies: ['config'], fastify: '5.x' })

@@ -1,11 +1,17 @@
 import type { Config } from '../config'
 import type { Database } from './types'
 import { createSqliteDatabase } from './sqlite'
+import { createPostgresDatabase } from './postgres'
 
-/** Picks the store implementation from DATABASE_URL. */
-export async function openDatabase (config: Config): Promise<Database> {
+export interface OpenDatabaseOptions {
+  /** Told about errors the database reports outside any request (PostgreSQL: idle pooled connections). */
+  onBackgroundError?: (err: Error) => void
+}
+
+/** Picks the store implementation from DATABASE_URL: `file:` → SQLite, `postgres(ql)://` → PostgreSQL. */
+export async function openDatabase (config: Config, options: OpenDatabaseOptions = {}): Promise<Database> {
   if (config.DATABASE_URL.startsWith('file:')) {
     return createSqliteDatabase(config.DATABASE_URL, { synchronous: config.SQLITE_SYNCHRONOUS })
   }
-  throw new Error('PostgreSQL support is not available yet')
+  return await createPostgresDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE, onIdleError: options.onBackgroundError })
 }

@@ -1,0 +1,130 @@
+import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, StoredResponse } from '../types'
+import { classifyExistingKey, idempotencyRecordFromRow, type IdempotencyRow } from '../rows'
+import { inTransaction, type PgPool, type Queryable } from './connection'
+
+const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
+
+function refValues (ref: IdempotencyKeyRef): [string, string, string, string] {
+  return [ref.scope, ref.method, ref.path, ref.key]
+}
+
+/** Statements other stores run inside their own transactions to move a key along. */
+export const postgresKeyStatements = {
+  async markResourceCreated (db: Queryable, ref: IdempotencyKeyRef, resourceId: string): Promise<void> {
+    await db.query({
+      name: 'idem-mark-resource',
+      text: `UPDATE idempotency_keys SET recovery_point = 'resource_created', resource_id = $5 WHERE ${KEY_MATCH}`,
+      values: [...refValues(ref), resourceId]
+    })
+  },
+  async storeResponse (db: Queryable, ref: IdempotencyKeyRef, response: StoredResponse): Promise<void> {
+    await db.query({
+      name: 'idem-finish',
+      text: `UPDATE idempotency_keys
+        SET recovery_point = 'finished', response_status = $5, response_headers = $6, response_body = $7, locked_until = NULL
+        WHERE ${KEY_MATCH} AND recovery_point <> 'finished'`,
+      values: [...refValues(ref), response.statusCode, JSON.stringify(response.headers), response.body]
+    })
+  }
+}
+
+/** How often a claim retries when the key it collided with vanished before it could lock it. */
+const CLAIM_ATTEMPTS = 5
+
+export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
+  const one = (rows: IdempotencyRow[]): IdempotencyRecord | undefined => rows.length === 0 ? undefined : idempotencyRecordFromRow(rows[0])
+
+  /*
+   * The claim runs in READ COMMITTED, deliberately not REPEATABLE READ or SERIALIZABLE:
+   * - INSERT … ON CONFLICT DO NOTHING is the atomic claim. When another instance's
+   *   transaction holds an uncommitted insert of the same key, ours waits for it and
+   *   then does nothing (or inserts, if it rolled back); exactly one claimant inserts.
+   * - Every decision about an existing key is made on the row read with SELECT … FOR
+   *   UPDATE, which in READ COMMITTED returns the newest committed version and holds it
+   *   until we commit, so nothing another instance does can slip in between the read and
+   *   our write (delete + re-insert of an expired key, or the lock of a resumed one).
+   * - The stricter levels would turn exactly these waits into serialization failures
+   *   that every caller would have to retry, without adding safety.
+   */
+  async function claim (request: ClaimRequest): Promise<ClaimResult> {
+    const ref = refValues(request.ref)
+    return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+      const insert = async (): Promise<IdempotencyRecord | undefined> => one((await client.query<IdempotencyRow>({
+        name: 'idem-claim-insert',
+        text: `INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
+          VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8)
+          ON CONFLICT DO NOTHING
+          RETURNING *`,
+        values: [...ref, request.fingerprint, request.lockUntil, request.now, request.expiresAt]
+      })).rows)
+      for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+        const created = await insert()
+        if (created !== undefined) return { kind: 'new', record: created }
+        const existing = one((await client.query<IdempotencyRow>({
+          name: 'idem-claim-lock',
+          text: `SELECT * FROM idempotency_keys WHERE ${KEY_MATCH} FOR UPDATE`,
+          values: ref
+        })).rows)
+        // Deleted (abandoned or reaped) between our insert and our lock: try the insert again.
+        if (existing === undefined) continue
+        switch (classifyExistingKey(existing, request.fingerprint, request.now)) {
+          case 'expired': {
+            await client.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: ref })
+            const fresh = await insert()
+            if (fresh === undefined) throw new Error('idempotency claim: re-inserting an expired key failed')
+            return { kind: 'new', record: fresh }
+          }
+          case 'mismatch': return { kind: 'mismatch', record: existing }
+          case 'replay': return { kind: 'replay', record: existing as IdempotencyRecord & { response: StoredResponse } }
+          case 'in_flight': return { kind: 'in_flight', record: existing }
+          case 'resumable': {
+            const { rows } = await client.query<IdempotencyRow>({
+              name: 'idem-lock',
+              text: `UPDATE idempotency_keys SET locked_until = $5 WHERE ${KEY_MATCH} RETURNING *`,
+              values: [...ref, request.lockUntil]
+            })
+            return { kind: 'resumed', record: idempotencyRecordFromRow(rows[0]) }
+          }
+        }
+      }
+      throw new Error(`idempotency claim: the key kept disappearing during ${CLAIM_ATTEMPTS} attempts`)
+    })
+  }
+
+  return {
+    claim,
+    // The single-statement operations below run in autocommit; each is atomic on its own.
+    async release (ref) {
+      await pool.query({ name: 'idem-unlock', text: `UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`, values: refValues(ref) })
+    },
+    async abandon (ref) {
+      await pool.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })
+    },
+    async finish (ref, response) { await postgresKeyStatements.storeResponse(pool, ref, response) },
+    async get (ref) {
+      return one((await pool.query<IdempotencyRow>({ name: 'idem-get', text: `SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })).rows)
+    },
+    async findByResource (resourceId) {
+      return one((await pool.query<IdempotencyRow>({
+        name: 'idem-by-resource',
+        text: 'SELECT * FROM idempotency_keys WHERE resource_id = $1 LIMIT 1',
+        values: [resourceId]
+      })).rows)
+    },
+    /*
+     * One DELETE, safe when every instance reaps at once: a row another reaper
+     * deleted first is skipped after its lock is released, and a key whose payment
+     * is still pending is never deleted (the recovery worker needs it).
+     */
+    async reap (now) {
+      const result = await pool.query({
+        name: 'idem-reap',
+        text: `DELETE FROM idempotency_keys k
+          WHERE k.expires_at <= $1
+            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = k.resource_id AND p.status = 'pending')`,
+        values: [now]
+      })
+      return result.rowCount ?? 0
+    }
+  }
+}

@@ -1,0 +1,42 @@
+import type { Database } from '../types'
+import { migratePostgres, openPool, type PostgresOptions } from './connection'
+import { postgresMigrations } from './migrations'
+import { postgresProductStore } from './products'
+import { postgresMerchantStore } from './merchants'
+import { postgresPaymentStore } from './payments'
+import { postgresIdempotencyStore } from './idempotency'
+import { postgresLedgerStore } from './ledger'
+
+export type { PostgresOptions } from './connection'
+
+/**
+ * Opens a pool on `url` (postgres:// or postgresql://; libpq parameters such as
+ * `?options=-c%20search_path%3Dtenant` pass through) and applies pending
+ * migrations under an advisory lock before answering.
+ */
+export async function createPostgresDatabase (url: string, options: PostgresOptions): Promise<Database> {
+  const pool = openPool(url, options)
+  try {
+    await migratePostgres(pool, postgresMigrations)
+  } catch (err) {
+    await pool.end()
+    throw err
+  }
+  let closed = false
+  return {
+    kind: 'postgres',
+    products: postgresProductStore(pool),
+    merchants: postgresMerchantStore(pool),
+    payments: postgresPaymentStore(pool),
+    idempotency: postgresIdempotencyStore(pool),
+    ledger: postgresLedgerStore(pool),
+    async ping () {
+      await pool.query('SELECT 1')
+    },
+    async close () {
+      if (closed) return
+      closed = true
+      await pool.end()
+    }
+  }
+}

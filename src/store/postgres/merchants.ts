@@ -1,0 +1,80 @@
+import { EmailTakenError, type Merchant, type MerchantStatus } from '../../domain/merchants'
+import type { MerchantStore } from '../types'
+import { inTransaction, uniqueViolationOf, type PgPool } from './connection'
+
+interface MerchantRow {
+  id: string
+  name: string
+  email: string
+  country: string | null
+  default_currency: string | null
+  status: string
+  version: number
+  created_at: string
+  updated_at: string
+}
+
+function fromRow (row: MerchantRow): Merchant {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    country: row.country,
+    defaultCurrency: row.default_currency,
+    status: row.status as MerchantStatus,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+/** A unique violation of the lower(email) index becomes the domain conflict the SQLite store throws too. */
+async function translate<T> (write: () => Promise<T>): Promise<T> {
+  try {
+    return await write()
+  } catch (error) {
+    if (uniqueViolationOf(error) === 'merchants_email_unique') throw new EmailTakenError()
+    throw error
+  }
+}
+
+const COLUMNS = 'id, name, email, country, default_currency, status, version, created_at, updated_at'
+
+export function postgresMerchantStore (pool: PgPool): MerchantStore {
+  return {
+    async create (merchant) {
+      await translate(async () => await pool.query({
+        name: 'merchant-insert',
+        text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        values: [merchant.id, merchant.name, merchant.email, merchant.country, merchant.defaultCurrency,
+          merchant.status, merchant.version, merchant.createdAt, merchant.updatedAt]
+      }))
+      return { ...merchant }
+    },
+    async get (id) {
+      const { rows } = await pool.query<MerchantRow>({ name: 'merchant-get', text: `SELECT ${COLUMNS} FROM merchants WHERE id = $1`, values: [id] })
+      return rows.length === 0 ? undefined : fromRow(rows[0])
+    },
+    /*
+     * The compare-and-set: only the writer that still sees `expectedVersion` wins. In
+     * READ COMMITTED a concurrent writer's UPDATE makes ours wait and then re-check
+     * `version = $expected` on the committed row, so exactly one of them updates; the
+     * loser reads the winner's row in the same transaction to report the mismatch.
+     */
+    async update (id, expectedVersion, fields, updatedAt) {
+      return await translate(async () => await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        const updated = await client.query<MerchantRow>({
+          name: 'merchant-update',
+          text: `UPDATE merchants
+            SET name = $3, email = $4, country = $5, default_currency = $6, status = $7, version = version + 1, updated_at = $8
+            WHERE id = $1 AND version = $2
+            RETURNING ${COLUMNS}`,
+          values: [id, expectedVersion, fields.name, fields.email, fields.country, fields.defaultCurrency, fields.status, updatedAt]
+        })
+        if (updated.rows.length === 1) return { kind: 'updated' as const, merchant: fromRow(updated.rows[0]) }
+        const { rows } = await client.query<MerchantRow>({ name: 'merchant-get', text: `SELECT ${COLUMNS} FROM merchants WHERE id = $1`, values: [id] })
+        return rows.length === 0 ? { kind: 'not_found' as const } : { kind: 'version_mismatch' as const, current: fromRow(rows[0]) }
+      }))
+    }
+  }
+}
