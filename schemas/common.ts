@@ -36,3 +36,11 @@ export function problemResponse (description: string) {
 export function jsonResponse<T extends TSchema> (description: string, schema: T) {
   return { description, content: { 'application/json': { schema } } }
 }
+
+/** The optional Idempotency-Key request header of creating operations (payments, merchants). */
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    description: 'Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays ' +
+      'the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description.'
+  }))
+})

@@ -173,7 +173,9 @@ export const merchantErrors = {
   patchValidation: problemResponse('Validation failure: `errors` maps each JSON field name to messages (also: null on a required field, ' +
     'a different value for id/createdAt/updatedAt, a body that is not a JSON object); also invalid JSON or an empty body.'),
   notFound: problemResponse('No merchant has this id (also answered for an id that is not a GUID).'),
-  emailTaken: problemResponse('Another merchant already uses this email, compared case-insensitively (`type` urn:problem-type:merchant-email-taken).'),
+  emailTaken: problemResponse('Another merchant already uses this email, compared case-insensitively (`type` urn:problem-type:merchant-email-taken); ' +
+    'or the Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight ' +
+    '(urn:problem-type:idempotency-key-in-use, with Retry-After).'),
   patchConflict: problemResponse('Another merchant already uses this email (`type` urn:problem-type:merchant-email-taken), or the merchant ' +
     'kept changing concurrently while the patch was retried (`type` RFC 9110 409); re-read and retry.'),
   preconditionFailed: problemResponse('If-Match does not match the merchant\'s current ETag (strong comparison): someone changed it since you read it. Nothing was changed; re-read and retry.'),

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
 import { problemResponse } from './common'
+export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
   format: 'uuid',
@@ -44,13 +45,6 @@ export type CreatePaymentBodyType = Static<typeof CreatePaymentBody>
 
 export const PaymentParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The payment id. Anything that is not a GUID is answered 404.' })
-})
-
-export const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({
-    description: 'Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays ' +
-      'the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description.'
-  }))
 })
 
 export const paymentErrors = {

@@ -4,7 +4,7 @@ import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/err
 import { mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
 import { ifNoneMatchMatches } from '../../src/http/conditional'
 import { problemErrorHandler, problemNotFound } from '../../src/http/problem'
-import { sendStored } from '../../plugins/idempotency'
+import { IdempotencyHeaders } from '../../schemas/common'
 import { createMerchant, getMerchant, merchantCreatedResponse, patchMerchant, type MerchantDeps } from '../../src/services/merchants'
 import {
   ACCEPT_PATCH,
@@ -64,7 +64,10 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         '(default `active`). The service assigns `id`, `createdAt` and `updatedAt`; sending them, or any unknown field, is 400. ' +
         'Emails are unique case-insensitively: a second merchant with the same email is 409 ' +
         '(`type` urn:problem-type:merchant-email-taken). Answers 201 with the merchant, `Location: /merchants/{id}` and its `ETag`. ' +
-        'The body must be `application/json`.',
+        'The body must be `application/json`. Supports `Idempotency-Key` with the same semantics as payments: a repeat with the ' +
+        'same body replays the 201 (`Idempotent-Replayed: true`), a different body is 409 `idempotency-key-reused`, a concurrent ' +
+        'one 409 `idempotency-key-in-use`; rejected requests (400, 409 email taken, 413, 415, 429) leave the key unused.',
+      headers: IdempotencyHeaders,
       body: CreateMerchantBody,
       response: {
         201: merchantResponses.created,
@@ -78,7 +81,8 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     },
     onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json')
   }, async (request, reply) => {
-    return sendStored(reply, merchantCreatedResponse(await createMerchant(deps(), request.body)))
+    return await app.idempotency.handle(request, reply, async (key) =>
+      merchantCreatedResponse(await createMerchant(deps(), request.body, key?.ref)))
   })
 
   app.get('/:id', {

@@ -12,7 +12,7 @@ import {
   type MerchantPatch
 } from '../domain/merchants'
 import { ifMatchMatches } from '../http/conditional'
-import type { MerchantStore, StoredResponse } from '../store/types'
+import type { IdempotencyKeyRef, MerchantStore, StoredResponse } from '../store/types'
 
 export interface MerchantDeps {
   merchants: MerchantStore
@@ -29,12 +29,13 @@ function nowOf (deps: MerchantDeps): string {
 /**
  * POST /merchants without the HTTP around it: validate → build the record →
  * insert. Throws ValidationError (400) or EmailTakenError (409); nothing is
- * stored when it throws. An Idempotency-Key wrapper can call this and store
- * `merchantCreatedResponse(merchant)` as the response to replay.
+ * stored when it throws. With an Idempotency-Key, the 201 response is stored
+ * on the key in the same transaction, to be replayed.
  */
-export async function createMerchant (deps: MerchantDeps, input: MerchantCreateInput): Promise<Merchant> {
+export async function createMerchant (deps: MerchantDeps, input: MerchantCreateInput, key?: IdempotencyKeyRef): Promise<Merchant> {
   const merchant = buildMerchant(input, (deps.newId ?? randomUUID)(), nowOf(deps))
-  return await deps.merchants.create(merchant)
+  // The key's response is stored in the transaction that inserts the merchant.
+  return await deps.merchants.create(merchant, key === undefined ? undefined : { ref: key, response: merchantCreatedResponse(merchant) })
 }
 
 /** The 201 response for a new merchant, exactly as sent (and as an idempotency layer would replay it). */

@@ -135,9 +135,10 @@ export interface MerchantStore {
   /**
    * Inserts a new merchant. Email uniqueness (case-insensitive) is enforced by
    * the database (a unique index on lower(email)); a violation throws the
-   * domain EmailTakenError, never a driver error.
+   * domain EmailTakenError, never a driver error. With `completion`, the
+   * Idempotency-Key's response is stored in the same transaction.
    */
-  create: (merchant: Merchant) => Promise<Merchant>
+  create: (merchant: Merchant, completion?: KeyCompletion) => Promise<Merchant>
   get: (id: string) => Promise<Merchant | undefined>
   /**
    * Compare-and-set: writes `fields`, sets `updatedAt` and increments the

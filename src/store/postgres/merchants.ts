@@ -1,5 +1,6 @@
 import { EmailTakenError, type Merchant, type MerchantStatus } from '../../domain/merchants'
 import type { MerchantStore } from '../types'
+import { postgresKeyStatements } from './idempotency'
 import { inTransaction, uniqueViolationOf, type PgPool } from './connection'
 
 interface MerchantRow {
@@ -42,13 +43,16 @@ const COLUMNS = 'id, name, email, country, default_currency, status, version, cr
 
 export function postgresMerchantStore (pool: PgPool): MerchantStore {
   return {
-    async create (merchant) {
-      await translate(async () => await pool.query({
-        name: 'merchant-insert',
-        text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        values: [merchant.id, merchant.name, merchant.email, merchant.country, merchant.defaultCurrency,
-          merchant.status, merchant.version, merchant.createdAt, merchant.updatedAt]
-      }))
+    async create (merchant, completion) {
+      await translate(async () => { await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        await client.query({
+          name: 'merchant-insert',
+          text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          values: [merchant.id, merchant.name, merchant.email, merchant.country, merchant.defaultCurrency,
+            merchant.status, merchant.version, merchant.createdAt, merchant.updatedAt]
+        })
+        if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
+      }) })
       return { ...merchant }
     },
     async get (id) {

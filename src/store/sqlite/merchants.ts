@@ -1,6 +1,7 @@
 import { EmailTakenError, type Merchant, type MerchantStatus } from '../../domain/merchants'
-import type { MerchantStore } from '../types'
+import type { KeyCompletion, MerchantStore } from '../types'
 import type { SqliteHandle } from './connection'
+import { sqliteKeyStatements } from './idempotency'
 
 interface MerchantRow {
   id: string
@@ -57,6 +58,11 @@ export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
         status = @status, version = version + 1, updated_at = @updatedAt
     WHERE id = @id AND version = @expectedVersion
   `)
+  const keys = sqliteKeyStatements(db)
+  const insertCompleting = db.transaction((merchant: Merchant, completion?: KeyCompletion) => {
+    insert.run(merchant)
+    if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
+  })
   const updateAndRead = db.transaction((params: Record<string, unknown>) => {
     const changed = update.run(params).changes
     const row = select.get(params.id as string)
@@ -64,8 +70,8 @@ export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
   })
 
   return {
-    async create (merchant) {
-      translate(() => insert.run(merchant))
+    async create (merchant, completion) {
+      translate(() => { insertCompleting.immediate(merchant, completion) })
       return { ...merchant }
     },
     async get (id) {
