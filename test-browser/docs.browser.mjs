@@ -1,0 +1,134 @@
+// Swagger UI at /docs in a real Chromium against the built server (npm run test:browser).
+// Fails on any Content-Security-Policy violation, page error, console error or failed request,
+// so a CSP that breaks Swagger UI fails here even when every HTTP status is fine.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const SCREENSHOTS = join(ROOT, 'test-browser', 'screenshots')
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run']
+const PRODUCT = { id: 'sku-browser', name: 'Browser cup', price: 12.5 }
+
+let server
+let serverOutput = ''
+let base
+let browser
+
+/** Starts `node dist/src/server.js` on a port the OS picks and resolves with its base URL. */
+function startServer () {
+  const env = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:' }
+  server = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${serverOutput}`)), 20_000)
+    server.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${serverOutput}`)) })
+    server.stderr.setEncoding('utf8').on('data', (chunk) => { serverOutput += chunk })
+    server.stdout.setEncoding('utf8').on('data', (chunk) => {
+      serverOutput += chunk
+      const match = /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(serverOutput)
+      if (match !== null) { clearTimeout(timer); resolve(match[1]) }
+    })
+  })
+}
+
+before(async () => {
+  base = await startServer()
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true })
+})
+
+after(async () => {
+  await browser?.close()
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve))
+    server.kill('SIGTERM')
+    await exited
+  }
+})
+
+/** Records everything on the page that means "something was blocked or broke". */
+async function watchForProblems (page) {
+  const problems = []
+  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
+    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'} at ${violation.sourceFile}:${violation.line}`)
+  })
+  // Runs before any page script and is not subject to the page's CSP.
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.__reportCspViolation({
+        directive: event.effectiveDirective,
+        blockedURI: event.blockedURI,
+        sourceFile: event.sourceFile,
+        line: event.lineNumber
+      })
+    })
+  })
+  page.on('console', (message) => {
+    const text = message.text()
+    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(text)) problems.push(`console ${message.type()}: ${text}`)
+  })
+  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
+  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.url()}`)
+  })
+  return problems
+}
+
+test('Swagger UI renders the products operations and runs GET /products/{id} under the CSP', async () => {
+  const put = await fetch(`${base}/products/${PRODUCT.id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: PRODUCT.name, price: PRODUCT.price })
+  })
+  assert.equal(put.status, 200, 'the product was seeded')
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
+  const page = await context.newPage()
+  const problems = await watchForProblems(page)
+  let failure
+  try {
+    const docs = await page.goto(`${base}/docs`, { waitUntil: 'load' })
+    assert.equal(docs.status(), 200)
+    assert.match(docs.headers()['content-security-policy'] ?? '', /script-src 'self'/, 'the page is served under the CSP')
+
+    const getProduct = page.locator('#operations-products-getProduct')
+    const putProduct = page.locator('#operations-products-putProduct')
+    await getProduct.waitFor({ state: 'visible', timeout: 15_000 })
+    await putProduct.waitFor({ state: 'visible' })
+    assert.match(await getProduct.locator('.opblock-summary').innerText(), /GET[\s\S]*\/products\/\{id\}[\s\S]*Read a product/)
+    assert.match(await putProduct.locator('.opblock-summary').innerText(), /PUT[\s\S]*\/products\/\{id\}/)
+
+    await getProduct.locator('.opblock-summary').click()
+    await getProduct.getByRole('button', { name: 'Try it out' }).click()
+    await getProduct.locator('input[placeholder="id"]').fill(PRODUCT.id)
+    await getProduct.getByRole('button', { name: 'Execute' }).click()
+
+    const live = getProduct.locator('.live-responses-table')
+    await live.waitFor({ state: 'visible', timeout: 15_000 })
+    const status = live.locator('.response .response-col_status').first()
+    assert.equal((await status.innerText()).trim(), '200')
+    const body = live.locator('.response-col_description pre').first()
+    await body.waitFor({ state: 'visible' })
+    assert.deepEqual(JSON.parse(await body.innerText()), PRODUCT, 'the UI shows the product the server returned')
+    assert.match(await getProduct.locator('.request-url pre').innerText(), new RegExp(`/products/${PRODUCT.id}$`))
+
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    await page.screenshot({ path: join(SCREENSHOTS, 'docs-get-product.png'), fullPage: true })
+    // Give late violations (deferred scripts, images, fonts) a moment to be reported.
+    await page.waitForTimeout(250)
+  } catch (err) {
+    failure = err
+  } finally {
+    await context.close()
+  }
+  // Blocked scripts, styles or requests explain a broken UI better than a missing element does.
+  assert.deepEqual(problems, [], `the page must work under the CSP without errors:\n${problems.join('\n')}` +
+    (failure === undefined ? '' : `\n(then: ${failure.message})`))
+  if (failure !== undefined) throw failure
+})
