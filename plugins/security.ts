@@ -3,6 +3,7 @@ import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
+import { redisRateLimitStore } from '../src/http/redis-rate-limit-store'
 
 /**
  * Security headers, one global per-client rate limit and @fastify/sensible.
@@ -24,10 +25,16 @@ export default fp(async (app) => {
       }
     }
   })
+  // With REDIS_URL the counters live in Redis and every instance shares them; when
+  // Redis fails a request is served anyway (skipOnError) and the failure is logged.
+  const shared = app.redis === null
+    ? {}
+    : { store: redisRateLimitStore(app.redis, `${app.config.REDIS_KEY_PREFIX}rate-limit:`, app.reportRedisFailure), skipOnError: true }
   await app.register(rateLimit, {
     global: true,
     max: app.config.RATE_LIMIT_MAX,
     timeWindow: app.config.RATE_LIMIT_WINDOW_MS,
+    ...shared,
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
   })
-}, { name: 'security', dependencies: ['config'], fastify: '5.x' })
+}, { name: 'security', dependencies: ['config', 'redis'], fastify: '5.x' })

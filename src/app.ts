@@ -8,6 +8,7 @@ import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
 import databasePlugin from '../plugins/database'
 import readinessPlugin from '../plugins/readiness'
 import securityPlugin from '../plugins/security'
+import redisPlugin from '../plugins/redis'
 import docsPlugin from '../plugins/docs'
 import healthRoutes from '../routes/health'
 import productRoutes from '../routes/products'
@@ -66,6 +67,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
+  await app.register(redisPlugin)
   await app.register(securityPlugin)
   await app.register(docsPlugin)
 

@@ -22,12 +22,12 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['health'],
       summary: 'Readiness probe',
-      description: 'Answers 200 when the database (and Redis, when configured) answer; 503 otherwise.',
+      description: 'Answers 200 when the database answers, 503 otherwise. Redis (when configured) is reported in `checks` ' +
+        'but does not fail readiness: rate limiting fails open while Redis is away (`degraded`).',
       response: { 200: Health, 503: Health }
     }
   }, async (_request, reply) => {
-    const checks = await app.readinessChecks()
-    const healthy = Object.values(checks).every((state) => state === 'ok')
+    const { ready: healthy, checks } = await app.readinessReport()
     return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'unavailable', checks })
   })
 }

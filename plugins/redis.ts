@@ -1,0 +1,78 @@
+import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The shared Redis client when REDIS_URL is set, otherwise null. */
+    redis: Redis | null
+    /** Logs (throttled) that a Redis call failed and the service is failing open. */
+    reportRedisFailure: (err: Error) => void
+  }
+}
+
+/** A dependency that is slow is as bad as one that is away: every Redis call is bounded. */
+export const REDIS_CONNECT_TIMEOUT_MS = 1000
+export const REDIS_COMMAND_TIMEOUT_MS = 500
+/** Warnings about an outage are repeated at most this often. */
+const WARN_INTERVAL_MS = 30_000
+
+export const REDIS_DEGRADED = 'degraded: Redis unreachable, rate limits are not enforced (fail open)'
+
+/**
+ * The Redis client (REDIS_URL) shared by the instances' rate limiting. Redis is
+ * not critical: when it is away requests are still served (the rate limit fails
+ * open), a warning is logged, and /health/ready reports `redis: degraded` but
+ * stays 200. The client never queues commands and gives up quickly, so an outage
+ * costs a request at most REDIS_COMMAND_TIMEOUT_MS; it reconnects in the background.
+ */
+export default fp(async (app) => {
+  const url = app.config.REDIS_URL
+  if (url === undefined) {
+    app.decorate('redis', null)
+    app.decorate('reportRedisFailure', () => {})
+    return
+  }
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000)
+  })
+
+  let down = false
+  let lastWarning = 0
+  const reportFailure = (err: Error): void => {
+    const now = Date.now()
+    if (!down || now - lastWarning >= WARN_INTERVAL_MS) {
+      app.log.warn({ err: { message: err.message } }, 'Redis unreachable: serving requests without the shared rate limit (fail open)')
+      lastWarning = now
+    }
+    down = true
+  }
+  redis.on('error', reportFailure)
+  redis.on('ready', () => {
+    if (down) app.log.info('Redis reachable again: the shared rate limit applies again')
+    down = false
+  })
+
+  app.decorate('redis', redis)
+  app.decorate('reportRedisFailure', reportFailure)
+  app.addReadinessCheck('redis', async () => {
+    if (redis.status !== 'ready') return REDIS_DEGRADED
+    try {
+      await redis.ping()
+      return 'ok'
+    } catch {
+      return REDIS_DEGRADED
+    }
+  }, { critical: false })
+  app.addHook('onClose', async () => {
+    if (redis.status === 'ready') await redis.quit().catch(() => { redis.disconnect() })
+    else redis.disconnect()
+  })
+
+  // Start with the connection up when Redis is there; start anyway (and keep retrying) when it is not.
+  await redis.connect().catch(reportFailure)
+}, { name: 'redis', dependencies: ['config', 'readiness'], fastify: '5.x' })
