@@ -1,0 +1,212 @@
+/**
+ * Checks HTTP responses against the committed openapi.yaml: the status must be documented for the
+ * operation, the Content-Type must be one of the documented media types, and the body must validate
+ * against the documented schema ($refs to components resolved). An undocumented status, media type or
+ * body member is an error.
+ *
+ * Requests that match no documented operation (unknown paths, methods a path does not document) are
+ * checked against the area's error shape instead: RFC 9457 problem documents under /api and /merchants,
+ * the `{ error, code }` envelope everywhere else. /docs (Swagger UI and the document itself) is not
+ * described by the document and is skipped.
+ */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import Ajv, { type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import { parse } from 'yaml'
+
+export const OPENAPI_PATH = resolve(__dirname, '..', '..', 'openapi.yaml')
+const DOCUMENT_ID = 'openapi.yaml'
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+
+interface MediaType { schema?: unknown }
+interface ResponseObject { content?: Record<string, MediaType>, headers?: Record<string, { required?: boolean }> }
+interface Operation { operationId?: string, responses?: Record<string, ResponseObject> }
+interface Document { paths: Record<string, Record<string, Operation>> }
+
+/** What the validator needs from a response (a light-my-request response fits). */
+export interface ResponseLike {
+  statusCode: number
+  headers: Record<string, string | string[] | number | undefined>
+  body: string
+}
+
+export interface FoundOperation {
+  /** e.g. `GET /products/{id}` (a HEAD request is checked against its GET operation). */
+  name: string
+  template: string
+  method: string
+  operation: Operation
+}
+
+export interface ResponseCheck {
+  /** The documented operation, or undefined when the request matches none. */
+  operation?: FoundOperation
+  /** The area whose error shape applies: `problem`, `envelope`, or `none` (not described, e.g. /docs). */
+  area: 'problem' | 'envelope' | 'none'
+  errors: string[]
+}
+
+/** JSON.stringify with everything outside printable ASCII escaped: a raw U+2028 in a TAP line breaks the reporter. */
+export function printable (value: unknown): string {
+  return (JSON.stringify(value) ?? 'undefined').replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+function escapePointer (segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+function mediaTypeOf (header: string | string[] | number | undefined): string | undefined {
+  if (header === undefined) return undefined
+  return String(Array.isArray(header) ? header[0] : header).split(';')[0].trim().toLowerCase()
+}
+
+function isJsonMediaType (type: string): boolean {
+  return type === 'application/json' || type.endsWith('+json')
+}
+
+/** The error shape of the area a path belongs to. */
+export function areaOf (path: string): ResponseCheck['area'] {
+  if (path === '/docs' || path.startsWith('/docs/')) return 'none'
+  if (path === '/api' || path.startsWith('/api/') || path === '/merchants' || path.startsWith('/merchants/')) return 'problem'
+  return 'envelope'
+}
+
+export class OpenApiValidator {
+  private readonly ajv: Ajv
+  private readonly routes: Array<{ template: string, pattern: RegExp, item: Record<string, Operation> }>
+  private readonly compiled = new Map<string, ValidateFunction>()
+
+  constructor (readonly document: Document) {
+    // OpenAPI 3.0 schema objects are (nearly) JSON Schema: `example` and friends are ignored, `nullable` is understood.
+    this.ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true })
+    addFormats(this.ajv)
+    this.ajv.addSchema(document as object, DOCUMENT_ID)
+    this.routes = Object.entries(document.paths).map(([template, item]) => ({
+      template,
+      item,
+      pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}$`)
+    }))
+  }
+
+  static load (path: string = OPENAPI_PATH): OpenApiValidator {
+    return new OpenApiValidator(parse(readFileSync(path, 'utf8')) as Document)
+  }
+
+  /** The operation a request is answered by, per the document; HEAD falls back to GET. */
+  findOperation (method: string, url: string): FoundOperation | undefined {
+    const path = url.split('?')[0]
+    const lower = method.toLowerCase()
+    for (const route of this.routes) {
+      if (!route.pattern.test(path)) continue
+      const documented = METHODS.includes(lower) ? route.item[lower] : undefined
+      const operation = documented ?? (lower === 'head' ? route.item.get : undefined)
+      if (operation === undefined) continue
+      const used = documented !== undefined ? lower : 'get'
+      return { name: `${used.toUpperCase()} ${route.template}`, template: route.template, method: used, operation }
+    }
+    return undefined
+  }
+
+  /** The statuses documented for an operation, as numbers. */
+  documentedStatuses (method: string, url: string): number[] | undefined {
+    const found = this.findOperation(method, url)
+    return found === undefined ? undefined : Object.keys(found.operation.responses ?? {}).map(Number)
+  }
+
+  private validatorFor (pointer: string): ValidateFunction {
+    let validate = this.compiled.get(pointer)
+    if (validate === undefined) {
+      validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` })
+      this.compiled.set(pointer, validate)
+    }
+    return validate
+  }
+
+  private validateBody (pointer: string, body: unknown, errors: string[], label: string): void {
+    const validate = this.validatorFor(pointer)
+    if (!validate(body)) {
+      for (const error of validate.errors ?? []) {
+        errors.push(`${label}: body${error.instancePath} ${error.message ?? 'is invalid'}${error.params !== undefined ? ` ${printable(error.params)}` : ''}`)
+      }
+    }
+  }
+
+  private parseJson (response: ResponseLike, errors: string[], label: string): { ok: boolean, value?: unknown } {
+    try {
+      return { ok: true, value: JSON.parse(response.body) }
+    } catch {
+      errors.push(`${label}: body is not JSON: ${printable(response.body.slice(0, 200))}`)
+      return { ok: false }
+    }
+  }
+
+  /** Checks one response to `method url` against the document. */
+  check (method: string, url: string, response: ResponseLike): ResponseCheck {
+    const path = url.split('?')[0]
+    const area = areaOf(path)
+    const found = this.findOperation(method, url)
+    const errors: string[] = []
+    const isHead = method.toUpperCase() === 'HEAD'
+    const status = response.statusCode
+    const type = mediaTypeOf(response.headers['content-type'])
+
+    if (found === undefined) {
+      if (area === 'none') return { area, errors }
+      // Not a documented operation: an error in the area's shape (an unknown path, a method the path does not have).
+      const label = `${method} ${printable(path)} (undocumented operation)`
+      if (status < 400) errors.push(`${label}: answered ${status}, but only errors are expected here`)
+      const expectedType = area === 'problem' ? 'application/problem+json' : 'application/json'
+      if (type !== expectedType) errors.push(`${label}: content-type ${String(response.headers['content-type'])}, expected ${expectedType}`)
+      if (!isHead) {
+        const parsed = this.parseJson(response, errors, label)
+        const component = area === 'problem' ? 'ProblemDetails' : 'ErrorEnvelope'
+        if (parsed.ok) this.validateBody(`/components/schemas/${component}`, parsed.value, errors, label)
+      }
+      return { area, errors }
+    }
+
+    const label = `${method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path} → ${status} (${found.name})`
+    const responses = found.operation.responses ?? {}
+    const key = [String(status), `${String(status)[0]}XX`, 'default'].find((candidate) => candidate in responses)
+    if (key === undefined) {
+      errors.push(`${label}: status ${status} is not documented (documented: ${Object.keys(responses).join(', ')})`)
+      return { operation: found, area, errors }
+    }
+    const documented = responses[key]
+    const content = documented.content ?? {}
+    const mediaTypes = Object.keys(content)
+    if (mediaTypes.length === 0) {
+      if (response.body !== '') errors.push(`${label}: no body is documented, but got ${printable(response.body.slice(0, 200))}`)
+      return { operation: found, area, errors }
+    }
+    if (type === undefined) {
+      errors.push(`${label}: no content-type (documented: ${mediaTypes.join(', ')})`)
+      return { operation: found, area, errors }
+    }
+    const mediaType = mediaTypes.find((candidate) => candidate.toLowerCase() === type)
+    if (mediaType === undefined) {
+      errors.push(`${label}: content-type ${type} is not documented (documented: ${mediaTypes.join(', ')})`)
+      return { operation: found, area, errors }
+    }
+    if (isHead) {
+      if (response.body !== '') errors.push(`${label}: a HEAD response has a body`)
+      return { operation: found, area, errors }
+    }
+    if (!isJsonMediaType(type) || content[mediaType].schema === undefined) return { operation: found, area, errors }
+    const parsed = this.parseJson(response, errors, label)
+    if (parsed.ok) {
+      const pointer = ['paths', found.template, found.method, 'responses', key, 'content', mediaType, 'schema'].map(escapePointer).join('/')
+      this.validateBody(`/${pointer}`, parsed.value, errors, label)
+    }
+    return { operation: found, area, errors }
+  }
+}
+
+let shared: OpenApiValidator | undefined
+
+/** One validator per test process, built from the committed openapi.yaml. */
+export function openApiValidator (): OpenApiValidator {
+  shared ??= OpenApiValidator.load()
+  return shared
+}

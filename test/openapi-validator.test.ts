@@ -1,0 +1,91 @@
+/**
+ * The response validator (test/helpers/openapi-validator.ts) fails what openapi.yaml does not
+ * document, and buildTestApp wires it to every app.inject response.
+ */
+import t, { type Test } from 'tap'
+import { buildTestApp, checkResponsesAgainstOpenApi } from './helpers/app'
+import { openApiValidator, type ResponseLike } from './helpers/openapi-validator'
+import { buildApp } from '../src/app'
+import { testConfig } from './helpers/app'
+
+const JSON_UTF8 = 'application/json; charset=utf-8'
+const PROBLEM = 'application/problem+json; charset=utf-8'
+const PAYMENT_ID = '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'
+
+function response (statusCode: number, contentType: string | undefined, body: unknown): ResponseLike {
+  return {
+    statusCode,
+    headers: contentType === undefined ? {} : { 'content-type': contentType },
+    body: typeof body === 'string' ? body : JSON.stringify(body)
+  }
+}
+
+const payment = { id: PAYMENT_ID, status: 'succeeded', amount: 10.1, currency: 'USD', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
+const problem = { type: 'about:blank', title: 'Not Found', status: 404, instance: '/api/payments/x', traceId: 'r1' }
+
+t.test('documented responses pass: $refs to components, inline schemas, media types with parameters, HEAD, 304', async (t) => {
+  const v = openApiValidator()
+  t.same(v.check('GET', '/products/a', response(200, JSON_UTF8, { id: 'a', name: 'Cup', price: 1 })).errors, [])
+  t.same(v.check('GET', '/products/a?x=1', response(404, JSON_UTF8, { error: 'product not found', code: 'NOT_FOUND' })).errors, [])
+  t.same(v.check('POST', '/api/payments', response(201, JSON_UTF8, payment)).errors, [])
+  t.same(v.check('GET', `/api/payments/${PAYMENT_ID}`, response(404, PROBLEM, problem)).errors, [])
+  t.same(v.check('GET', '/health/ready', response(503, JSON_UTF8, { status: 'unavailable', checks: { database: 'unreachable' } })).errors, [])
+  t.same(v.check('HEAD', '/products/a', response(200, JSON_UTF8, '')).errors, [], 'HEAD is checked against GET, without a body')
+  t.same(v.check('GET', `/merchants/${PAYMENT_ID}`, response(304, undefined, '')).errors, [], '304 has no body')
+  t.equal(v.findOperation('HEAD', '/products/a')?.name, 'GET /products/{id}')
+  t.same(v.documentedStatuses('PUT', '/products/a'), [200, 400, 413, 415, 429, 500])
+  t.equal(v.documentedStatuses('TRACE', '/products/a'), undefined, 'a method the path does not document')
+})
+
+t.test('an undocumented status, member, content type or shape fails', async (t) => {
+  const v = openApiValidator()
+  const cases: Array<[string, string, string, ResponseLike, RegExp]> = [
+    ['undocumented status', 'GET', '/products/a', response(418, JSON_UTF8, { error: 'x', code: 'X' }), /status 418 is not documented/],
+    ['undocumented 5xx', 'GET', '/products/a', response(503, JSON_UTF8, { error: 'x', code: 'X' }), /status 503 is not documented/],
+    ['an extra member', 'GET', '/products/a', response(200, JSON_UTF8, { id: 'a', name: 'Cup', price: 1, secret: 's' }), /must NOT have additional properties/],
+    ['a missing member', 'GET', '/products/a', response(200, JSON_UTF8, { id: 'a', name: 'Cup' }), /must have required property 'price'/],
+    ['a wrong type', 'POST', '/api/payments', response(201, JSON_UTF8, { ...payment, amount: '10.1' }), /body\/amount must be number/],
+    ['a bad format', 'POST', '/api/payments', response(201, JSON_UTF8, { ...payment, id: 'nope' }), /must match format "uuid"/],
+    ['an unknown enum value', 'POST', '/api/payments', response(201, JSON_UTF8, { ...payment, status: 'refunded' }), /must be equal to one of the allowed values/],
+    ['a problem where an envelope is documented', 'GET', '/products/a', response(404, PROBLEM, problem), /content-type application\/problem\+json is not documented/],
+    ['an envelope where a problem is documented', 'GET', `/api/payments/${PAYMENT_ID}`, response(404, JSON_UTF8, { error: 'x', code: 'X' }), /content-type application\/json is not documented/],
+    ['no content type', 'GET', '/products/a', response(200, undefined, { id: 'a', name: 'Cup', price: 1 }), /no content-type/],
+    ['not JSON', 'GET', '/products/a', response(200, JSON_UTF8, '<html>'), /body is not JSON/],
+    ['a body on 304', 'GET', `/merchants/${PAYMENT_ID}`, response(304, undefined, '{}'), /no body is documented/],
+    ['a body on HEAD', 'HEAD', '/products/a', response(200, JSON_UTF8, '{}'), /a HEAD response has a body/],
+    ['an unknown path answered 200', 'GET', '/nope', response(200, JSON_UTF8, { ok: true }), /only errors are expected here/],
+    ['an unknown path in the wrong shape', 'GET', '/api/nope', response(404, JSON_UTF8, { error: 'x', code: 'X' }), /expected application\/problem\+json/]
+  ]
+  for (const [name, method, url, res, expected] of cases) {
+    const { errors } = v.check(method, url, res)
+    t.match(errors.join('\n'), expected, name)
+  }
+  t.same(v.check('GET', '/nope', response(404, JSON_UTF8, { error: 'route not found', code: 'NOT_FOUND' })).errors, [], 'an unknown path in its area shape passes')
+  t.same(v.check('GET', '/docs/json', response(200, JSON_UTF8, {})), { area: 'none', errors: [] }, '/docs is not described by the document')
+})
+
+t.test('buildTestApp checks every inject response and fails the current test on a mismatch', async (t) => {
+  // A store that fails with a 4xx nobody documented: the service answers 418, which GET /products/{id} does not list.
+  const database = {
+    kind: 'sqlite',
+    products: { get: async () => { throw Object.assign(new Error('teapot'), { statusCode: 418 }) }, put: async () => { throw new Error('no') } },
+    ping: async () => {},
+    close: async () => {}
+  } as never
+  const failures: string[] = []
+  const recorder = { fail: (message: string) => { failures.push(message) } } as unknown as Test
+  const app = await buildApp(testConfig(), { logger: false, database })
+  t.teardown(async () => { await app.close() })
+  checkResponsesAgainstOpenApi(recorder, app)
+
+  const res = await app.inject({ method: 'GET', url: '/products/a' })
+  t.equal(res.statusCode, 418)
+  t.equal(failures.length, 1, 'the undocumented status failed the test')
+  t.match(failures[0], /GET \/products\/a → 418 \(GET \/products\/\{id\}\): status 418 is not documented/)
+
+  await app.inject({ method: 'GET', url: '/health/live' })
+  t.equal(failures.length, 1, 'a documented response does not')
+
+  const opted = await buildTestApp(t, {}, {}, { validateResponses: false })
+  t.equal((await opted.inject({ method: 'GET', url: '/products/a' })).statusCode, 404, 'the check can be switched off per app')
+})
