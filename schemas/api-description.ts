@@ -62,4 +62,13 @@ payment is never charged twice, across restarts too.
 * Request bodies are limited to 64 KiB by default (\`BODY_LIMIT\`); larger bodies get 413.
 * Each client IP may make 600 requests per minute by default (\`RATE_LIMIT_MAX\`, \`RATE_LIMIT_WINDOW_MS\`);
   beyond that, 429 with \`Retry-After\` (seconds) and \`x-ratelimit-*\` headers.
+* JSON bodies: \`__proto__\` and \`constructor.prototype\` members are invalid JSON (400); arrays and objects may nest at
+  most 32 levels; text containing NUL or an unpaired UTF-16 surrogate cannot be stored and is a 400 naming the field.
+  Other text is stored exactly as sent (no Unicode normalisation). A duplicated member: the last one counts, everywhere.
+  A payment amount is judged by the digits written: \`10.100000000000000001\` has too many decimal places, even though a
+  double rounds it to 10.1.
+* Before any route, with the infrastructure envelope and the connection closed: 431 when the request line and headers exceed
+  16 KiB; 408 when they do not arrive within \`HEADERS_TIMEOUT_MS\` (10 s) or the whole request within \`REQUEST_TIMEOUT_MS\`
+  (30 s); 400 for unparseable HTTP. A path that cannot be percent-decoded names no resource (products: 400, payments and
+  merchants: 404).
 `.trim()

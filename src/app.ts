@@ -3,6 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { trustProxySetting, type Config } from './config'
 import type { Database } from './store/types'
 import { envelopeErrorHandler, envelopeNotFound } from './http/envelope'
+import { frameworkErrorHandler } from './http/framework-errors'
+import { clientErrorHandler } from './http/client-error'
+import { httpServerOptions, MAX_PARAM_LENGTH } from './http/server-limits'
+import { rejectUnsafeBody } from './http/body-guard'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
 import databasePlugin from '../plugins/database'
@@ -42,6 +46,11 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     connectionTimeout: config.CONNECTION_TIMEOUT_MS,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
+    // Slow clients, oversized headers, unroutable URLs: answered in the envelope, never in Fastify's own JSON.
+    http: httpServerOptions(config),
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -49,6 +58,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   app.removeContentTypeParser('text/plain')
   app.setErrorHandler(envelopeErrorHandler)
   app.setNotFoundHandler(envelopeNotFound('route not found'))
+  // Bodies nested too deeply or with unstorable text (NUL, unpaired surrogates) are a 400 in every area.
+  app.addHook('preValidation', rejectUnsafeBody)
 
   // During shutdown, requests already in flight are answered with `Connection: close`:
   // server.close() only drops connections idle at that moment, so a keep-alive socket that

@@ -34,6 +34,8 @@ export const ConfigSchema = Type.Object({
   RECOVERY_AGE_SECONDS: Type.Integer({ ...PositiveInt, default: 120 }),
   CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  /** Time for the whole header section to arrive (slowloris); at most REQUEST_TIMEOUT_MS. */
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 72_000 }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 })
 })
@@ -61,6 +63,13 @@ export function loadConfig (source: EnvSource = process.env): Config {
     config = envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false })
   } catch (err) {
     throw new ConfigError(describeEnvError(err as Error & { errors?: AjvLikeError[] }, data))
+  }
+  if (config.REQUEST_TIMEOUT_MS > 0 && config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) {
+    // Node refuses a header time-out longer than the request time-out; the default follows a shorter REQUEST_TIMEOUT_MS.
+    if (data.HEADERS_TIMEOUT_MS !== undefined) {
+      throw new ConfigError(`invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (got ${config.HEADERS_TIMEOUT_MS} > ${config.REQUEST_TIMEOUT_MS})`)
+    }
+    config.HEADERS_TIMEOUT_MS = config.REQUEST_TIMEOUT_MS
   }
   if (!isValidTrustProxy(config.TRUST_PROXY)) {
     throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +

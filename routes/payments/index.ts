@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { NotFoundError, ValidationError } from '../../src/domain/errors'
 import { validatePaymentInput } from '../../src/domain/payments'
 import { minorUnitsOf } from '../../src/domain/currencies'
 import { problemContextOf, problemErrorHandler, problemNotFound } from '../../src/http/problem'
+import { maxLiteralDecimalPlaces } from '../../src/http/json-numbers'
 import { jsonResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
 import { createPayment, toPublicPayment, type PaymentDeps } from '../../src/services/payments'
@@ -14,6 +16,19 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const payments: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(problemErrorHandler)
   app.setNotFoundHandler(problemNotFound)
+
+  // The same JSON parser, which also notes the decimals of the numbers as written: JSON.parse turns
+  // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent.
+  const writtenDecimals = new WeakMap<FastifyRequest, number>()
+  const parseJson = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body)
+    parseJson(request, text, (err, value) => {
+      if (err === null || err === undefined) writtenDecimals.set(request, maxLiteralDecimalPlaces(text))
+      done(err, value)
+    })
+  })
 
   const deps = (): PaymentDeps => ({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log })
 
@@ -41,7 +56,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    const errors = validatePaymentInput(request.body, { minorUnitsOf })
+    const errors = validatePaymentInput(request.body, { minorUnitsOf }, writtenDecimals.get(request))
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     return await app.idempotency.handle(request, reply, async (key) => await createPayment(
       deps(),

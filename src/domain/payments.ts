@@ -49,8 +49,10 @@ export interface CurrencyCatalog {
 /**
  * Checks what the JSON schema cannot: the currency is an active ISO 4217 code
  * and the amount has no more decimals than that currency's minor unit.
+ * `writtenDecimalPlaces`: the decimals of the amount as the client wrote it, when the transport
+ * knows them (a JSON literal can carry more digits than the double it is parsed into).
  */
-export function validatePaymentInput (input: { amount: number, currency: string }, currencies: CurrencyCatalog): FieldErrors {
+export function validatePaymentInput (input: { amount: number, currency: string }, currencies: CurrencyCatalog, writtenDecimalPlaces = 0): FieldErrors {
   const errors: FieldErrors = {}
   const exponent = currencies.minorUnitsOf(input.currency)
   if (exponent === undefined) {
@@ -58,7 +60,7 @@ export function validatePaymentInput (input: { amount: number, currency: string 
     errors.currency = [currencies.minorUnitsOf(upper) !== undefined
       ? `The currency field must be an upper-case ISO 4217 code: use '${upper}', not '${input.currency}'.`
       : `The currency field must be an active ISO 4217 currency code such as USD, EUR or JPY; '${input.currency}' is not one.`]
-  } else if (decimalPlaces(input.amount) > exponent) {
+  } else if (Math.max(decimalPlaces(input.amount), writtenDecimalPlaces) > exponent) {
     errors.amount = [exponent === 0
       ? `The amount field must be a whole number for ${input.currency}, which has no minor unit.`
       : `The amount field must have at most ${exponent} decimal places for ${input.currency}.`]

@@ -30,6 +30,17 @@ const frameworkErrors: Record<string, { statusCode: number, code: string, messag
   FST_ERR_CTP_INVALID_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'unsupported media type; send application/json' }
 }
 
+/**
+ * True for a request that no route serves (Fastify's 404 route) failing on its headers or body
+ * (unparseable JSON, an unknown or missing Content-Type, a body over the limit): the missing route
+ * is the answer then, not the body. Domain errors (the rate limit) keep their status.
+ */
+export function isUnroutedRequestError (error: FrameworkError, request: { is404?: boolean }): boolean {
+  if (request.is404 !== true || error instanceof DomainError) return false
+  const status = error.statusCode
+  return status !== undefined && status >= 400 && status < 500
+}
+
 export function classifyError (error: FrameworkError): ClassifiedError {
   if (error instanceof DomainError) {
     return {

@@ -67,7 +67,8 @@ export function fieldErrorsFromSchema (issues: SchemaIssue[], context?: string):
   for (const issue of issues) {
     const field = fieldOf(issue, context)
     const message = field === '$' ? `The request body ${describeIssue(issue)}.` : `The ${field} field ${describeIssue(issue)}.`
-    const list = errors[field] ?? (errors[field] = [])
+    // Own members only: an unknown field named `constructor` or `toString` must not find Object.prototype's.
+    const list = Object.hasOwn(errors, field) ? errors[field] : (errors[field] = [])
     if (!list.includes(message)) list.push(message)
   }
   return errors

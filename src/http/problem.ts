@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_CODES } from 'node:http'
-import { classifyError, type ClassifiedError } from './classify-error'
+import { classifyError, isUnroutedRequestError, type ClassifiedError } from './classify-error'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
@@ -75,6 +75,8 @@ export function buildProblem (failure: ClassifiedError, context: ProblemContext)
 
 /** Error handler for areas that speak RFC 9457 problem documents. */
 export function problemErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // No route serves this path: answer 404 as the area's not-found handler does, whatever the body.
+  if (isUnroutedRequestError(error, request)) return request.routeOptions.handler.call(request.server, request, reply) as FastifyReply
   const failure = classifyError(error)
   if (failure.internal) request.log.error({ err: error }, 'unhandled error')
   return reply

@@ -1,0 +1,26 @@
+import type { ServerOptions } from 'node:http'
+import type { Config } from '../config'
+
+/**
+ * Longest path parameter the router accepts. Fastify's default (100) answers longer ids with its own
+ * 414 in no area's shape; the schemas and handlers judge ids (products: 400, payments: 400 over 64
+ * characters, merchants: 404 for anything that is not a GUID), so the router only guards against
+ * absurd lengths (the header size limit, 16 KiB, bounds a request line anyway).
+ */
+export const MAX_PARAM_LENGTH = 16 * 1024
+
+/**
+ * Options for Node's HTTP server. Node enforces headersTimeout and requestTimeout from a periodic
+ * sweep (`connectionsCheckingInterval`, 30 s by default), which would let a slow client hold a
+ * socket up to 30 s past its deadline; the sweep runs at a quarter of the shortest time-out,
+ * between 10 ms and 1 s, so the deadlines hold within that resolution.
+ */
+export function httpServerOptions (config: Pick<Config, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS'>): ServerOptions {
+  const timeouts = [config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS].filter((ms) => ms > 0)
+  const shortest = timeouts.length > 0 ? Math.min(...timeouts) : 4000
+  return {
+    headersTimeout: config.HEADERS_TIMEOUT_MS,
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(shortest / 4)))
+  }
+}
