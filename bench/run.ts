@@ -1,0 +1,597 @@
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
+import { join, resolve } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { ConfigSchema } from '../src/config'
+import { replayableHeaders, type CannedResponse } from './baseline-server'
+import type { LoadJob, LoadRequest, LoadResult } from './load'
+import { PAYMENT_BODY, PRODUCT_BODY, SCENARIOS, type Scenario, type Seed } from './scenarios'
+import { fmt, markdownTable, median, pairedRatio, parseBenchOptions, redactUrl, type BenchOptions } from './stats'
+
+/**
+ * `npm run bench`: the built service as it runs in production against a raw
+ * node:http baseline answering the same bytes, in the same run, alternating
+ * rounds. See the "Benchmarks" section of the README.
+ */
+
+const ROOT = resolve(__dirname, '..', '..')
+const DIST = join(ROOT, 'dist')
+const RESULTS_DIR = join(ROOT, 'bench', 'results')
+/**
+ * The run uses a snapshot of dist/ (inside the git-ignored results folder, so
+ * node_modules still resolves), so a rebuild in the work tree during a run
+ * cannot change what is measured halfway.
+ */
+let SNAPSHOT = DIST
+const SERVER = (): string => join(SNAPSHOT, 'src', 'server.js')
+const BASELINE = (): string => join(SNAPSHOT, 'bench', 'baseline-server.js')
+const LOADER = (): string => join(SNAPSHOT, 'bench', 'load.js')
+const TMPFS_MAGIC = 0x01021994
+
+const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 1000 }
+
+type TargetKind = 'service' | 'baseline'
+
+interface Target {
+  id: string
+  label: string
+  kind: TargetKind
+  /** The headline service (SQLite, SQLITE_SYNCHRONOUS=FULL): targets apply to it. */
+  headline: boolean
+  informative: boolean
+  /** Only the write scenarios run here (the NORMAL comparison). */
+  writesOnly: boolean
+  child: ChildProcess
+  url: string
+  seed: Seed
+  env?: Record<string, string>
+  logPath?: string
+  startups: Startup[]
+}
+
+interface Startup {
+  /** spawn → the "Server listening" log line (its own timestamp). */
+  listeningMs: number
+  /** spawn → first 200 from GET /health/live. */
+  liveMs: number
+  /** CPU time (user + system) the process had used when it was seen listening. */
+  cpuMs: number
+  freshDatabase: boolean
+}
+
+interface Measurement extends Omit<LoadResult, 'id'> {
+  scenario: string
+  target: string
+  round: number
+  order: number
+  peakRssMb: number
+  /** CPU time the target used per answered request during the timed run, µs (robust to a busy machine). */
+  cpuUsPerRequest: number
+  /** The target's CPU use during the timed run, in cores (1 = one core busy). */
+  cpuCores: number
+}
+
+function log (line: string): void {
+  process.stderr.write(`${line}\n`)
+}
+
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+/** The environment of a child server: ours without any service variable, plus `env`. */
+function serverEnv (env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env }
+  for (const key of Object.keys(ConfigSchema.properties)) delete base[key]
+  return { ...base, ...env }
+}
+
+interface HttpAnswer { status: number, rawHeaders: string[], body: Buffer }
+
+async function call (url: string, req: { method: string, path: string, headers?: Record<string, string>, body?: string }): Promise<HttpAnswer> {
+  return await new Promise((resolve, reject) => {
+    const outgoing = httpRequest(new URL(req.path, url), { method: req.method, headers: req.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }) })
+      res.on('error', reject)
+    })
+    outgoing.on('error', reject)
+    outgoing.end(req.body)
+  })
+}
+
+let clockTicks = 100
+try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100 } catch {}
+
+/** CPU time (user + system) a process has used so far, ms. */
+function procCpuMs (pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
+  } catch {
+    return Number.NaN
+  }
+}
+
+function procStatus (pid: number): { rssKb: number, hwmKb: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN)
+    return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') }
+  } catch {
+    return undefined
+  }
+}
+
+async function stopChild (child: ChildProcess, timeoutMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => { child.kill('SIGKILL') }, timeoutMs)
+  await exited
+  clearTimeout(timer)
+}
+
+interface Started { child: ChildProcess, url: string, startup: Startup }
+
+/** Spawns the built service with its logs in a new file `logPath` and times it to listening. */
+async function spawnService (env: Record<string, string>, logPath: string, options: BenchOptions, freshDatabase: boolean): Promise<Started> {
+  const fd = openSync(logPath, 'w')
+  const execArgv = options.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(options.cpuProf)}`]
+  const spawnedAt = Date.now()
+  const child = spawn(process.execPath, [...execArgv, SERVER()], { cwd: ROOT, env: serverEnv(env), stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  let exited = false
+  child.once('exit', () => { exited = true })
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const text = readFileSync(logPath, 'utf8')
+    const line = text.split('\n').find((entry) => entry.includes('"Server listening at '))
+    if (line !== undefined) {
+      const cpuMs = procCpuMs(child.pid as number)
+      const parsed = JSON.parse(line) as { time: number, msg: string }
+      const url = parsed.msg.slice('Server listening at '.length)
+      const listeningMs = parsed.time - spawnedAt
+      for (;;) {
+        try {
+          if ((await call(url, { method: 'GET', path: '/health/live' })).status === 200) break
+        } catch {}
+        if (Date.now() > deadline) throw new Error('the service never answered /health/live')
+        await sleep(2)
+      }
+      return { child, url, startup: { listeningMs, liveMs: Date.now() - spawnedAt, cpuMs, freshDatabase } }
+    }
+    if (exited || Date.now() > deadline) {
+      await stopChild(child)
+      throw new Error(`the service did not start: ${text.trim().split('\n').slice(-3).join(' | ')}`)
+    }
+    await sleep(3)
+  }
+}
+
+/** Makes sure a request answered as expected while seeding. */
+function expectStatus (answer: HttpAnswer, status: number, what: string): HttpAnswer {
+  if (answer.status !== status) throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.body.toString()}`)
+  return answer
+}
+
+async function seedService (url: string, runId: string): Promise<Seed> {
+  const seed: Seed = { productId: 'bench-product', putProductId: 'bench-put', replayKey: `${runId}-replay`, paymentId: '' }
+  const json = { 'content-type': 'application/json' }
+  expectStatus(await call(url, { method: 'PUT', path: `/products/${seed.productId}`, headers: json, body: PRODUCT_BODY }), 200, 'seed product')
+  const payment = expectStatus(await call(url, {
+    method: 'POST', path: '/api/payments', headers: { ...json, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY
+  }), 201, 'seed payment')
+  seed.paymentId = (JSON.parse(payment.body.toString()) as { id: string }).id
+  return seed
+}
+
+/** What the baseline answers: the service's own response to one request of each scenario. */
+async function captureResponses (url: string, seed: Seed, runId: string): Promise<CannedResponse[]> {
+  const canned: CannedResponse[] = []
+  // Order matters: the replayed key must match before any other POST.
+  const order = ['replay-payment', ...SCENARIOS.map((scenario) => scenario.name).filter((name) => name !== 'replay-payment')]
+  for (const name of order) {
+    const scenario = SCENARIOS.find((candidate) => candidate.name === name) as Scenario
+    const req = scenario.request(seed, runId)
+    const headers = req.freshKeyPrefix === undefined ? req.headers : { ...req.headers, 'idempotency-key': `${req.freshKeyPrefix}-capture` }
+    const answer = await call(url, { ...req, headers })
+    if (answer.status < 200 || answer.status >= 300) throw new Error(`capturing ${name}: ${answer.status} ${answer.body.toString()}`)
+    const pathPrefix = req.path.startsWith('/products/') ? '/products/' : req.path.startsWith('/api/payments/') ? '/api/payments/' : req.path
+    canned.push({
+      scenario: name,
+      method: req.method,
+      pathPrefix,
+      ...(name === 'replay-payment' ? { idempotencyKey: seed.replayKey } : {}),
+      status: answer.status,
+      headers: replayableHeaders(answer.rawHeaders),
+      body: answer.body.toString('base64')
+    })
+  }
+  return canned
+}
+
+/**
+ * A fresh schema in the given PostgreSQL database for this run (the service
+ * migrates it; it is dropped afterwards), so the benchmark never touches the
+ * database's own tables.
+ */
+async function isolatedPostgres (url: string, runId: string): Promise<{ url: string, drop: () => Promise<void> }> {
+  const pg = require('pg') as typeof import('pg')
+  const schema = `bench_${runId.replace(/[^a-z0-9]/gi, '_')}`.toLowerCase()
+  const run = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 })
+    await client.connect()
+    try { await client.query(sql) } finally { await client.end() }
+  }
+  await run(`CREATE SCHEMA "${schema}"`)
+  const scoped = new URL(url)
+  scoped.searchParams.set('options', `-c search_path=${schema}`)
+  return { url: scoped.toString(), drop: async () => { await run(`DROP SCHEMA "${schema}" CASCADE`) } }
+}
+
+async function startBaselineProcess (responsesFile: string): Promise<{ child: ChildProcess, url: string }> {
+  const child = spawn(process.execPath, [BASELINE(), responsesFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk
+      const match = /listening (\d+)/.exec(out)
+      if (match !== null) resolve(Number(match[1]))
+    })
+    child.once('exit', (code) => { reject(new Error(`the baseline exited with ${String(code)}`)) })
+  })
+  return { child, url: `http://127.0.0.1:${port}` }
+}
+
+/** The forked autocannon process. */
+class Loader {
+  private readonly child: ChildProcess
+  private nextId = 1
+  private readonly pending = new Map<number, { resolve: (result: LoadResult) => void, reject: (err: Error) => void }>()
+
+  constructor () {
+    this.child = fork(LOADER(), [], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    this.child.on('message', (message: { ok: boolean, result?: LoadResult, id?: number, error?: string }) => {
+      const id = message.ok ? (message.result as LoadResult).id : message.id as number
+      const waiter = this.pending.get(id)
+      this.pending.delete(id)
+      if (message.ok) waiter?.resolve(message.result as LoadResult)
+      else waiter?.reject(new Error(message.error))
+    })
+    this.child.once('exit', (code) => {
+      for (const waiter of this.pending.values()) waiter.reject(new Error(`the load generator exited with ${String(code)}`))
+      this.pending.clear()
+    })
+  }
+
+  async run (job: Omit<LoadJob, 'id'>): Promise<LoadResult> {
+    const id = this.nextId++
+    return await new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject })
+      this.child.send({ ...job, id })
+    })
+  }
+
+  close (): void {
+    this.child.disconnect()
+  }
+}
+
+async function measure (loader: Loader, target: Target, scenario: Scenario, round: number, order: number, options: BenchOptions, runId: string): Promise<Measurement> {
+  const request: LoadRequest = scenario.request(target.seed, `${runId}-${target.id}-r${round}`)
+  let peakRssKb = 0
+  const pid = target.child.pid as number
+  const sampler = setInterval(() => {
+    const status = procStatus(pid)
+    if (status !== undefined && status.rssKb > peakRssKb) peakRssKb = status.rssKb
+  }, 100)
+  try {
+    const job = { url: target.url, request, connections: options.connections, warmupSeconds: 0 }
+    if (options.warmup > 0) await loader.run({ ...job, durationSeconds: options.warmup })
+    const cpuBefore = procCpuMs(pid)
+    const result = await loader.run({ ...job, durationSeconds: options.duration })
+    const cpuMs = procCpuMs(pid) - cpuBefore
+    const { id: _id, ...rest } = result
+    return {
+      ...rest,
+      scenario: scenario.name,
+      target: target.id,
+      round,
+      order,
+      peakRssMb: peakRssKb / 1024,
+      cpuUsPerRequest: result.responses > 0 ? cpuMs * 1000 / result.responses : Number.NaN,
+      cpuCores: cpuMs / 1000 / result.seconds
+    }
+  } finally {
+    clearInterval(sampler)
+  }
+}
+
+interface Summary {
+  scenario: string
+  target: string
+  rps: number
+  p50: number
+  p99: number
+  p99Worst: number
+  peakRssMb: number
+  ratio: number
+  non2xx: number
+  errors: number
+  rounds: number[]
+  cpuUsPerRequest: number
+  /** Median per-round ratio of the baseline's CPU per request to this target's (1 = as cheap as the baseline). */
+  cpuRatio: number
+}
+
+function summarize (measurements: Measurement[], scenario: string, target: string): Summary | undefined {
+  const mine = measurements.filter((m) => m.scenario === scenario && m.target === target).sort((a, b) => a.round - b.round)
+  if (mine.length === 0) return undefined
+  const baseline = measurements.filter((m) => m.scenario === scenario && m.target === 'baseline')
+  const paired = mine.map((m) => baseline.find((b) => b.round === m.round)?.rps ?? Number.NaN)
+  return {
+    scenario,
+    target,
+    rps: median(mine.map((m) => m.rps)),
+    p50: median(mine.map((m) => m.latency.p50)),
+    p99: median(mine.map((m) => m.latency.p99)),
+    p99Worst: Math.max(...mine.map((m) => m.latency.p99)),
+    peakRssMb: Math.max(...mine.map((m) => m.peakRssMb)),
+    ratio: pairedRatio(mine.map((m) => m.rps), paired),
+    non2xx: mine.reduce((sum, m) => sum + m.non2xx, 0),
+    errors: mine.reduce((sum, m) => sum + m.errors + m.timeouts, 0),
+    rounds: mine.map((m) => m.rps),
+    cpuUsPerRequest: median(mine.map((m) => m.cpuUsPerRequest)),
+    cpuRatio: pairedRatio(
+      mine.map((m) => baseline.find((b) => b.round === m.round)?.cpuUsPerRequest ?? Number.NaN),
+      mine.map((m) => m.cpuUsPerRequest)
+    )
+  }
+}
+
+function filesystemOf (dir: string): string {
+  try {
+    const type = statfsSync(dir).type
+    return type === TMPFS_MAGIC ? 'tmpfs' : type === 0xef53 ? 'ext4' : `0x${type.toString(16)}`
+  } catch {
+    return 'unknown'
+  }
+}
+
+async function main (): Promise<void> {
+  const options = parseBenchOptions(process.argv.slice(2), process.env)
+  const scenarios = options.scenarios.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => options.scenarios.includes(s.name))
+  if (scenarios.length === 0) throw new Error(`no such scenario; known: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+  if (!existsSync(SERVER())) throw new Error(`${SERVER()} is missing: run npm run build first (npm run bench does)`)
+  if (options.cpuProf !== undefined) mkdirSync(resolve(options.cpuProf), { recursive: true })
+
+  const runId = `bench-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`
+  const dir = mkdtempSync(join(tmpdir(), 'service-bench-'))
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  SNAPSHOT = join(RESULTS_DIR, `.dist-${runId}`)
+  cpSync(DIST, SNAPSHOT, { recursive: true })
+  const fsType = filesystemOf(dir)
+  if (fsType === 'tmpfs') log(`warning: ${dir} is on tmpfs, where fsync costs nothing; SQLITE_SYNCHRONOUS=FULL is not measured honestly (set TMPDIR to a disk)`)
+  const startedAt = new Date()
+  const loadBefore = loadavg()
+  log(`bench ${runId}: ${scenarios.length} scenarios × ${options.rounds} rounds, ${options.connections} connections, ` +
+    `${options.warmup}s warm-up + ${options.duration}s each; data and logs in ${dir} (${fsType})`)
+
+  const production: Record<string, string> = {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_MAX: '1000000000'
+  }
+  const targets: Target[] = []
+  const skipped: Array<{ target: string, reason: string }> = []
+  const loader = new Loader()
+  let baselineChild: ChildProcess | undefined
+  let dropPostgres: (() => Promise<void>) | undefined
+
+  const addService = async (id: string, label: string, env: Record<string, string>, flags: Partial<Target>): Promise<Target | undefined> => {
+    const logPath = join(dir, `${id}.log`)
+    const fullEnv = { ...production, ...env }
+    try {
+      const started = await spawnService(fullEnv, logPath, options, true)
+      const seed = await seedService(started.url, runId)
+      const target: Target = {
+        id, label, kind: 'service', headline: false, informative: false, writesOnly: false,
+        ...flags, child: started.child, url: started.url, seed, env: fullEnv, logPath, startups: [started.startup]
+      }
+      targets.push(target)
+      log(`${label}: listening after ${started.startup.listeningMs} ms (live after ${started.startup.liveMs} ms) at ${started.url}`)
+      return target
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err)
+      skipped.push({ target: label, reason })
+      log(`${label}: skipped (${reason})`)
+      return undefined
+    }
+  }
+
+  try {
+    // The headline: default SQLITE_SYNCHRONOUS (FULL), a fresh database on disk.
+    const headline = await addService('sqlite', 'service, SQLite (SYNCHRONOUS=FULL)', { DATABASE_URL: `file:${join(dir, 'service.db')}` }, { headline: true })
+    if (headline === undefined) throw new Error(`the service did not start: ${skipped[0]?.reason ?? ''}`)
+    const canned = await captureResponses(headline.url, headline.seed, `${runId}-capture`)
+    const responsesFile = join(dir, 'baseline-responses.json')
+    writeFileSync(responsesFile, JSON.stringify(canned, null, 2))
+    const baseline = await startBaselineProcess(responsesFile)
+    baselineChild = baseline.child
+    targets.push({
+      id: 'baseline', label: 'baseline, raw node:http (no storage)', kind: 'baseline', headline: false, informative: false,
+      writesOnly: false, child: baseline.child, url: baseline.url, seed: headline.seed, startups: []
+    })
+    if (options.normal && scenarios.some((s) => s.writes)) {
+      await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',
+        { DATABASE_URL: `file:${join(dir, 'service-normal.db')}`, SQLITE_SYNCHRONOUS: 'NORMAL' }, { informative: true, writesOnly: true })
+    }
+    if (options.postgresUrl !== undefined) {
+      try {
+        const isolated = await isolatedPostgres(options.postgresUrl, runId)
+        dropPostgres = isolated.drop
+        await addService('postgres', `service, PostgreSQL (${redactUrl(options.postgresUrl)})`, { DATABASE_URL: isolated.url }, {})
+      } catch (err) {
+        skipped.push({ target: 'PostgreSQL', reason: err instanceof Error ? err.message : String(err) })
+        log(`PostgreSQL: skipped (${String(err)})`)
+      }
+    }
+
+    const measurements: Measurement[] = []
+    for (let round = 0; round < options.rounds; round++) {
+      for (const scenario of scenarios) {
+        const eligible = targets.filter((target) => !target.writesOnly || scenario.writes)
+        // Alternate who goes first so a drift in machine load does not favour one side.
+        const order = round % 2 === 0 ? eligible : [...eligible].reverse()
+        for (const [position, target] of order.entries()) {
+          const m = await measure(loader, target, scenario, round, position, options, runId)
+          measurements.push(m)
+          const bad = m.non2xx + m.errors + m.timeouts > 0 ? ` (non-2xx ${m.non2xx}, errors ${m.errors}, timeouts ${m.timeouts})` : ''
+          log(`round ${round + 1}/${options.rounds} ${scenario.name.padEnd(14)} ${target.id.padEnd(13)} ` +
+            `${fmt(m.rps).padStart(6)} req/s  p50 ${fmt(m.latency.p50, 2)} ms  p99 ${fmt(m.latency.p99, 2)} ms  rss ${fmt(m.peakRssMb)} MB  cpu ${fmt(m.cpuUsPerRequest)} µs/req (${fmt(m.cpuCores, 2)} cores)${bad}`)
+        }
+      }
+    }
+
+    const hwm: Record<string, number> = {}
+    for (const target of targets) hwm[target.id] = (procStatus(target.child.pid as number)?.hwmKb ?? Number.NaN) / 1024
+
+    // Start-up: the first start above (fresh database) plus restarts on the same database.
+    for (const target of targets.filter((t) => t.kind === 'service')) {
+      await stopChild(target.child)
+      if (!target.headline) continue
+      for (let i = 0; i < options.starts; i++) {
+        const started = await spawnService(target.env as Record<string, string>, join(dir, `${target.id}-restart-${i}.log`), options, false)
+        target.startups.push(started.startup)
+        target.child = started.child
+        await stopChild(started.child)
+      }
+    }
+
+    report({ options, runId, startedAt, loadBefore, fsType, targets, scenarios, measurements, hwm, skipped })
+  } finally {
+    loader.close()
+    for (const target of targets) await stopChild(target.child)
+    if (baselineChild !== undefined) await stopChild(baselineChild)
+    await dropPostgres?.().catch((err: unknown) => { log(`could not drop the benchmark schema: ${String(err)}`) })
+    rmSync(dir, { recursive: true, force: true })
+    rmSync(SNAPSHOT, { recursive: true, force: true })
+  }
+}
+
+interface ReportInput {
+  options: BenchOptions
+  runId: string
+  startedAt: Date
+  loadBefore: number[]
+  fsType: string
+  targets: Target[]
+  scenarios: Scenario[]
+  measurements: Measurement[]
+  hwm: Record<string, number>
+  skipped: Array<{ target: string, reason: string }>
+}
+
+function report (input: ReportInput): void {
+  const { options, targets, scenarios, measurements, hwm } = input
+  const headline = targets.find((t) => t.headline) as Target
+  const rows: string[][] = []
+  const summaries: Summary[] = []
+  const checks: Array<{ goal: string, value: string, met: boolean }> = []
+  const ordered = [...targets].sort((a, b) => rank(a) - rank(b))
+  for (const scenario of scenarios) {
+    for (const target of ordered) {
+      const summary = summarize(measurements, scenario.name, target.id)
+      if (summary === undefined) continue
+      summaries.push(summary)
+      let goal = ''
+      if (target.headline) {
+        const goals: string[] = []
+        let met = summary.p99 <= GOALS.p99Ms
+        goals.push(`p99 ≤ ${GOALS.p99Ms} ms`)
+        checks.push({ goal: `${scenario.title}: p99 ≤ ${GOALS.p99Ms} ms`, value: `${fmt(summary.p99, 2)} ms`, met: summary.p99 <= GOALS.p99Ms })
+        if (scenario.ratioTarget !== undefined) {
+          goals.unshift(`≥ ${scenario.ratioTarget.toFixed(2)}×`)
+          met = met && summary.ratio >= scenario.ratioTarget
+          checks.push({ goal: `${scenario.title}: ≥ ${scenario.ratioTarget.toFixed(2)}× baseline`, value: `${fmt(summary.ratio, 3)}×`, met: summary.ratio >= scenario.ratioTarget })
+        }
+        goal = `${goals.join(', ')}: ${met ? 'met' : 'MISSED'}`
+      }
+      const problems = summary.non2xx + summary.errors > 0 ? ` ⚠ ${summary.non2xx} non-2xx, ${summary.errors} errors` : ''
+      rows.push([
+        scenario.title,
+        target.kind === 'baseline' ? 'baseline (raw node:http)' : target.informative ? 'SQLite NORMAL (informative)' : target.id === 'postgres' ? 'PostgreSQL' : 'SQLite FULL',
+        fmt(summary.rps),
+        fmt(summary.p50, 2),
+        fmt(summary.p99, 2),
+        fmt(summary.peakRssMb),
+        fmt(summary.cpuUsPerRequest),
+        target.kind === 'baseline' ? '1.000×' : `${fmt(summary.ratio, 3)}×`,
+        target.kind === 'baseline' ? '1.000×' : `${fmt(summary.cpuRatio, 3)}×`,
+        goal + problems
+      ])
+    }
+  }
+  const headlineHwm = hwm[headline.id]
+  checks.push({ goal: `service peak RSS ≤ ${GOALS.rssMb} MB`, value: `${fmt(headlineHwm)} MB`, met: headlineHwm <= GOALS.rssMb })
+  const listening = headline.startups.map((s) => s.listeningMs)
+  const startupMedian = median(listening)
+  checks.push({ goal: `start-up to listening ≤ ${GOALS.startupMs} ms`, value: `${fmt(startupMedian)} ms (median of ${listening.length})`, met: Math.max(...listening) <= GOALS.startupMs })
+
+  const table = markdownTable(['scenario', 'store', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'CPU µs/req', 'req/s vs baseline', 'CPU/req vs baseline', 'target'], rows)
+  const date = input.startedAt.toISOString().slice(0, 10)
+  const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.versions.node}, Linux ${release()}`
+  const lines = [
+    '',
+    `## Benchmark ${date} — ${machine}`,
+    `${options.connections} connections, ${options.rounds} rounds × (${options.warmup} s warm-up + ${options.duration} s), alternating targets; ` +
+      'medians over rounds; "req/s vs baseline" is the median of the per-round ratios (service ÷ baseline of the same round); ' +
+      '"CPU/req vs baseline" is the baseline\'s CPU time per request ÷ the service\'s (same rounds), which a busy machine disturbs much less. Load average at start: ' +
+      input.loadBefore.map((n) => n.toFixed(2)).join(' ') + `; data on ${input.fsType}.`,
+    '',
+    table,
+    '',
+    `Start-up to listening (spawn → "Server listening" log line): ${headline.startups.map((s) => `${s.listeningMs}${s.freshDatabase ? ' (fresh db)' : ''}`).join(', ')} ms; ` +
+      `first 200 from /health/live: ${headline.startups.map((s) => s.liveMs).join(', ')} ms; ` +
+      `CPU time used by then: ${headline.startups.map((s) => fmt(s.cpuMs)).join(', ')} ms.`,
+    `Peak RSS (VmHWM) over the run: ${targets.map((t) => `${t.id} ${fmt(hwm[t.id])} MB`).join(', ')}.`,
+    ...input.skipped.map((s) => `Skipped: ${s.target}: ${s.reason}`),
+    '',
+    'Targets:',
+    ...checks.map((c) => `  ${c.met ? 'met   ' : 'MISSED'} ${c.goal} — ${c.value}`),
+    ''
+  ]
+  process.stdout.write(lines.join('\n') + '\n')
+
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const file = join(RESULTS_DIR, `${input.startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
+  writeFileSync(file, JSON.stringify({
+    runId: input.runId,
+    date: input.startedAt.toISOString(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.versions.node, kernel: release(), loadBefore: input.loadBefore, loadAfter: loadavg(), dataFilesystem: input.fsType },
+    options: { ...options, postgresUrl: options.postgresUrl === undefined ? undefined : redactUrl(options.postgresUrl) },
+    targets: targets.map((t) => ({ id: t.id, label: t.label, kind: t.kind, headline: t.headline, informative: t.informative, startups: t.startups, peakRssMb: hwm[t.id] })),
+    skipped: input.skipped,
+    summaries,
+    checks,
+    measurements
+  }, null, 2))
+  log(`results written to ${file}`)
+}
+
+function rank (target: Target): number {
+  if (target.headline) return 0
+  if (target.id === 'postgres') return 1
+  if (target.informative) return 2
+  return 3
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,155 @@
+/**
+ * Pure helpers of the benchmark: percentiles, medians, ratios, options and the
+ * results table. No I/O here, so test/bench.test.ts covers all of it.
+ */
+
+/** Nearest-rank percentile (p in 0..100) of values sorted ascending; NaN when empty. */
+export function percentile (sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN
+  if (p <= 0) return sorted[0]
+  if (p >= 100) return sorted[sorted.length - 1]
+  const rank = Math.ceil((p / 100) * sorted.length)
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
+}
+
+/** Median of any (unsorted) numbers, ignoring NaN; NaN when nothing is left. */
+export function median (values: number[]): number {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b)
+  if (sorted.length === 0) return Number.NaN
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+export interface LatencySummary {
+  count: number
+  p50: number
+  p99: number
+  max: number
+  mean: number
+}
+
+/** Latency percentiles in ms of raw samples (the array is sorted in place). */
+export function summarizeLatencies (samples: Float64Array | number[]): LatencySummary {
+  const sorted = samples instanceof Float64Array ? samples.sort() : Float64Array.from(samples).sort()
+  let total = 0
+  for (let i = 0; i < sorted.length; i++) total += sorted[i]
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1],
+    mean: sorted.length === 0 ? Number.NaN : total / sorted.length
+  }
+}
+
+/** Ratio of two throughputs; NaN when the baseline measured nothing. */
+export function ratio (value: number, baseline: number): number {
+  return baseline > 0 ? value / baseline : Number.NaN
+}
+
+/** Median of the per-round ratios of paired measurements (same round, same scenario). */
+export function pairedRatio (values: number[], baselines: number[]): number {
+  const ratios: number[] = []
+  for (let i = 0; i < Math.min(values.length, baselines.length); i++) ratios.push(ratio(values[i], baselines[i]))
+  return median(ratios)
+}
+
+/** Fixed decimals, or '-' for a missing value. */
+export function fmt (value: number | undefined, decimals = 0): string {
+  if (value === undefined || !Number.isFinite(value)) return '-'
+  return value.toFixed(decimals)
+}
+
+/** A GitHub-flavoured Markdown table with padded columns (numbers are right-aligned). */
+export function markdownTable (headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)))
+  const numeric = headers.map((_header, i) => rows.length > 0 && rows.every((row) => /^[-+]?[\d.,]+[×%]?$|^-$/.test(row[i] ?? '')))
+  const cell = (text: string, i: number): string => numeric[i] ? text.padStart(widths[i]) : text.padEnd(widths[i])
+  const line = (cells: string[]): string => `| ${cells.map((text, i) => cell(text, i)).join(' | ')} |`
+  const rule = `|${widths.map((width, i) => numeric[i] ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2)).join('|')}|`
+  return [line(headers), rule, ...rows.map((row) => line(headers.map((_header, i) => row[i] ?? '')))].join('\n')
+}
+
+export interface BenchOptions {
+  /** Seconds of each timed run. */
+  duration: number
+  /** Seconds of warm-up before each timed run (not measured). */
+  warmup: number
+  /** Rounds; each round runs every scenario on every target, alternating which target goes first. */
+  rounds: number
+  connections: number
+  /** Scenario names to run (all when empty). */
+  scenarios: string[]
+  /** Also run the write scenarios with SQLITE_SYNCHRONOUS=NORMAL (informative rows). */
+  normal: boolean
+  /** Extra stop/start cycles to measure start-up to listening. */
+  starts: number
+  /** A postgres:// URL to run the scenarios on PostgreSQL too, if set. */
+  postgresUrl?: string
+  /** Write a CPU profile of the service (node --cpu-prof) into this directory. */
+  cpuProf?: string
+}
+
+export const DEFAULT_OPTIONS: BenchOptions = {
+  duration: 5,
+  warmup: 1,
+  rounds: 3,
+  connections: 50,
+  scenarios: [],
+  normal: true,
+  starts: 3
+}
+
+function positive (name: string, text: string, integer: boolean, allowZero = false): number {
+  const value = Number(text)
+  const ok = Number.isFinite(value) && (allowZero ? value >= 0 : value > 0) && (!integer || Number.isInteger(value))
+  if (!ok) throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'} (got ${JSON.stringify(text)})`)
+  return value
+}
+
+/**
+ * Options from BENCH_* variables, then --flags (flags win):
+ * --duration=S --warmup=S --rounds=N --connections=N --scenarios=a,b --starts=N
+ * --no-normal --cpu-prof=DIR; DATABASE_URL=postgres://… adds the PostgreSQL rows.
+ */
+export function parseBenchOptions (argv: string[], env: Record<string, string | undefined>): BenchOptions {
+  const options: BenchOptions = { ...DEFAULT_OPTIONS, scenarios: [] }
+  const settings: Record<string, string | undefined> = {
+    duration: env.BENCH_DURATION,
+    warmup: env.BENCH_WARMUP,
+    rounds: env.BENCH_ROUNDS,
+    connections: env.BENCH_CONNECTIONS,
+    scenarios: env.BENCH_SCENARIOS,
+    starts: env.BENCH_STARTS,
+    normal: env.BENCH_NORMAL,
+    'cpu-prof': env.BENCH_CPU_PROF
+  }
+  for (const arg of argv) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg)
+    if (match === null) throw new Error(`unknown argument ${JSON.stringify(arg)}`)
+    const [, name, value] = match
+    if (name === 'no-normal' && value === undefined) settings.normal = '0'
+    else if (name in settings && value !== undefined) settings[name] = value
+    else throw new Error(`unknown option --${name}${value === undefined ? ' (needs =value)' : ''}`)
+  }
+  const given = (name: string): string | undefined => {
+    const value = settings[name]
+    return value === undefined || value === '' ? undefined : value
+  }
+  if (given('duration') !== undefined) options.duration = positive('duration', given('duration') as string, false)
+  if (given('warmup') !== undefined) options.warmup = positive('warmup', given('warmup') as string, false, true)
+  if (given('rounds') !== undefined) options.rounds = positive('rounds', given('rounds') as string, true)
+  if (given('connections') !== undefined) options.connections = positive('connections', given('connections') as string, true)
+  if (given('starts') !== undefined) options.starts = positive('starts', given('starts') as string, true, true)
+  if (given('scenarios') !== undefined) options.scenarios = (given('scenarios') as string).split(',').map((s) => s.trim()).filter(Boolean)
+  if (given('normal') !== undefined) options.normal = !['0', 'false', 'no', 'off'].includes((given('normal') as string).toLowerCase())
+  if (given('cpu-prof') !== undefined) options.cpuProf = given('cpu-prof')
+  const url = env.DATABASE_URL
+  if (url !== undefined && /^postgres(ql)?:\/\//.test(url)) options.postgresUrl = url
+  return options
+}
+
+/** Drops the password from a connection URL before it is printed or stored. */
+export function redactUrl (url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@')
+}

@@ -1,0 +1,155 @@
+import t from 'tap'
+import { request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import {
+  DEFAULT_OPTIONS, fmt, markdownTable, median, pairedRatio, parseBenchOptions, percentile, ratio, redactUrl, summarizeLatencies
+} from '../bench/stats'
+import { replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
+
+t.test('percentile is nearest-rank on sorted values', async (t) => {
+  const values = Float64Array.from({ length: 100 }, (_, i) => i + 1)
+  t.equal(percentile(values, 50), 50)
+  t.equal(percentile(values, 99), 99)
+  t.equal(percentile(values, 99.9), 100)
+  t.equal(percentile(values, 0), 1)
+  t.equal(percentile(values, 100), 100)
+  t.equal(percentile([7], 50), 7)
+  t.ok(Number.isNaN(percentile([], 50)))
+})
+
+t.test('median ignores NaN and averages the middle pair', async (t) => {
+  t.equal(median([3, 1, 2]), 2)
+  t.equal(median([4, 1, 3, 2]), 2.5)
+  t.equal(median([Number.NaN, 5]), 5)
+  t.ok(Number.isNaN(median([])))
+})
+
+t.test('summarizeLatencies', async (t) => {
+  const summary = summarizeLatencies([5, 1, 3, 2, 4])
+  t.same(summary, { count: 5, p50: 3, p99: 5, max: 5, mean: 3 })
+  const typed = summarizeLatencies(Float64Array.from([2, 1]))
+  t.equal(typed.p50, 1)
+  const empty = summarizeLatencies([])
+  t.equal(empty.count, 0)
+  t.ok(Number.isNaN(empty.p99) && Number.isNaN(empty.max) && Number.isNaN(empty.mean))
+})
+
+t.test('ratios are paired by round and robust to a bad round', async (t) => {
+  t.equal(ratio(5, 10), 0.5)
+  t.ok(Number.isNaN(ratio(5, 0)))
+  t.equal(pairedRatio([5, 6, 1], [10, 10, 10]), 0.5)
+  t.equal(pairedRatio([5, 6], [10, 10, 10]), 0.55, 'only complete pairs count')
+  t.ok(Number.isNaN(pairedRatio([], [])))
+})
+
+t.test('fmt and markdownTable', async (t) => {
+  t.equal(fmt(1.234, 2), '1.23')
+  t.equal(fmt(12.7), '13')
+  t.equal(fmt(undefined), '-')
+  t.equal(fmt(Number.NaN), '-')
+  t.equal(fmt(Number.POSITIVE_INFINITY), '-')
+  const table = markdownTable(['name', 'req/s', 'ratio'], [['a', '100', '0.50×'], ['long name', '5', '-']])
+  t.equal(table, [
+    '| name      | req/s | ratio |',
+    '|-----------|------:|------:|',
+    '| a         |   100 | 0.50× |',
+    '| long name |     5 |     - |'
+  ].join('\n'))
+  t.equal(markdownTable(['a', 'b'], [['x']]), '| a | b |\n|---|---|\n| x |   |', 'a short row is padded; text columns stay left-aligned')
+  t.equal(markdownTable(['a'], []), '| a |\n|---|')
+})
+
+t.test('parseBenchOptions: defaults, environment, flags (flags win) and errors', async (t) => {
+  t.same(parseBenchOptions([], {}), DEFAULT_OPTIONS)
+  const fromEnv = parseBenchOptions([], {
+    BENCH_DURATION: '2.5',
+    BENCH_WARMUP: '0',
+    BENCH_ROUNDS: '4',
+    BENCH_CONNECTIONS: '10',
+    BENCH_SCENARIOS: 'get-product, post-payment,',
+    BENCH_STARTS: '0',
+    BENCH_NORMAL: 'off',
+    BENCH_CPU_PROF: '/tmp/prof',
+    DATABASE_URL: 'postgres://u:secret@db:5432/bench'
+  })
+  t.same(fromEnv, {
+    duration: 2.5,
+    warmup: 0,
+    rounds: 4,
+    connections: 10,
+    scenarios: ['get-product', 'post-payment'],
+    normal: false,
+    starts: 0,
+    cpuProf: '/tmp/prof',
+    postgresUrl: 'postgres://u:secret@db:5432/bench'
+  })
+  const flags = parseBenchOptions(['--duration=1', '--rounds=2', '--no-normal', '--scenarios=get-payment'], { BENCH_DURATION: '9', BENCH_NORMAL: '1' })
+  t.equal(flags.duration, 1)
+  t.equal(flags.rounds, 2)
+  t.equal(flags.normal, false)
+  t.same(flags.scenarios, ['get-payment'])
+  t.equal(parseBenchOptions([], { BENCH_NORMAL: 'yes', BENCH_ROUNDS: '' }).normal, true, 'an empty variable keeps the default')
+  t.equal(parseBenchOptions([], { DATABASE_URL: 'file:./data/x.db' }).postgresUrl, undefined, 'only a PostgreSQL URL adds rows')
+  t.throws(() => parseBenchOptions(['--rounds=1.5'], {}), /rounds must be a positive integer/)
+  t.throws(() => parseBenchOptions(['--duration=0'], {}), /duration must be a positive number/)
+  t.throws(() => parseBenchOptions(['--warmup=-1'], {}), /warmup must be a non-negative number/)
+  t.throws(() => parseBenchOptions(['--starts=x'], {}), /starts must be a non-negative integer/)
+  t.throws(() => parseBenchOptions(['--connections=0'], {}), /connections must be a positive integer/)
+  t.throws(() => parseBenchOptions(['--frobnicate=1'], {}), /unknown option --frobnicate/)
+  t.throws(() => parseBenchOptions(['--rounds'], {}), /needs =value/)
+  t.throws(() => parseBenchOptions(['rounds=3'], {}), /unknown argument/)
+})
+
+t.test('redactUrl hides the password only', async (t) => {
+  t.equal(redactUrl('postgres://user:secret@db:5432/x'), 'postgres://user:***@db:5432/x')
+  t.equal(redactUrl('postgres://db:5432/x'), 'postgres://db:5432/x')
+})
+
+t.test('replayableHeaders drops what node:http writes itself', async (t) => {
+  t.same(replayableHeaders(['X-A', '1', 'Date', 'now', 'Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'content-length', '2']),
+    [['X-A', '1'], ['content-length', '2']])
+})
+
+async function call (port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string):
+Promise<{ status: number, headers: Record<string, string | string[] | undefined>, body: string }> {
+  return await new Promise((resolve, reject) => {
+    const req = request({ port, host: '127.0.0.1', method, path, headers, agent: false }, (res) => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk })
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }) })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+t.test('the baseline answers each scenario with the canned bytes, after reading the body', async (t) => {
+  const canned = (scenario: string, method: string, pathPrefix: string, status: number, body: string, idempotencyKey?: string): CannedResponse => ({
+    scenario,
+    method,
+    pathPrefix,
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    status,
+    headers: [['x-scenario', scenario], ['content-type', 'application/json; charset=utf-8'], ['content-length', String(Buffer.byteLength(body))]],
+    body: Buffer.from(body).toString('base64')
+  })
+  const server = await startBaseline([
+    canned('replay', 'POST', '/api/payments', 201, '{"replayed":true}', 'k1'),
+    canned('fresh', 'POST', '/api/payments', 201, '{"fresh":true}'),
+    canned('get', 'GET', '/products/', 200, '{"id":"p"}')
+  ])
+  t.teardown(() => { server.close() })
+  const { port } = server.address() as AddressInfo
+  const get = await call(port, 'GET', '/products/p')
+  t.equal(get.status, 200)
+  t.equal(get.headers['x-scenario'], 'get')
+  t.equal(get.body, '{"id":"p"}')
+  const replay = await call(port, 'POST', '/api/payments', { 'idempotency-key': 'k1', 'content-type': 'application/json' }, '{"amount":1}')
+  t.equal(replay.headers['x-scenario'], 'replay')
+  const fresh = await call(port, 'POST', '/api/payments', { 'idempotency-key': 'k2', 'content-type': 'application/json' }, '{"amount":1}')
+  t.equal(fresh.status, 201)
+  t.equal(fresh.body, '{"fresh":true}')
+  const missing = await call(port, 'DELETE', '/products/p')
+  t.equal(missing.status, 404)
+  t.same(JSON.parse(missing.body), { error: 'route not found', code: 'NOT_FOUND' })
+})
