@@ -1,6 +1,7 @@
 import type { ClaimResult, IdempotencyKeyRef, IdempotencyStore, StoredResponse } from '../types'
 import { classifyExistingKey, idempotencyRecordFromRow, type IdempotencyRow } from '../rows'
 import type { SqliteHandle } from './connection'
+import { immediateWrites, type WriteQueue } from './group-commit'
 
 const KEY_MATCH = 'scope = @scope AND method = @method AND path = @path AND key = @key'
 
@@ -25,7 +26,7 @@ export function sqliteKeyStatements (db: SqliteHandle) {
   }
 }
 
-export function sqliteIdempotencyStore (db: SqliteHandle): IdempotencyStore {
+export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): IdempotencyStore {
   const keys = sqliteKeyStatements(db)
   const insert = db.prepare(`
     INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
@@ -62,10 +63,10 @@ export function sqliteIdempotencyStore (db: SqliteHandle): IdempotencyStore {
   })
 
   return {
-    async claim (request) { return claim.immediate(request) },
-    async release (ref) { unlock.run(refParams(ref)) },
-    async abandon (ref) { remove.run(refParams(ref)) },
-    async finish (ref, response) { keys.storeResponse(ref, response) },
+    async claim (request) { return await writes.run(() => claim(request)) },
+    async release (ref) { await writes.run(() => unlock.run(refParams(ref))) },
+    async abandon (ref) { await writes.run(() => remove.run(refParams(ref))) },
+    async finish (ref, response) { await writes.run(() => { keys.storeResponse(ref, response) }) },
     async get (ref) {
       const row = select.get(refParams(ref))
       return row === undefined ? undefined : idempotencyRecordFromRow(row)
@@ -74,6 +75,6 @@ export function sqliteIdempotencyStore (db: SqliteHandle): IdempotencyStore {
       const row = byResource.get(resourceId)
       return row === undefined ? undefined : idempotencyRecordFromRow(row)
     },
-    async reap (now) { return reap.run(now).changes }
+    async reap (now) { return await writes.run(() => reap.run(now).changes) }
   }
 }

@@ -6,22 +6,28 @@ import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
+import { groupCommit } from './group-commit'
 
 export function createSqliteDatabase (url: string, options: SqliteOptions): Database {
   const db = openSqlite(url, options)
   migrateSqlite(db, sqliteMigrations)
+  // Payment, key, ledger and product writes share commits (and fsyncs); see group-commit.ts.
+  const writes = groupCommit(db)
   return {
     kind: 'sqlite',
-    products: sqliteProductStore(db),
+    products: sqliteProductStore(db, writes),
     merchants: sqliteMerchantStore(db),
-    payments: sqlitePaymentStore(db),
-    idempotency: sqliteIdempotencyStore(db),
-    ledger: sqliteLedgerStore(db),
+    payments: sqlitePaymentStore(db, writes),
+    idempotency: sqliteIdempotencyStore(db, writes),
+    ledger: sqliteLedgerStore(db, writes),
     async ping () {
       db.prepare('SELECT 1').get()
     },
     async close () {
-      if (db.open) db.close()
+      if (db.open) {
+        writes.flush()
+        db.close()
+      }
     }
   }
 }

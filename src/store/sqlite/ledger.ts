@@ -1,8 +1,9 @@
 import type { LedgerStore } from '../types'
 import { ledgerEntryFromRow, type LedgerRow } from '../rows'
 import type { SqliteHandle } from './connection'
+import { immediateWrites, type WriteQueue } from './group-commit'
 
-export function sqliteLedgerStore (db: SqliteHandle): LedgerStore {
+export function sqliteLedgerStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): LedgerStore {
   const select = db.prepare<[string], LedgerRow>('SELECT * FROM gateway_ledger WHERE idempotency_key = ?')
   const insert = db.prepare(`
     INSERT INTO gateway_ledger (idempotency_key, charge_id, amount_minor, currency, outcome, decline_code, created_at)
@@ -15,8 +16,11 @@ export function sqliteLedgerStore (db: SqliteHandle): LedgerStore {
       return row === undefined ? undefined : ledgerEntryFromRow(row)
     },
     async recordOnce (entry) {
-      insert.run({ ...entry, createdAt: new Date().toISOString() })
-      return ledgerEntryFromRow(select.get(entry.idempotencyKey) as LedgerRow)
+      const row = { ...entry, createdAt: new Date().toISOString() }
+      return await writes.run(() => {
+        insert.run(row)
+        return ledgerEntryFromRow(select.get(entry.idempotencyKey) as LedgerRow)
+      })
     },
     async count () { return count.get() as number }
   }

@@ -2,8 +2,9 @@ import type { IdempotencyKeyRef, KeyCompletion, Payment, PaymentStore } from '..
 import { paymentFromRow, type PaymentRow } from '../rows'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
+import { immediateWrites, type WriteQueue } from './group-commit'
 
-export function sqlitePaymentStore (db: SqliteHandle): PaymentStore {
+export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): PaymentStore {
   const keys = sqliteKeyStatements(db)
   const insert = db.prepare(`
     INSERT INTO payments (id, amount_minor, currency, status, decline_code, created_at, updated_at)
@@ -41,13 +42,13 @@ export function sqlitePaymentStore (db: SqliteHandle): PaymentStore {
   })
 
   return {
-    async create (payment, key) { create.immediate(payment, key) },
+    async create (payment, key) { await writes.run(() => create(payment, key)) },
     async get (id) {
       const row = select.get(id)
       return row === undefined ? undefined : paymentFromRow(row)
     },
-    async complete (final, completion) { return complete.immediate(final, completion) },
-    async leaseAbandoned (options) { return leaseAbandoned.immediate(options) },
+    async complete (final, completion) { return await writes.run(() => complete(final, completion)) },
+    async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) },
     async count () { return count.get() as number }
   }
 }

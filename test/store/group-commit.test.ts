@@ -1,0 +1,104 @@
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openSqlite, type SqliteHandle } from '../../src/store/sqlite/connection'
+import { groupCommit, immediateWrites } from '../../src/store/sqlite/group-commit'
+
+function database (t: Test): SqliteHandle {
+  const db = openSqlite('file::memory:', { synchronous: 'FULL' })
+  db.exec('CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)')
+  t.teardown(() => { if (db.open) db.close() })
+  return db
+}
+
+const names = (db: SqliteHandle): string[] => db.prepare('SELECT name FROM items ORDER BY id').pluck().all() as string[]
+
+t.test('writes of one turn share one transaction, run in call order, and settle after COMMIT', async (t) => {
+  const db = database(t)
+  const writes = groupCommit(db)
+  const insert = db.prepare('INSERT INTO items (name) VALUES (?)')
+  const commits: number[] = []
+  const seenInside: boolean[] = []
+  const results = await Promise.all(['a', 'b', 'c'].map(async (name, i) => {
+    const value = await writes.run(() => {
+      seenInside.push(db.inTransaction)
+      insert.run(name)
+      return names(db).length
+    })
+    commits.push(i)
+    t.equal(db.inTransaction, false, 'nobody hears back before the commit')
+    return value
+  }))
+  t.same(results, [1, 2, 3], 'each write sees the ones queued before it')
+  t.same(seenInside, [true, true, true])
+  t.same(names(db), ['a', 'b', 'c'])
+})
+
+t.test('a failing write rolls back alone; the others of the batch commit', async (t) => {
+  const db = database(t)
+  const writes = groupCommit(db)
+  const insert = db.prepare('INSERT INTO items (name) VALUES (?)')
+  const outcomes = await Promise.allSettled([
+    writes.run(() => insert.run('a')),
+    writes.run(() => { insert.run('half'); insert.run('a') }),
+    writes.run(() => insert.run('b'))
+  ])
+  t.same(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled'])
+  t.match(String((outcomes[1] as PromiseRejectedResult).reason), /UNIQUE/)
+  t.same(names(db), ['a', 'b'], 'the failed write left nothing behind, not even its first statement')
+})
+
+t.test('a failed COMMIT fails every write of the batch and leaves nothing', async (t) => {
+  const db = database(t)
+  db.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)')
+  const writes = groupCommit(db)
+  const outcomes = await Promise.allSettled([
+    writes.run(() => db.prepare('INSERT INTO items (name) VALUES (?)').run('kept?')),
+    // A deferred foreign key is only checked at COMMIT, which then fails.
+    writes.run(() => db.prepare('INSERT INTO children (parent) VALUES (42)').run())
+  ])
+  t.same(outcomes.map((o) => o.status), ['rejected', 'rejected'])
+  t.match(String((outcomes[0] as PromiseRejectedResult).reason), /FOREIGN KEY/)
+  t.equal(db.inTransaction, false)
+  t.same(names(db), [])
+  t.equal(await writes.run(() => names(db).length), 0, 'the queue keeps working afterwards')
+})
+
+t.test('flush commits what is queued at once, e.g. before close', async (t) => {
+  const db = database(t)
+  const writes = groupCommit(db)
+  const done = writes.run(() => db.prepare('INSERT INTO items (name) VALUES (?)').run('now'))
+  t.same(names(db), [], 'queued, not yet run')
+  writes.flush()
+  t.same(names(db), ['now'])
+  db.close()
+  await done
+  writes.flush()
+})
+
+t.test('writes are durable across a reopen once acknowledged', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'group-commit-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const url = `file:${join(dir, 'db.sqlite')}`
+  const db = openSqlite(url, { synchronous: 'FULL' })
+  db.exec('CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)')
+  const writes = groupCommit(db)
+  await Promise.all(Array.from({ length: 20 }, async (_, i) => await writes.run(() => db.prepare('INSERT INTO items (name) VALUES (?)').run(`n${i}`))))
+  db.close()
+  const reopened = openSqlite(url, { synchronous: 'FULL' })
+  t.teardown(() => { reopened.close() })
+  t.equal(reopened.prepare('SELECT count(*) FROM items').pluck().get(), 20)
+})
+
+t.test('immediateWrites commits each write on its own, at once', async (t) => {
+  const db = database(t)
+  const writes = immediateWrites(db)
+  const insert = db.prepare('INSERT INTO items (name) VALUES (?)')
+  const pending = writes.run(() => { t.equal(db.inTransaction, true); return insert.run('x').changes })
+  t.same(names(db), ['x'], 'already committed when run() returns')
+  t.equal(await pending, 1)
+  await t.rejects(writes.run(() => { insert.run('y'); insert.run('x') }), /UNIQUE/)
+  t.same(names(db), ['x'])
+  writes.flush()
+})
