@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import helmet from '@fastify/helmet'
+import { securityHeaders } from '../src/http/security-headers'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
@@ -12,7 +12,8 @@ import { redisRateLimitStore } from '../src/http/redis-rate-limit-store'
  */
 export default fp(async (app) => {
   await app.register(sensible)
-  await app.register(helmet, {
+  // Helmet's headers, computed once at start-up (see securityHeaders) and set on every response.
+  const headers = securityHeaders({
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
@@ -24,6 +25,10 @@ export default fp(async (app) => {
         upgradeInsecureRequests: null
       }
     }
+  })
+  app.addHook('onRequest', (_request, reply, done) => {
+    for (const [name, value] of headers) reply.raw.setHeader(name, value)
+    done()
   })
   // With REDIS_URL the counters live in Redis and every instance shares them; when
   // Redis fails a request is served anyway (skipOnError) and the failure is logged.
