@@ -14,7 +14,8 @@ export function requestIdFor (request: IncomingMessage): string {
 
 /** Echoes the request id on every response. */
 export default fp(async (app) => {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id)
+    done()
   })
 }, { name: 'request-id', fastify: '5.x' })
