@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,7 +32,9 @@ export default fp(async (app) => {
     app.decorate('reportRedisFailure', () => {})
     return
   }
-  const redis = new Redis(url, {
+  // Loaded only when configured: ioredis is a large module and start-up time counts.
+  const { Redis: RedisClient } = require('ioredis') as typeof import('ioredis')
+  const redis = new RedisClient(url, {
     lazyConnect: true,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,

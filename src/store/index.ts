@@ -1,7 +1,6 @@
 import type { Config } from '../config'
 import type { Database } from './types'
 import { createSqliteDatabase } from './sqlite'
-import { createPostgresDatabase } from './postgres'
 
 export interface OpenDatabaseOptions {
   /** Told about errors the database reports outside any request (PostgreSQL: idle pooled connections). */
@@ -13,5 +12,7 @@ export async function openDatabase (config: Config, options: OpenDatabaseOptions
   if (config.DATABASE_URL.startsWith('file:')) {
     return createSqliteDatabase(config.DATABASE_URL, { synchronous: config.SQLITE_SYNCHRONOUS })
   }
+  // Loaded only when configured: the PostgreSQL driver is a large module and start-up time counts.
+  const { createPostgresDatabase } = require('./postgres') as typeof import('./postgres')
   return await createPostgresDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE, onIdleError: options.onBackgroundError })
 }
