@@ -8,7 +8,7 @@ import { ConfigSchema } from '../src/config'
 import { replayableHeaders, type CannedResponse } from './baseline-server'
 import type { LoadJob, LoadRequest, LoadResult } from './load'
 import { PAYMENT_BODY, PRODUCT_BODY, SCENARIOS, type Scenario, type Seed } from './scenarios'
-import { fmt, markdownTable, median, pairedRatio, parseBenchOptions, redactUrl, type BenchOptions } from './stats'
+import { fmt, markdownTable, median, pairedRatio, parseBenchOptions, redactUrl, summarizeLatencies, type BenchOptions } from './stats'
 
 /**
  * `npm run bench`: the built service as it runs in production against a raw
@@ -352,6 +352,35 @@ function summarize (measurements: Measurement[], scenario: string, target: strin
   }
 }
 
+/**
+ * Latency of one durable commit in `dir`: a one-row INSERT into a WAL database
+ * with SYNCHRONOUS=FULL, as the service's store is opened. It is the least one
+ * acknowledged write waits for, whatever the service does around it.
+ */
+function measureCommit (dir: string, samples = 200): { p50: number, p99: number } {
+  const BetterSqlite3 = require('better-sqlite3') as typeof import('better-sqlite3')
+  const file = join(dir, 'commit-probe.db')
+  const db = new BetterSqlite3(file)
+  const times: number[] = []
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+    db.exec('CREATE TABLE probe (id INTEGER PRIMARY KEY, value TEXT NOT NULL)')
+    const insert = db.prepare('INSERT INTO probe (value) VALUES (?)')
+    const value = 'x'.repeat(200)
+    for (let i = 0; i < samples; i++) {
+      const start = performance.now()
+      insert.run(value)
+      times.push(performance.now() - start)
+    }
+  } finally {
+    db.close()
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+  }
+  const summary = summarizeLatencies(times)
+  return { p50: summary.p50, p99: summary.p99 }
+}
+
 function filesystemOf (dir: string): string {
   try {
     const type = statfsSync(dir).type
@@ -377,6 +406,7 @@ async function main (): Promise<void> {
   if (fsType === 'tmpfs') log(`warning: ${dir} is on tmpfs, where fsync costs nothing; SQLITE_SYNCHRONOUS=FULL is not measured honestly (set TMPDIR to a disk)`)
   const startedAt = new Date()
   const loadBefore = loadavg()
+  const commit = measureCommit(dir)
   log(`bench ${runId}: ${scenarios.length} scenarios × ${options.rounds} rounds, ${options.connections} connections, ` +
     `${options.warmup}s warm-up + ${options.duration}s each; data and logs in ${dir} (${fsType})`)
 
@@ -473,7 +503,7 @@ async function main (): Promise<void> {
       }
     }
 
-    report({ options, runId, startedAt, loadBefore, fsType, targets, scenarios, measurements, hwm, skipped })
+    report({ options, runId, startedAt, loadBefore, fsType, commit, targets, scenarios, measurements, hwm, skipped })
   } finally {
     loader.close()
     for (const target of targets) await stopChild(target.child)
@@ -490,6 +520,7 @@ interface ReportInput {
   startedAt: Date
   loadBefore: number[]
   fsType: string
+  commit: { p50: number, p99: number }
   targets: Target[]
   scenarios: Scenario[]
   measurements: Measurement[]
@@ -541,7 +572,12 @@ function report (input: ReportInput): void {
   checks.push({ goal: `service peak RSS ≤ ${GOALS.rssMb} MB`, value: `${fmt(headlineHwm)} MB`, met: headlineHwm <= GOALS.rssMb })
   const listening = headline.startups.map((s) => s.listeningMs)
   const startupMedian = median(listening)
-  checks.push({ goal: `start-up to listening ≤ ${GOALS.startupMs} ms`, value: `${fmt(startupMedian)} ms (median of ${listening.length})`, met: Math.max(...listening) <= GOALS.startupMs })
+  checks.push({
+    goal: `start-up to listening ≤ ${GOALS.startupMs} ms (median)`,
+    value: `${fmt(startupMedian)} ms (median of ${listening.length}; min ${fmt(Math.min(...listening))}, max ${fmt(Math.max(...listening))}; ` +
+      `CPU used by then: median ${fmt(median(headline.startups.map((s) => s.cpuMs)))} ms)`,
+    met: startupMedian <= GOALS.startupMs
+  })
 
   const table = markdownTable(['scenario', 'store', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'CPU µs/req', 'req/s vs baseline', 'CPU/req vs baseline', 'target'], rows)
   const date = input.startedAt.toISOString().slice(0, 10)
@@ -560,6 +596,9 @@ function report (input: ReportInput): void {
       `first 200 from /health/live: ${headline.startups.map((s) => s.liveMs).join(', ')} ms; ` +
       `CPU time used by then: ${headline.startups.map((s) => fmt(s.cpuMs)).join(', ')} ms.`,
     `Peak RSS (VmHWM) over the run: ${targets.map((t) => `${t.id} ${fmt(hwm[t.id])} MB`).join(', ')}.`,
+    `One durable commit (WAL, SYNCHRONOUS=FULL, one-row INSERT) in the data directory: p50 ${fmt(input.commit.p50, 2)} ms, p99 ${fmt(input.commit.p99, 2)} ms. ` +
+      'A fresh-key payment needs 4 commits one after the other (key claim, pending payment, gateway ledger, completion), ' +
+      `so its latency cannot go below ~${fmt(4 * input.commit.p50, 1)} ms (p50) even on an idle service; group commit shares each commit among the requests waiting for it.`,
     ...input.skipped.map((s) => `Skipped: ${s.target}: ${s.reason}`),
     '',
     'Targets:',
@@ -573,7 +612,7 @@ function report (input: ReportInput): void {
   writeFileSync(file, JSON.stringify({
     runId: input.runId,
     date: input.startedAt.toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.versions.node, kernel: release(), loadBefore: input.loadBefore, loadAfter: loadavg(), dataFilesystem: input.fsType },
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.versions.node, kernel: release(), loadBefore: input.loadBefore, loadAfter: loadavg(), dataFilesystem: input.fsType, durableCommitMs: input.commit },
     options: { ...options, postgresUrl: options.postgresUrl === undefined ? undefined : redactUrl(options.postgresUrl) },
     targets: targets.map((t) => ({ id: t.id, label: t.label, kind: t.kind, headline: t.headline, informative: t.informative, startups: t.startups, peakRssMb: hwm[t.id] })),
     skipped: input.skipped,
