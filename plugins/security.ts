@@ -5,6 +5,13 @@ import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
 import { redisRateLimitStore } from '../src/http/redis-rate-limit-store'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The security headers of every response, for answers sent outside the hooks (frameworkErrors). */
+    securityHeaders: Array<[string, string]>
+  }
+}
+
 /**
  * Security headers, one global per-client rate limit and @fastify/sensible.
  * The CSP only allows same-origin scripts: Swagger UI ships no inline script, so it
@@ -26,6 +33,7 @@ export default fp(async (app) => {
       }
     }
   })
+  app.decorate('securityHeaders', headers)
   app.addHook('onRequest', (_request, reply, done) => {
     for (const [name, value] of headers) reply.raw.setHeader(name, value)
     done()

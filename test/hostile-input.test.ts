@@ -286,6 +286,9 @@ t.test('Unicode: stored and read back exactly, no normalisation; unstorable text
   for (const id of ['%E2%80%AE', '%F0%9F%98%80', 'caf%C3%A9', '%ED%A0%80', '%00', 'e%CC%81']) {
     const res = await app.inject({ method: 'GET', url: `/products/${id}` })
     t.match(isError(t, res, products, 400, `product id ${id}`), /The id field must be 1-64 characters/)
+    t.equal(res.headers['x-content-type-options'], 'nosniff', 'security headers on an answer the router gave')
+    t.match(res.headers['content-security-policy'], /default-src 'self'/)
+    t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
     const merchant = await app.inject({ method: 'GET', url: `/merchants/${id}` })
     t.equal(merchant.statusCode, 404, `merchant id ${id} names no merchant`)
     t.equal(merchant.headers['content-type'], PROBLEM)

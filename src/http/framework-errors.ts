@@ -40,9 +40,10 @@ function domainErrorFor (request: FastifyRequest, path: string): DomainError {
  * percent-decoded, a path parameter over maxParamLength). Without it Fastify answers with its own
  * JSON (`{"error":"Bad Request","code":"FST_ERR_BAD_URL","message":"'<the url>' is …"}`), which is in
  * no area's shape, is not documented, and echoes the raw URL. The onRequest hooks did not run, so
- * the request id is set here.
+ * the request id and the security headers are set here.
  */
 export function frameworkErrorHandler (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  for (const [name, value] of request.server.securityHeaders ?? []) reply.header(name, value)
   reply.header(REQUEST_ID_HEADER, request.id)
   const path = rawPathOf(request)
   const error = domainErrorFor(request, path) as unknown as FastifyError
