@@ -1,4 +1,5 @@
 import type { IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint } from './types'
+import type { Merchant, MerchantStatus } from '../domain/merchants'
 
 /** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
 export interface IdempotencyRow {
@@ -86,4 +87,30 @@ export function classifyExistingKey (record: IdempotencyRecord, fingerprint: str
   if (finished && record.response !== null) return 'replay'
   if (record.lockedUntil !== null && record.lockedUntil > now) return 'in_flight'
   return 'resumable'
+}
+
+export interface MerchantRow {
+  id: string
+  name: string
+  email: string
+  country: string | null
+  default_currency: string | null
+  status: string
+  version: number
+  created_at: string
+  updated_at: string
+}
+
+export function merchantFromRow (row: MerchantRow): Merchant {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    country: row.country,
+    defaultCurrency: row.default_currency,
+    status: row.status as MerchantStatus,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
 }

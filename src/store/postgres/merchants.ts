@@ -1,33 +1,9 @@
-import { EmailTakenError, type Merchant, type MerchantStatus } from '../../domain/merchants'
+import { EmailTakenError } from '../../domain/merchants'
+import { merchantFromRow as fromRow, type MerchantRow } from '../rows'
 import type { MerchantStore } from '../types'
 import { postgresKeyStatements } from './idempotency'
 import { inTransaction, uniqueViolationOf, type PgPool } from './connection'
 
-interface MerchantRow {
-  id: string
-  name: string
-  email: string
-  country: string | null
-  default_currency: string | null
-  status: string
-  version: number
-  created_at: string
-  updated_at: string
-}
-
-function fromRow (row: MerchantRow): Merchant {
-  return {
-    id: row.id,
-    name: row.name,
-    email: row.email,
-    country: row.country,
-    defaultCurrency: row.default_currency,
-    status: row.status as MerchantStatus,
-    version: row.version,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at
-  }
-}
 
 /** A unique violation of the lower(email) index becomes the domain conflict the SQLite store throws too. */
 async function translate<T> (write: () => Promise<T>): Promise<T> {

@@ -1,33 +1,9 @@
-import { EmailTakenError, type Merchant, type MerchantStatus } from '../../domain/merchants'
+import { EmailTakenError, type Merchant } from '../../domain/merchants'
+import { merchantFromRow as fromRow, type MerchantRow } from '../rows'
 import type { KeyCompletion, MerchantStore } from '../types'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 
-interface MerchantRow {
-  id: string
-  name: string
-  email: string
-  country: string | null
-  default_currency: string | null
-  status: string
-  version: number
-  created_at: string
-  updated_at: string
-}
-
-function fromRow (row: MerchantRow): Merchant {
-  return {
-    id: row.id,
-    name: row.name,
-    email: row.email,
-    country: row.country,
-    defaultCurrency: row.default_currency,
-    status: row.status as MerchantStatus,
-    version: row.version,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at
-  }
-}
 
 /** better-sqlite3 reports `UNIQUE constraint failed: index 'merchants_email_unique'`. */
 function isEmailViolation (error: unknown): boolean {
