@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_CODES } from 'node:http'
-import { classifyError, isUnroutedRequestError, type ClassifiedError } from './classify-error'
+import type { ClassifiedError } from './classify-error'
+import { areaErrorHandler } from './area-error-handler'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
@@ -74,17 +75,7 @@ export function buildProblem (failure: ClassifiedError, context: ProblemContext)
 }
 
 /** Error handler for areas that speak RFC 9457 problem documents. */
-export function problemErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // No route serves this path: answer 404 as the area's not-found handler does, whatever the body.
-  if (isUnroutedRequestError(error, request)) return request.routeOptions.handler.call(request.server, request, reply) as FastifyReply
-  const failure = classifyError(error)
-  if (failure.internal) request.log.error({ err: error }, 'unhandled error')
-  return reply
-    .code(failure.statusCode)
-    .headers(failure.headers)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(buildProblem(failure, problemContextOf(request)))
-}
+export const problemErrorHandler = areaErrorHandler(PROBLEM_CONTENT_TYPE, (failure, request) => buildProblem(failure, problemContextOf(request)))
 
 export function problemNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${request.url.split('?')[0]}.`, headers: {}, internal: false }

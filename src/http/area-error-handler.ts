@@ -1,0 +1,20 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { classifyError, isUnroutedRequestError, type ClassifiedError } from './classify-error'
+
+/**
+ * An area's error handler: classifies the error centrally, logs only our own
+ * failures, and renders the area's shape with its content type.
+ */
+export function areaErrorHandler (contentType: string, render: (failure: ClassifiedError, request: FastifyRequest) => unknown) {
+  return function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    // No route serves this path: answer as the area's not-found handler does, whatever the body.
+    if (isUnroutedRequestError(error, request)) return request.routeOptions.handler.call(request.server, request, reply) as FastifyReply
+    const failure = classifyError(error)
+    if (failure.internal) request.log.error({ err: error }, 'unhandled error')
+    return reply
+      .code(failure.statusCode)
+      .headers(failure.headers)
+      .type(contentType)
+      .send(render(failure, request))
+  }
+}
