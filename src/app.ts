@@ -57,7 +57,6 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   // Only JSON bodies are accepted anywhere; areas add their own media types.
   app.removeContentTypeParser('text/plain')
   app.setErrorHandler(envelopeErrorHandler)
-  app.setNotFoundHandler(envelopeNotFound('route not found'))
   // Bodies nested too deeply or with unstorable text (NUL, unpaired surrogates) are a 400 in every area.
   app.addHook('preValidation', rejectUnsafeBody)
 
@@ -81,6 +80,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(redisPlugin)
   await app.register(securityPlugin)
   await app.register(docsPlugin)
+  // Unknown routes count against the rate limit too (route guessing is throttled).
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, envelopeNotFound('route not found'))
 
   await app.register(healthRoutes, { prefix: '/health' })
   await app.register(productRoutes, { prefix: '/products' })

@@ -138,3 +138,17 @@ t.test('clients are limited separately', async (t) => {
   t.equal((await app.inject({ method: 'GET', url: '/products/a', remoteAddress: '192.0.2.1' })).statusCode, 429)
   t.equal((await app.inject({ method: 'GET', url: '/products/a', remoteAddress: '192.0.2.2' })).statusCode, 404)
 })
+
+t.test('unknown routes count against the rate limit, in each area\'s shape', async (t) => {
+  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '2' })
+  for (const url of ['/nope', '/nope']) t.equal((await app.inject({ method: 'GET', url })).statusCode, 404)
+  const root = await app.inject({ method: 'GET', url: '/still-guessing' })
+  t.equal(root.statusCode, 429)
+  t.same(root.json().code, 'RATE_LIMITED')
+  const api = await app.inject({ method: 'GET', url: '/api/guess' })
+  t.equal(api.statusCode, 429)
+  t.equal(api.headers['content-type'], 'application/problem+json; charset=utf-8')
+  const product = await app.inject({ method: 'TRACE', url: '/products/x' })
+  t.equal(product.statusCode, 429)
+  t.equal(product.json().code, 'RATE_LIMITED')
+})

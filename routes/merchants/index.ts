@@ -45,7 +45,7 @@ function requireMediaType (accepted: string[], describe: string, acceptPatch?: s
 /** The merchants area: RFC 9457 problem documents for every failure. */
 const merchants: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(problemErrorHandler)
-  app.setNotFoundHandler(problemNotFound)
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, problemNotFound)
 
   // JSON Merge Patch documents are JSON: same parser, same body limit (the
   // server's), same invalid-JSON and empty-body errors. Only in this plugin.

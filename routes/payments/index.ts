@@ -15,7 +15,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** The payments area: RFC 9457 problem documents for every failure. */
 const payments: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(problemErrorHandler)
-  app.setNotFoundHandler(problemNotFound)
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, problemNotFound)
 
   // The same JSON parser, which also notes the decimals of the numbers as written: JSON.parse turns
   // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent.

@@ -17,7 +17,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(envelopeErrorHandler)
   // Methods Fastify has no route for (TRACE, PROPFIND, …) still get 405 on a product path.
   const notFound = envelopeNotFound('route not found')
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
     const path = request.url.split('?')[0]
     if (/^\/products\/[^/]+$/.test(path)) return envelopeErrorHandler(new MethodNotAllowedError(ALLOWED_METHODS), request, reply)
     return notFound(request, reply)
