@@ -8,7 +8,7 @@ import { ConfigSchema } from '../src/config'
 import { replayableHeaders, type CannedResponse } from './baseline-server'
 import type { LoadJob, LoadRequest, LoadResult } from './load'
 import { PAYMENT_BODY, PRODUCT_BODY, SCENARIOS, type Scenario, type Seed } from './scenarios'
-import { fmt, markdownTable, median, pairedRatio, parseBenchOptions, redactUrl, summarizeLatencies, type BenchOptions } from './stats'
+import { DEFAULT_OPTIONS, fmt, markdownTable, median, pairedRatio, parseBenchOptions, redactUrl, summarizeLatencies, type BenchOptions } from './stats'
 
 /**
  * `npm run bench`: the built service as it runs in production against a raw
@@ -390,7 +390,26 @@ function filesystemOf (dir: string): string {
   }
 }
 
+const USAGE = `npm run bench [-- options]
+
+  --duration=S      seconds of each timed run (BENCH_DURATION, default ${DEFAULT_OPTIONS.duration})
+  --warmup=S        seconds of warm-up before each timed run (BENCH_WARMUP, default ${DEFAULT_OPTIONS.warmup})
+  --rounds=N        rounds, alternating service and baseline (BENCH_ROUNDS, default ${DEFAULT_OPTIONS.rounds})
+  --connections=N   autocannon connections (BENCH_CONNECTIONS, default ${DEFAULT_OPTIONS.connections})
+  --scenarios=a,b   ${SCENARIOS.map((scenario) => scenario.name).join(', ')} (BENCH_SCENARIOS, default all)
+  --starts=N        extra restarts timed to listening (BENCH_STARTS, default ${DEFAULT_OPTIONS.starts})
+  --no-normal       skip the informative SQLITE_SYNCHRONOUS=NORMAL rows (BENCH_NORMAL=0)
+  --cpu-prof=DIR    write node --cpu-prof profiles of the services into DIR (BENCH_CPU_PROF)
+
+  DATABASE_URL=postgres://… adds PostgreSQL rows (in a schema of their own, dropped afterwards).
+  Results: a table on stdout, progress on stderr, JSON in bench/results/.
+`
+
 async function main (): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(USAGE)
+    return
+  }
   const options = parseBenchOptions(process.argv.slice(2), process.env)
   const scenarios = options.scenarios.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => options.scenarios.includes(s.name))
   if (scenarios.length === 0) throw new Error(`no such scenario; known: ${SCENARIOS.map((s) => s.name).join(', ')}`)
@@ -587,7 +606,8 @@ function report (input: ReportInput): void {
     `## Benchmark ${date} — ${machine}`,
     `${options.connections} connections, ${options.rounds} rounds × (${options.warmup} s warm-up + ${options.duration} s), alternating targets; ` +
       'medians over rounds; "req/s vs baseline" is the median of the per-round ratios (service ÷ baseline of the same round); ' +
-      '"CPU/req vs baseline" is the baseline\'s CPU time per request ÷ the service\'s (same rounds), which a busy machine disturbs much less. Load average at start: ' +
+      '"CPU/req vs baseline" is the baseline\'s CPU time per request ÷ the service\'s (same rounds), which a busy machine disturbs much less ' +
+      '(CPU counts the measured process only: not the load generator, not the PostgreSQL server). Load average at start: ' +
       input.loadBefore.map((n) => n.toFixed(2)).join(' ') + `; data on ${input.fsType}.`,
     '',
     table,
