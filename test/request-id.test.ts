@@ -45,7 +45,7 @@ t.test('a repeated X-Request-Id header is not trusted', async (t) => {
 })
 
 t.test('error responses carry the request id too', async (t) => {
-  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '2' })
+  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '3' })
   const requests = [
     [404, { method: 'GET', url: '/products/missing' }],
     [404, { method: 'GET', url: '/no/such/route' }],
