@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { securityHeaders } from '../src/http/security-headers'
+import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
@@ -19,8 +20,7 @@ declare module 'fastify' {
  */
 export default fp(async (app) => {
   await app.register(sensible)
-  // Helmet's headers, computed once at start-up (see securityHeaders) and set on every response.
-  const headers = securityHeaders({
+  const helmetOptions = {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
@@ -32,12 +32,10 @@ export default fp(async (app) => {
         upgradeInsecureRequests: null
       }
     }
-  })
-  app.decorate('securityHeaders', headers)
-  app.addHook('onRequest', (_request, reply, done) => {
-    for (const [name, value] of headers) reply.raw.setHeader(name, value)
-    done()
-  })
+  }
+  await app.register(helmet, helmetOptions)
+  // The same headers, precomputed, for answers sent before any hook runs (see frameworkErrors).
+  app.decorate('securityHeaders', securityHeaders(helmetOptions))
   // With REDIS_URL the counters live in Redis and every instance shares them; when
   // Redis fails a request is served anyway (skipOnError) and the failure is logged.
   const shared = app.redis === null

@@ -2,11 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import helmet, { type HelmetOptions } from 'helmet'
 
 /**
- * Helmet's response headers for `options`, computed once. @fastify/helmet calls
- * helmet(options) again for every request, re-validating and re-serialising the
- * whole configuration (CSP included) each time; with static options (no nonces,
- * no directive functions) the headers never depend on the request, so the
- * service sets this precomputed list instead. Same helmet, same headers.
+ * Helmet's response headers for `options`, computed once. @fastify/helmet sets
+ * them on every routed response; this list serves the answers the router gives
+ * before any hook runs (undecodable URLs, oversized ids), so those carry the
+ * same headers. Same helmet, same options, same headers.
  */
 export function securityHeaders (options: Readonly<HelmetOptions>): Array<[string, string]> {
   const headers = new Map<string, [string, string]>()
