@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app'
+import { buildTestApp, failingDatabase } from './helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
@@ -133,15 +133,7 @@ t.test('unexpected failures are a bare 500 envelope, logged with the request id'
   const stream = { write: (line: string) => { logs.push(line) } }
   const app = await buildTestApp(t, {}, {
     logger: { level: 'error', stream },
-    database: {
-      kind: 'sqlite',
-      products: {
-        get: async () => { throw new Error('disk on fire at /var/secret') },
-        put: async () => { throw new Error('disk on fire') }
-      },
-      ping: async () => { throw new Error('down') },
-      close: async () => {}
-    } as never
+    database: failingDatabase(() => new Error('disk on fire at /var/secret'))
   })
   const res = await app.inject({ method: 'GET', url: '/products/a', headers: { 'x-request-id': 'req-500' } })
   t.equal(res.statusCode, 500)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app'
+import { buildTestApp, failingDatabase } from './helpers/app'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -86,12 +86,7 @@ t.test('lines logged by handlers through request.log carry the requestId', async
   const logs = captureLogs()
   const app = await buildTestApp(t, {}, {
     logger: { level: 'info', stream: logs.stream },
-    database: {
-      kind: 'sqlite',
-      products: { get: async () => { throw new Error('boom') }, put: async () => { throw new Error('boom') } },
-      ping: async () => {},
-      close: async () => {}
-    } as never
+    database: failingDatabase()
   })
   logs.mark()
   await app.inject({ method: 'GET', url: '/products/a', headers: { 'x-request-id': 'fails' } })

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp } from './helpers/app'
+import { buildTestApp, failingDatabase } from './helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
@@ -65,12 +65,7 @@ t.test('security headers are on every response: success, errors, health and docs
 
 t.test('security headers are on a 500 too', async (t) => {
   const app = await buildTestApp(t, {}, {
-    database: {
-      kind: 'sqlite',
-      products: { get: async () => { throw new Error('boom') }, put: async () => { throw new Error('boom') } },
-      ping: async () => {},
-      close: async () => {}
-    } as never
+    database: failingDatabase()
   })
   const res = await app.inject({ method: 'GET', url: '/products/a' })
   t.equal(res.statusCode, 500)

@@ -1,6 +1,7 @@
 import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type App, type AppOverrides } from '../../src/app'
+import type { Database } from '../../src/store/types'
 import { loadConfig, type Config } from '../../src/config'
 import { openApiValidator, printable } from './openapi-validator'
 
@@ -54,4 +55,10 @@ export function checkResponsesAgainstOpenApi (t: Test, app: App): void {
     if (opts === undefined || callback !== undefined) return (inject as (...args: unknown[]) => unknown)(opts, callback)
     return checked(opts)
   }) as App['inject']
+}
+
+/** A database whose product store and ping fail with `error` (for 500 and readiness tests). */
+export function failingDatabase (error: () => Error = () => new Error('boom')): Database {
+  const fail = async (): Promise<never> => { throw error() }
+  return { kind: 'sqlite', products: { get: fail, put: fail }, ping: fail, close: async () => {} } as unknown as Database
 }
