@@ -3,6 +3,13 @@ import { describedPattern } from '../src/http/field-messages'
 import { envelopeResponse, jsonResponse } from './common'
 
 export const PRODUCT_ID_MAX_LENGTH = 64
+/** The only methods a product accepts; every other one is 405 with this list in `Allow`. */
+export const PRODUCT_METHODS = ['GET', 'HEAD', 'PUT']
+
+/** True for a request path that names one product (`/products/<id>`), whatever the id. */
+export function isProductPath (path: string): boolean {
+  return /^\/products\/[^/]+$/.test(path)
+}
 export const PRODUCT_NAME_MAX_LENGTH = 200
 export const PRODUCT_PRICE_MAX = 1_000_000_000
 

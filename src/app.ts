@@ -65,8 +65,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   // was busy would otherwise hold app.close() open until the client or keepAliveTimeout drops it.
   let closing = false
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
+    done(null, payload)
   })
 
   await app.register(configPlugin, { config })

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { NotFoundError, ValidationError } from '../../src/domain/errors'
 import { validatePaymentInput } from '../../src/domain/payments'
+import { isGuid } from '../../src/domain/ids'
 import { minorUnitsOf } from '../../src/domain/currencies'
 import { problemContextOf, problemErrorHandler, problemNotFound } from '../../src/http/problem'
 import { maxLiteralDecimalPlaces } from '../../src/http/json-numbers'
@@ -9,8 +10,6 @@ import { jsonResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
 import { createPayment, toPublicPayment, type PaymentDeps } from '../../src/services/payments'
 import { Type } from '@sinclair/typebox'
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The payments area: RFC 9457 problem documents for every failure. */
 const payments: FastifyPluginAsyncTypebox = async (app) => {
@@ -82,7 +81,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request) => {
-    const payment = GUID.test(request.params.id) ? await app.db.payments.get(request.params.id.toLowerCase()) : undefined
+    const payment = isGuid(request.params.id) ? await app.db.payments.get(request.params.id.toLowerCase()) : undefined
     if (payment === undefined) throw new NotFoundError(`No payment has the id '${request.params.id}'.`)
     return toPublicPayment(payment)
   })

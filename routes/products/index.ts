@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { MethodNotAllowedError, NotFoundError } from '../../src/domain/errors'
 import { envelopeErrorHandler, envelopeNotFound } from '../../src/http/envelope'
-import { ProductBody, ProductParams, productErrors, productResponse } from '../../schemas/products'
+import { PRODUCT_METHODS, isProductPath, ProductBody, ProductParams, productErrors, productResponse } from '../../schemas/products'
 import { Type } from '@sinclair/typebox'
 
-const ALLOWED_METHODS = ['GET', 'HEAD', 'PUT']
 const commonErrors = {
   413: productErrors.tooLarge,
   415: productErrors.unsupportedMediaType,
@@ -19,7 +18,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   const notFound = envelopeNotFound('route not found')
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
     const path = request.url.split('?')[0]
-    if (/^\/products\/[^/]+$/.test(path)) return envelopeErrorHandler(new MethodNotAllowedError(ALLOWED_METHODS), request, reply)
+    if (isProductPath(path)) return envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
     return notFound(request, reply)
   })
 
@@ -70,8 +69,8 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       params: Type.Object({ id: Type.String() }),
       response: { 405: productErrors.methodNotAllowed, 429: productErrors.rateLimited }
     },
-    onRequest: async () => { throw new MethodNotAllowedError(ALLOWED_METHODS) },
-    handler: async () => { throw new MethodNotAllowedError(ALLOWED_METHODS) }
+    onRequest: async () => { throw new MethodNotAllowedError(PRODUCT_METHODS) },
+    handler: async () => { throw new MethodNotAllowedError(PRODUCT_METHODS) }
   })
 }
 

@@ -58,12 +58,7 @@ const readOnlyReasons: Record<ReadOnlyField, string> = {
   updatedAt: 'is set by the service on every change'
 }
 
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** True for a GUID in 8-4-4-4-12 hex form (any case, as RFC 9562 allows on input). */
-export function isGuid (value: string): boolean {
-  return GUID.test(value)
-}
+export { isGuid } from './ids'
 
 /** Strong ETag of a merchant: its version, quoted. Changes exactly when the stored record changes. */
 export function merchantEtag (merchant: Pick<Merchant, 'version'>): string {

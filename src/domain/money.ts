@@ -5,17 +5,26 @@
  * minor units and never through floating-point arithmetic.
  */
 export function decimalPlaces (amount: number): number {
-  const text = String(amount)
-  const exponentAt = text.search(/e/i)
-  if (exponentAt === -1) {
-    const dot = text.indexOf('.')
-    return dot === -1 ? 0 : text.length - dot - 1
-  }
-  const mantissa = text.slice(0, exponentAt)
-  const exponent = Number(text.slice(exponentAt + 1))
-  const dot = mantissa.indexOf('.')
-  const mantissaPlaces = dot === -1 ? 0 : mantissa.length - dot - 1
-  return Math.max(0, mantissaPlaces - exponent)
+  return literalDecimalPlaces(String(amount))
+}
+
+const LITERAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+
+/**
+ * Decimal places of the value a number literal denotes, trailing zeros ignored:
+ * "10.10" → 1, "1.5e-3" → 4, "1500e-2" → 0, "10.100000000000000001" → 18.
+ */
+export function literalDecimalPlaces (literal: string): number {
+  const match = LITERAL.exec(literal)
+  if (match === null) return 0
+  const fraction = match[2] ?? ''
+  let digits = (match[1] + fraction).replace(/^0+/, '')
+  let scale = fraction.length - Number(match[3] ?? 0)
+  const trailing = /0*$/.exec(digits)?.[0].length ?? 0
+  digits = digits.slice(0, digits.length - trailing)
+  scale -= trailing
+  if (digits === '') return 0
+  return Math.max(0, scale)
 }
 
 /** Integer minor units of a positive amount with at most `exponent` decimal places. */

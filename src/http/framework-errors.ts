@@ -3,11 +3,9 @@ import { MethodNotAllowedError, NotFoundError, ValidationError, type DomainError
 import { fieldErrorsFromSchema } from './field-messages'
 import { envelopeErrorHandler } from './envelope'
 import { problemErrorHandler } from './problem'
-import { ProductId } from '../../schemas/products'
+import { PRODUCT_METHODS, ProductId, isProductPath } from '../../schemas/products'
 import { REQUEST_ID_HEADER } from '../../plugins/request-id'
 
-const PRODUCT_METHODS = ['GET', 'HEAD', 'PUT']
-const PRODUCT_PATH = /^\/products\/[^/]+$/
 
 /** The path of a request target, without the query; never decoded. */
 function rawPathOf (request: FastifyRequest): string {
@@ -27,7 +25,7 @@ export function isProblemArea (path: string): boolean {
  *  - anything else: 404 route not found.
  */
 function domainErrorFor (request: FastifyRequest, path: string): DomainError {
-  if (PRODUCT_PATH.test(path)) {
+  if (isProductPath(path)) {
     if (!PRODUCT_METHODS.includes(request.method)) return new MethodNotAllowedError(PRODUCT_METHODS)
     return new ValidationError(fieldErrorsFromSchema([{ keyword: 'pattern', instancePath: '/id', params: { pattern: ProductId.pattern } }], 'params'))
   }

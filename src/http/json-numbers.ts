@@ -4,25 +4,11 @@
  * exact money must judge the literal, not the double (see the payments parser).
  */
 
-const LITERAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
-const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+import { literalDecimalPlaces } from '../domain/money'
 
-/**
- * Decimal places of the value a JSON number literal denotes, trailing zeros ignored:
- * "10.10" → 1, "1.5e-3" → 4, "1500e-2" → 0, "10.100000000000000001" → 18.
- */
-export function literalDecimalPlaces (literal: string): number {
-  const match = LITERAL.exec(literal)
-  if (match === null) return 0
-  const fraction = match[2] ?? ''
-  let digits = (match[1] + fraction).replace(/^0+/, '')
-  let scale = fraction.length - Number(match[3] ?? 0)
-  const trailing = /0*$/.exec(digits)?.[0].length ?? 0
-  digits = digits.slice(0, digits.length - trailing)
-  scale -= trailing
-  if (digits === '') return 0
-  return Math.max(0, scale)
-}
+export { literalDecimalPlaces }
+
+const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 
 /** The largest literalDecimalPlaces of the number literals in a (valid) JSON text; strings are skipped. */
 export function maxLiteralDecimalPlaces (json: string): number {
