@@ -15,7 +15,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Adds a named dependency check to GET /health/ready. */
     addReadinessCheck: (name: string, check: ReadinessCheck, options?: ReadinessCheckOptions) => void
-    readinessChecks: () => Promise<Record<string, string>>
     /** Runs every check; ready unless a critical one is not 'ok'. */
     readinessReport: () => Promise<{ ready: boolean, checks: Record<string, string> }>
   }
@@ -30,7 +29,7 @@ export default fp(async (app) => {
     if (options.critical === false) nonCritical.add(name)
     else nonCritical.delete(name)
   })
-  app.decorate('readinessChecks', async () => {
+  app.decorate('readinessReport', async () => {
     const results: Record<string, string> = {}
     await Promise.all([...checks].map(async ([name, check]) => {
       try {
@@ -39,10 +38,6 @@ export default fp(async (app) => {
         results[name] = 'unreachable'
       }
     }))
-    return results
-  })
-  app.decorate('readinessReport', async () => {
-    const results = await app.readinessChecks()
     const ready = Object.entries(results).every(([name, state]) => state === 'ok' || nonCritical.has(name))
     return { ready, checks: results }
   })
