@@ -3,7 +3,6 @@ import type { FastifyRequest } from 'fastify'
 import { NotFoundError, ValidationError } from '../../src/domain/errors'
 import { validatePaymentInput } from '../../src/domain/payments'
 import { isGuid } from '../../src/domain/ids'
-import { minorUnitsOf } from '../../src/domain/currencies'
 import { problemContextOf, problemErrorHandler, problemNotFound } from '../../src/http/problem'
 import { maxLiteralDecimalPlaces } from '../../src/http/json-numbers'
 import { jsonResponse } from '../../schemas/common'
@@ -55,7 +54,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    const errors = validatePaymentInput(request.body, { minorUnitsOf }, writtenDecimals.get(request))
+    const errors = validatePaymentInput(request.body, writtenDecimals.get(request))
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     return await app.idempotency.handle(request, reply, async (key) => await createPayment(
       deps(),

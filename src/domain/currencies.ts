@@ -195,3 +195,11 @@ export function isActiveCurrency (code: string): boolean {
 export function minorUnitsOf (code: string): number | undefined {
   return isActiveCurrency(code) ? CURRENCY_MINOR_UNITS[code] : undefined
 }
+
+/** Why `code` is not an active currency, as the message for `field` (say what to send instead). */
+export function invalidCurrencyMessage (field: string, code: string): string {
+  const upper = code.toUpperCase()
+  if (isActiveCurrency(upper)) return `The ${field} field must be an upper-case ISO 4217 code: use '${upper}', not '${code}'.`
+  if (/^[A-Za-z]{3}$/.test(code)) return `The ${field} field must be an active ISO 4217 currency code such as USD, EUR or JPY; '${code}' is not one.`
+  return `The ${field} field must be a three-letter ISO 4217 currency code such as USD, EUR or JPY${code.length <= 16 ? ` (got '${code}')` : ''}.`
+}

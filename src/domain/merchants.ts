@@ -1,6 +1,6 @@
 import { ConflictError, ValidationError, type FieldErrors } from './errors'
 import { isCountryCode } from './countries'
-import { isActiveCurrency } from './currencies'
+import { invalidCurrencyMessage, isActiveCurrency } from './currencies'
 
 export const MERCHANT_STATUSES = ['active', 'suspended'] as const
 export type MerchantStatus = typeof MERCHANT_STATUSES[number]
@@ -97,12 +97,7 @@ export function codeErrors (fields: { country?: string | null, defaultCurrency?:
         : `The country field must be a two-letter ISO 3166-1 alpha-2 country code such as US, DE or JP${quoted(country)}.`]
   }
   if (typeof defaultCurrency === 'string' && !isActiveCurrency(defaultCurrency)) {
-    const upper = defaultCurrency.toUpperCase()
-    errors.defaultCurrency = [isActiveCurrency(upper)
-      ? `The defaultCurrency field must be an upper-case ISO 4217 code: use '${upper}', not '${defaultCurrency}'.`
-      : /^[A-Za-z]{3}$/.test(defaultCurrency)
-        ? `The defaultCurrency field must be an active ISO 4217 currency code such as USD, EUR or JPY; '${defaultCurrency}' is not one.`
-        : `The defaultCurrency field must be a three-letter ISO 4217 currency code such as USD, EUR or JPY${quoted(defaultCurrency)}.`]
+    errors.defaultCurrency = [invalidCurrencyMessage('defaultCurrency', defaultCurrency)]
   }
   return errors
 }

@@ -1,5 +1,6 @@
 import type { FieldErrors } from './errors'
 import { decimalPlaces } from './money'
+import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
 
 export const PAYMENT_STATUSES = ['pending', 'succeeded', 'declined'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]
@@ -42,24 +43,17 @@ export function transition (payment: Payment, to: PaymentStatus, at: string, dec
   return { ...payment, status: to, declineCode: to === 'declined' ? declineCode : null, updatedAt: at }
 }
 
-export interface CurrencyCatalog {
-  minorUnitsOf: (code: string) => number | undefined
-}
-
 /**
  * Checks what the JSON schema cannot: the currency is an active ISO 4217 code
  * and the amount has no more decimals than that currency's minor unit.
  * `writtenDecimalPlaces`: the decimals of the amount as the client wrote it, when the transport
  * knows them (a JSON literal can carry more digits than the double it is parsed into).
  */
-export function validatePaymentInput (input: { amount: number, currency: string }, currencies: CurrencyCatalog, writtenDecimalPlaces = 0): FieldErrors {
+export function validatePaymentInput (input: { amount: number, currency: string }, writtenDecimalPlaces = 0): FieldErrors {
   const errors: FieldErrors = {}
-  const exponent = currencies.minorUnitsOf(input.currency)
+  const exponent = minorUnitsOf(input.currency)
   if (exponent === undefined) {
-    const upper = input.currency.toUpperCase()
-    errors.currency = [currencies.minorUnitsOf(upper) !== undefined
-      ? `The currency field must be an upper-case ISO 4217 code: use '${upper}', not '${input.currency}'.`
-      : `The currency field must be an active ISO 4217 currency code such as USD, EUR or JPY; '${input.currency}' is not one.`]
+    errors.currency = [invalidCurrencyMessage('currency', input.currency)]
   } else if (Math.max(decimalPlaces(input.amount), writtenDecimalPlaces) > exponent) {
     errors.amount = [exponent === 0
       ? `The amount field must be a whole number for ${input.currency}, which has no minor unit.`
