@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { componentSchemas } from '../schemas'
 import { apiDescription } from '../schemas/api-description'
 
 /**
@@ -9,7 +8,6 @@ import { apiDescription } from '../schemas/api-description'
  * /docs/yaml, with Swagger UI at /docs.
  */
 export default fp(async (app) => {
-  for (const schema of componentSchemas) app.addSchema(schema)
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -29,4 +27,4 @@ export default fp(async (app) => {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false }
   })
-}, { name: 'docs', fastify: '5.x' })
+}, { name: 'docs', dependencies: ['schemas'], fastify: '5.x' })

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DomainError, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
-import { canonicalJson } from '../src/http/canonical-json'
+import { canonicalJson } from './http/canonical-json'
 import type { IdempotencyKeyRef, IdempotencyRecord, StoredResponse } from '../src/store/types'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'

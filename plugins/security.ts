@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin'
-import { securityHeaders } from '../src/http/security-headers'
+import { securityHeaders } from './http/security-headers'
 import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
-import { redisRateLimitStore } from '../src/http/redis-rate-limit-store'
+import { redisRateLimitStore } from './http/redis-rate-limit-store'
 
 declare module 'fastify' {
   interface FastifyInstance {

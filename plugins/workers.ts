@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { reapExpiredKeys, recoverPendingPayments } from '../src/services/background-jobs'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -39,11 +38,12 @@ function repeat (intervalMs: number, task: () => Promise<unknown>, onError: (err
 /** The idempotency-key reaper and the pending-payment recovery worker. Both stop on close. */
 export default fp(async (app) => {
   const jobs: BackgroundJobs = {
-    reapExpiredKeys: async () => await reapExpiredKeys(app.db, app.clock()),
-    recoverPendingPayments: async () => await recoverPendingPayments(
-      { db: app.db, gateway: app.gateway, clock: app.clock, log: app.log },
-      { ageSeconds: app.config.RECOVERY_AGE_SECONDS, leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000 }
-    )
+    // Deletes idempotency keys past retention (never one whose payment is pending).
+    reapExpiredKeys: async () => await app.db.idempotency.reap(app.clock()),
+    recoverPendingPayments: async () => await app.payments.recoverPending({
+      ageSeconds: app.config.RECOVERY_AGE_SECONDS,
+      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
+    })
   }
   app.decorate('backgroundJobs', jobs)
 
@@ -56,4 +56,4 @@ export default fp(async (app) => {
     ]
   })
   app.addHook('preClose', async () => { await Promise.all(tasks.map(async (task) => { await task.stop() })) })
-}, { name: 'workers', dependencies: ['config', 'database', 'clock', 'gateway'], fastify: '5.x' })
+}, { name: 'workers', dependencies: ['config', 'database', 'clock', 'services'], fastify: '5.x' })

@@ -1,9 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { describedPattern } from '../src/http/field-messages'
+import { NON_BLANK_PATTERN } from './patterns'
 import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type MerchantStatus } from '../src/domain/merchants'
 import { jsonResponse, problemResponse } from './common'
-
-const nonBlankPattern = describedPattern('\\S', 'must not be blank')
 
 const exampleId = '7c9e6679-7425-40de-944b-e07fc1f90ae7'
 
@@ -26,7 +24,7 @@ const nameDescription = `Display name: not blank, at most ${MERCHANT_NAME_MAX_LE
 const nameSchema = (description: string) => Type.String({
   minLength: 1,
   maxLength: MERCHANT_NAME_MAX_LENGTH,
-  pattern: nonBlankPattern,
+  pattern: NON_BLANK_PATTERN,
   description,
   examples: ['Blue Bottle Roasters']
 })

@@ -44,7 +44,7 @@ export const CreatePaymentBody = Type.Object({
 export type CreatePaymentBodyType = Static<typeof CreatePaymentBody>
 
 export const PaymentParams = Type.Object({
-  id: Type.String({ maxLength: 64, description: 'The payment id. Anything that is not a GUID is answered 404.' })
+  id: Type.String({ description: 'The payment id. Anything that is not a GUID is answered 404.' })
 })
 
 export const paymentErrors = {

@@ -1,28 +1,19 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { describedPattern } from '../src/http/field-messages'
+import { NON_BLANK_PATTERN, PRODUCT_ID_MAX_LENGTH, PRODUCT_ID_PATTERN } from './patterns'
 import { envelopeResponse, jsonResponse } from './common'
 
-export const PRODUCT_ID_MAX_LENGTH = 64
+export { PRODUCT_ID_MAX_LENGTH }
 /** The only methods a product accepts; every other one is 405 with this list in `Allow`. */
 export const PRODUCT_METHODS = ['GET', 'HEAD', 'PUT']
 
-/** True for a request path that names one product (`/products/<id>`), whatever the id. */
-export function isProductPath (path: string): boolean {
-  return /^\/products\/[^/]+$/.test(path)
-}
 export const PRODUCT_NAME_MAX_LENGTH = 200
 export const PRODUCT_PRICE_MAX = 1_000_000_000
 
-const productIdPattern = describedPattern(
-  '^[A-Za-z0-9._~-]+$',
-  `must be 1-${PRODUCT_ID_MAX_LENGTH} characters: letters, digits, '.', '_', '~' or '-'`
-)
-const nonBlankPattern = describedPattern('\\S', 'must not be blank')
 
 export const ProductId = Type.String({
   minLength: 1,
   maxLength: PRODUCT_ID_MAX_LENGTH,
-  pattern: productIdPattern,
+  pattern: PRODUCT_ID_PATTERN,
   description: `Product identifier chosen by the client: 1-${PRODUCT_ID_MAX_LENGTH} URL-safe characters (letters, digits, '.', '_', '~', '-'). Case-sensitive.`,
   examples: ['sku-123']
 })
@@ -42,7 +33,7 @@ export const ProductBody = Type.Object({
   name: Type.String({
     minLength: 1,
     maxLength: PRODUCT_NAME_MAX_LENGTH,
-    pattern: nonBlankPattern,
+    pattern: NON_BLANK_PATTERN,
     description: `Required, not blank, at most ${PRODUCT_NAME_MAX_LENGTH} characters.`,
     examples: ['Espresso cup']
   }),

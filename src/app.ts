@@ -1,12 +1,12 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { trustProxySetting, type Config } from './config'
 import type { Database } from './store/types'
-import { envelopeErrorHandler, envelopeNotFound } from './http/envelope'
-import { frameworkErrorHandler } from './http/framework-errors'
-import { clientErrorHandler } from './http/client-error'
-import { httpServerOptions, MAX_PARAM_LENGTH } from './http/server-limits'
-import { rejectUnsafeBody } from './http/body-guard'
+import { envelopeErrorHandler, envelopeNotFound } from '../plugins/http/envelope'
+import { frameworkErrorHandler, type AreaErrors } from '../plugins/http/framework-errors'
+import { clientErrorHandler } from '../plugins/http/client-error'
+import { httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
+import { rejectUnsafeBody } from '../plugins/http/body-guard'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
 import databasePlugin from '../plugins/database'
@@ -14,10 +14,14 @@ import readinessPlugin from '../plugins/readiness'
 import securityPlugin from '../plugins/security'
 import redisPlugin from '../plugins/redis'
 import docsPlugin from '../plugins/docs'
+import schemasPlugin from '../plugins/schemas'
+import servicesPlugin from '../plugins/services'
 import healthRoutes from '../routes/health'
-import productRoutes from '../routes/products'
+import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
+import { renderSettled } from '../routes/payments/responses'
 import merchantRoutes from '../routes/merchants'
+import { MERCHANTS_PATH, renderMerchantCreated } from '../routes/merchants/responses'
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
@@ -34,6 +38,21 @@ export interface AppOverrides {
 
 export type App = FastifyInstance
 
+interface Area extends AreaErrors {
+  routes: FastifyPluginAsyncTypebox
+}
+
+/**
+ * The areas of the API: where each is mounted, its routes, and its error shape. This table drives
+ * both the registration below and the framework-level errors (requests the router cannot route).
+ */
+export const areas: readonly Area[] = [
+  { prefix: '/health', routes: healthRoutes, errorShape: 'envelope' },
+  { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest },
+  { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
+  { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' }
+]
+
 /** Builds the whole service, ready but not listening. */
 export async function buildApp (config: Config, overrides: AppOverrides = {}): Promise<App> {
   const app = Fastify({
@@ -49,7 +68,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     // Slow clients, oversized headers, unroutable URLs: answered in the envelope, never in Fastify's own JSON.
     http: httpServerOptions(config),
     clientErrorHandler,
-    frameworkErrors: frameworkErrorHandler,
+    frameworkErrors: frameworkErrorHandler(areas),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -76,18 +95,17 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(databasePlugin, { database: overrides.database })
   await app.register(readinessPlugin)
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
+  await app.register(servicesPlugin, { renderSettledPayment: renderSettled, renderMerchantCreated })
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(redisPlugin)
   await app.register(securityPlugin)
+  await app.register(schemasPlugin)
   await app.register(docsPlugin)
   // Unknown routes count against the rate limit too (route guessing is throttled).
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, envelopeNotFound('route not found'))
 
-  await app.register(healthRoutes, { prefix: '/health' })
-  await app.register(productRoutes, { prefix: '/products' })
-  await app.register(paymentRoutes, { prefix: '/api' })
-  await app.register(merchantRoutes, { prefix: '/merchants' })
+  for (const area of areas) await app.register(area.routes, { prefix: area.prefix })
 
   await app.ready()
   return app

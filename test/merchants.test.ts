@@ -500,7 +500,7 @@ t.test('patchMerchant gives up with 409 after PATCH_ATTEMPTS lost races', async 
 
 t.test('patchMerchant with If-Match answers 412 when a race changed the version', async (t) => {
   const store = racingStore(base, 1)
-  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { country: 'DE' }, '"1"'), { statusCode: 412, code: 'PRECONDITION_FAILED' })
+  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { country: 'DE' }, (current) => current.version === 1), { statusCode: 412, code: 'PRECONDITION_FAILED' })
   t.equal(store.updates, 1, 'no second write')
 })
 

@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
 import { mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
-import { ifNoneMatchMatches } from '../../src/http/conditional'
-import { problemErrorHandler, problemNotFound } from '../../src/http/problem'
+import { ifMatchMatches, ifNoneMatchMatches } from '../../plugins/http/conditional'
+import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { IdempotencyHeaders } from '../../schemas/common'
-import { createMerchant, getMerchant, merchantCreatedResponse, patchMerchant, type MerchantDeps } from '../../src/services/merchants'
+import { renderMerchantCreated } from './responses'
 import {
   ACCEPT_PATCH,
   ConditionalGetHeaders,
@@ -52,8 +52,6 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'string' },
     app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error'))
 
-  const deps = (): MerchantDeps => ({ merchants: app.db.merchants, clock: app.clock })
-
   // '' (not '/'): the collection is /merchants, documented without a trailing slash.
   app.post('', {
     schema: {
@@ -82,7 +80,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json')
   }, async (request, reply) => {
     return await app.idempotency.handle(request, reply, async (key) =>
-      merchantCreatedResponse(await createMerchant(deps(), request.body, key?.ref)))
+      renderMerchantCreated(await app.merchants.create(request.body, key?.ref)))
   })
 
   app.get('/:id', {
@@ -104,7 +102,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    const merchant = await getMerchant(deps(), request.params.id)
+    const merchant = await app.merchants.get(request.params.id)
     const etag = merchantEtag(merchant)
     reply.header('etag', etag)
     const ifNoneMatch = request.headers['if-none-match']
@@ -147,7 +145,9 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     }
   }, async (request, reply) => {
-    const merchant = await patchMerchant(deps(), request.params.id, request.body, request.headers['if-match'])
+    const ifMatch = request.headers['if-match']
+    const merchant = await app.merchants.patch(request.params.id, request.body,
+      ifMatch === undefined ? undefined : (current) => ifMatchMatches(ifMatch, merchantEtag(current)))
     reply.header('etag', merchantEtag(merchant))
     return toMerchantResource(merchant)
   })

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { NotFoundError, ValidationError } from '../../src/domain/errors'
+import { ValidationError } from '../../src/domain/errors'
 import { validatePaymentInput } from '../../src/domain/payments'
-import { isGuid } from '../../src/domain/ids'
-import { problemContextOf, problemErrorHandler, problemNotFound } from '../../src/http/problem'
-import { maxLiteralDecimalPlaces } from '../../src/http/json-numbers'
+import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
+import { maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
 import { jsonResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
-import { createPayment, toPublicPayment, type PaymentDeps } from '../../src/services/payments'
+import { renderSettled, toPublicPayment } from './responses'
 import { Type } from '@sinclair/typebox'
 
 /** The payments area: RFC 9457 problem documents for every failure. */
@@ -27,8 +26,6 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       done(err, value)
     })
   })
-
-  const deps = (): PaymentDeps => ({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log })
 
   app.post('/payments', {
     schema: {
@@ -56,12 +53,11 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const errors = validatePaymentInput(request.body, writtenDecimals.get(request))
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
-    return await app.idempotency.handle(request, reply, async (key) => await createPayment(
-      deps(),
+    const origin = { path: request.url.split('?')[0], traceId: request.id }
+    return await app.idempotency.handle(request, reply, async (key) => renderSettled(await app.payments.create(
       request.body,
-      problemContextOf(request),
-      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId }
-    ))
+      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id }
+    ), origin))
   })
 
   app.get('/payments/:id', {
@@ -73,17 +69,12 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       params: PaymentParams,
       response: {
         200: jsonResponse('The payment.', Type.Ref(Payment)),
-        400: paymentErrors.validation,
         404: paymentErrors.notFound,
         429: paymentErrors.rateLimited,
         500: paymentErrors.internal
       }
     }
-  }, async (request) => {
-    const payment = isGuid(request.params.id) ? await app.db.payments.get(request.params.id.toLowerCase()) : undefined
-    if (payment === undefined) throw new NotFoundError(`No payment has the id '${request.params.id}'.`)
-    return toPublicPayment(payment)
-  })
+  }, async (request) => toPublicPayment(await app.payments.get(request.params.id)))
 }
 
 export default payments

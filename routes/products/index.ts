@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { MethodNotAllowedError, NotFoundError } from '../../src/domain/errors'
-import { envelopeErrorHandler, envelopeNotFound } from '../../src/http/envelope'
-import { PRODUCT_METHODS, isProductPath, ProductBody, ProductParams, productErrors, productResponse } from '../../schemas/products'
+import { MethodNotAllowedError, ValidationError, type DomainError } from '../../src/domain/errors'
+import { envelopeErrorHandler, envelopeNotFound } from '../../plugins/http/envelope'
+import { fieldErrorsFromSchema } from '../../plugins/http/field-messages'
+import { PRODUCT_METHODS, ProductBody, ProductId, ProductParams, productErrors, productResponse } from '../../schemas/products'
 import { Type } from '@sinclair/typebox'
 
 const commonErrors = {
@@ -11,6 +12,22 @@ const commonErrors = {
   500: productErrors.internal
 }
 
+/** True for a path inside the area that names one product (`/<id>`), whatever the id. */
+function isProductPath (pathInArea: string): boolean {
+  return /^\/[^/]+$/.test(pathInArea)
+}
+
+/**
+ * The area's answer to a request the router could not route (a product path with broken
+ * percent-encoding): 405 for methods a product refuses before anything else is looked at,
+ * else 400 VALIDATION (the id is not a valid id). Undefined for other paths: a plain 404.
+ */
+export function unroutableProductRequest (method: string, pathInArea: string): DomainError | undefined {
+  if (!isProductPath(pathInArea)) return undefined
+  if (!PRODUCT_METHODS.includes(method)) return new MethodNotAllowedError(PRODUCT_METHODS)
+  return new ValidationError(fieldErrorsFromSchema([{ keyword: 'pattern', instancePath: '/id', params: { pattern: ProductId.pattern } }], 'params'))
+}
+
 /** The products area: simple `{ error, code }` envelopes for every failure. */
 const products: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(envelopeErrorHandler)
@@ -18,7 +35,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   const notFound = envelopeNotFound('route not found')
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
     const path = request.url.split('?')[0]
-    if (isProductPath(path)) return envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
+    if (isProductPath(path.slice(app.prefix.length))) return envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
     return notFound(request, reply)
   })
 
@@ -37,11 +54,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
         500: productErrors.internal
       }
     }
-  }, async (request) => {
-    const product = await app.db.products.get(request.params.id)
-    if (product === undefined) throw new NotFoundError('product not found')
-    return product
-  })
+  }, async (request) => await app.products.get(request.params.id))
 
   app.put('/:id', {
     schema: {
@@ -56,7 +69,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: productResponse, 400: productErrors.badRequest, ...commonErrors }
     }
   }, async (request) => {
-    return await app.db.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
+    return await app.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
   })
 
   app.route({

@@ -6,12 +6,10 @@ import {
   isGuid,
   isUnchanged,
   merchantEtag,
-  toMerchantResource,
   type Merchant,
   type MerchantCreateInput,
   type MerchantPatch
 } from '../domain/merchants'
-import { ifMatchMatches } from '../http/conditional'
 import type { IdempotencyKeyRef, MerchantStore, StoredResponse } from '../store/types'
 
 export interface MerchantDeps {
@@ -20,35 +18,27 @@ export interface MerchantDeps {
   clock: () => number
   /** Makes new ids; tests may pin it. */
   newId?: () => string
+  /** The response stored on an Idempotency-Key with a new merchant (rendered by the merchants routes). */
+  renderCreated?: (merchant: Merchant) => StoredResponse
 }
+
+/** What a conditional write requires of the current merchant (the route derives it from If-Match). */
+export type MerchantPrecondition = (current: Merchant) => boolean
 
 function nowOf (deps: MerchantDeps): string {
   return new Date(deps.clock()).toISOString()
 }
 
 /**
- * POST /merchants without the HTTP around it: validate → build the record →
- * insert. Throws ValidationError (400) or EmailTakenError (409); nothing is
- * stored when it throws. With an Idempotency-Key, the 201 response is stored
- * on the key in the same transaction, to be replayed.
+ * Creates a merchant: validate → build the record → insert. Throws ValidationError
+ * or EmailTakenError; nothing is stored when it throws. With an idempotency key,
+ * the rendered response is stored on the key in the same transaction, to be replayed.
  */
 export async function createMerchant (deps: MerchantDeps, input: MerchantCreateInput, key?: IdempotencyKeyRef): Promise<Merchant> {
   const merchant = buildMerchant(input, (deps.newId ?? randomUUID)(), nowOf(deps))
   // The key's response is stored in the transaction that inserts the merchant.
-  return await deps.merchants.create(merchant, key === undefined ? undefined : { ref: key, response: merchantCreatedResponse(merchant) })
-}
-
-/** The 201 response for a new merchant, exactly as sent (and as an idempotency layer would replay it). */
-export function merchantCreatedResponse (merchant: Merchant): StoredResponse {
-  return {
-    statusCode: 201,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      location: `/merchants/${merchant.id}`,
-      etag: merchantEtag(merchant)
-    },
-    body: JSON.stringify(toMerchantResource(merchant))
-  }
+  if (key !== undefined && deps.renderCreated === undefined) throw new Error('createMerchant with a key needs renderCreated')
+  return await deps.merchants.create(merchant, key === undefined || deps.renderCreated === undefined ? undefined : { ref: key, response: deps.renderCreated(merchant) })
 }
 
 function notFound (id: string): NotFoundError {
@@ -89,10 +79,10 @@ export const PATCH_ATTEMPTS = 5
  * A patch that changes nothing (`{}`, or only current values) writes nothing:
  * version, ETag and updatedAt stay as they are.
  */
-export async function patchMerchant (deps: MerchantDeps, id: string, patch: MerchantPatch, ifMatch?: string): Promise<Merchant> {
+export async function patchMerchant (deps: MerchantDeps, id: string, patch: MerchantPatch, precondition?: MerchantPrecondition): Promise<Merchant> {
   let current = await getMerchant(deps, id)
   for (let attempt = 1; ; attempt++) {
-    if (ifMatch !== undefined && !ifMatchMatches(ifMatch, merchantEtag(current))) {
+    if (precondition !== undefined && !precondition(current)) {
       throw new PreconditionFailedError(`If-Match does not match the merchant's current ETag ${merchantEtag(current)}: ` +
         'it changed since you read it. Nothing was changed; read it again and retry.')
     }
@@ -105,5 +95,19 @@ export async function patchMerchant (deps: MerchantDeps, id: string, patch: Merc
       throw new ConflictError('The merchant kept changing while this patch was applied; read it again and retry.')
     }
     current = result.current
+  }
+}
+
+export interface MerchantService {
+  create: (input: MerchantCreateInput, key?: IdempotencyKeyRef) => Promise<Merchant>
+  get: (id: string) => Promise<Merchant>
+  patch: (id: string, patch: MerchantPatch, precondition?: MerchantPrecondition) => Promise<Merchant>
+}
+
+export function merchantService (deps: MerchantDeps): MerchantService {
+  return {
+    create: async (input, key) => await createMerchant(deps, input, key),
+    get: async (id) => await getMerchant(deps, id),
+    patch: async (id, patch, precondition) => await patchMerchant(deps, id, patch, precondition)
   }
 }

@@ -4,7 +4,7 @@
  * exact money must judge the literal, not the double (see the payments parser).
  */
 
-import { literalDecimalPlaces } from '../domain/money'
+import { literalDecimalPlaces } from '../../src/domain/money'
 
 export { literalDecimalPlaces }
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { ValidationError, type FieldErrors } from '../domain/errors'
+import { ValidationError, type FieldErrors } from '../../src/domain/errors'
 
 /**
  * A NUL, or a UTF-16 surrogate without its pair. JSON can carry both ("\u0000", "\ud800"), but

@@ -1,4 +1,4 @@
-import { DomainError, ValidationError, type FieldErrors } from '../domain/errors'
+import { DomainError, ValidationError, type FieldErrors } from '../../src/domain/errors'
 import { fieldErrorsFromSchema, type SchemaIssue } from './field-messages'
 
 /** What every error handler needs to know about an error, whatever its shape. */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ifMatchMatches, ifNoneMatchMatches, parseEntityTag, parseEntityTagList, strongMatch, weakMatch } from '../../src/http/conditional'
+import { ifMatchMatches, ifNoneMatchMatches, parseEntityTag, parseEntityTagList, strongMatch, weakMatch } from '../../../plugins/http/conditional'
 
 t.test('parsing entity tags and lists', async (t) => {
   t.same(parseEntityTag('"abc"'), { weak: false, opaque: 'abc' })

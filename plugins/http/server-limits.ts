@@ -1,5 +1,5 @@
 import type { ServerOptions } from 'node:http'
-import type { Config } from '../config'
+import type { Config } from '../../src/config'
 
 /**
  * Longest path parameter the router accepts. Fastify's default (100) answers longer ids with its own

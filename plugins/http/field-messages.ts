@@ -1,4 +1,5 @@
-import type { FieldErrors } from '../domain/errors'
+import type { FieldErrors } from '../../src/domain/errors'
+import { patternMessages } from '../../schemas/patterns'
 
 /** The subset of an Ajv error that the service reads. */
 export interface SchemaIssue {
@@ -6,14 +7,6 @@ export interface SchemaIssue {
   instancePath: string
   message?: string
   params: Record<string, unknown>
-}
-
-const patternMessages = new Map<string, string>()
-
-/** Registers the human message shown when a value fails `pattern`. */
-export function describedPattern (pattern: string, message: string): string {
-  patternMessages.set(pattern, message)
-  return pattern
 }
 
 const typeNames: Record<string, string> = {

@@ -1,0 +1,38 @@
+import fp from 'fastify-plugin'
+import { merchantService, type MerchantService } from '../src/services/merchants'
+import { paymentService, type PaymentService, type RenderSettled } from '../src/services/payments'
+import { productService, type ProductService } from '../src/services/products'
+import type { Merchant } from '../src/domain/merchants'
+import type { StoredResponse } from '../src/store/types'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    payments: PaymentService
+    merchants: MerchantService
+    products: ProductService
+  }
+}
+
+export interface ServicesOptions {
+  /** How a settled payment is stored on its idempotency key: the payments routes' renderer. */
+  renderSettledPayment: RenderSettled
+  /** How a new merchant is stored on its idempotency key: the merchants routes' renderer. */
+  renderMerchantCreated: (merchant: Merchant) => StoredResponse
+}
+
+/**
+ * The domain services, built once over the decorated infrastructure (database, gateway, clock).
+ * Every route reaches data through them. The renderers of stored responses come from the
+ * composition root, so this plugin does not depend on routes.
+ */
+export default fp<ServicesOptions>(async (app, options) => {
+  app.decorate('payments', paymentService({
+    db: app.db,
+    gateway: app.gateway,
+    clock: app.clock,
+    log: app.log,
+    renderSettled: options.renderSettledPayment
+  }))
+  app.decorate('merchants', merchantService({ merchants: app.db.merchants, clock: app.clock, renderCreated: options.renderMerchantCreated }))
+  app.decorate('products', productService(app.db.products))
+}, { name: 'services', dependencies: ['database', 'gateway', 'clock'], fastify: '5.x' })

@@ -1,0 +1,12 @@
+/** Limits of a product id, shared by its pattern message and its schema. */
+export const PRODUCT_ID_MAX_LENGTH = 64
+
+/** String patterns used by the schemas, each with the human message shown when a value fails it. */
+export const PRODUCT_ID_PATTERN = '^[A-Za-z0-9._~-]+$'
+export const NON_BLANK_PATTERN = '\\S'
+
+/** Read by the validation-error renderer (plugins/http/field-messages.ts); a plain table, filled by no import. */
+export const patternMessages: ReadonlyMap<string, string> = new Map([
+  [PRODUCT_ID_PATTERN, `must be 1-${PRODUCT_ID_MAX_LENGTH} characters: letters, digits, '.', '_', '~' or '-'`],
+  [NON_BLANK_PATTERN, 'must not be blank']
+])
