@@ -449,8 +449,19 @@ async function main (): Promise<void> {
       const started = await spawnService(fullEnv, logPath, options, true)
       const seed = await seedService(started.url, runId)
       const target: Target = {
-        id, label, kind: 'service', headline: false, informative: false, writesOnly: false,
-        ...flags, child: started.child, url: started.url, seed, env: fullEnv, logPath, startups: [started.startup]
+        id,
+        label,
+        kind: 'service',
+        headline: false,
+        informative: false,
+        writesOnly: false,
+        ...flags,
+        child: started.child,
+        url: started.url,
+        seed,
+        env: fullEnv,
+        logPath,
+        startups: [started.startup]
       }
       targets.push(target)
       log(`${label}: listening after ${started.startup.listeningMs} ms (live after ${started.startup.liveMs} ms) at ${started.url}`)
@@ -473,8 +484,16 @@ async function main (): Promise<void> {
     const baseline = await startBaselineProcess(responsesFile)
     baselineChild = baseline.child
     targets.push({
-      id: 'baseline', label: 'baseline, raw node:http (no storage)', kind: 'baseline', headline: false, informative: false,
-      writesOnly: false, child: baseline.child, url: baseline.url, seed: headline.seed, startups: []
+      id: 'baseline',
+      label: 'baseline, raw node:http (no storage)',
+      kind: 'baseline',
+      headline: false,
+      informative: false,
+      writesOnly: false,
+      child: baseline.child,
+      url: baseline.url,
+      seed: headline.seed,
+      startups: []
     })
     if (options.normal && scenarios.some((s) => s.writes)) {
       await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',

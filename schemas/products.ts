@@ -9,7 +9,6 @@ export const PRODUCT_METHODS = ['GET', 'HEAD', 'PUT']
 export const PRODUCT_NAME_MAX_LENGTH = 200
 export const PRODUCT_PRICE_MAX = 1_000_000_000
 
-
 export const ProductId = Type.String({
   minLength: 1,
   maxLength: PRODUCT_ID_MAX_LENGTH,

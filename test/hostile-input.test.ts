@@ -77,7 +77,7 @@ function show (text: string): string {
 function notPolluted (t: Test, label: string): void {
   const probe: Record<string, unknown> = {}
   t.equal(probe.polluted, undefined, `${label}: ({}).polluted is undefined`)
-  t.notOk(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), `${label}: Object.prototype has no polluted member`)
+  t.notOk(Object.hasOwn(Object.prototype, 'polluted'), `${label}: Object.prototype has no polluted member`)
   t.equal(typeof probe.toString, 'function', `${label}: Object.prototype.toString intact`)
 }
 
@@ -116,7 +116,7 @@ t.test('__proto__, constructor and prototype keys are rejected, never merged; no
     'no merchant was stored (its email is still free)')
 })
 
-t.test(`JSON nested 10,000 levels deep (within the body limit) is a 400, never a stack overflow`, async (t) => {
+t.test('JSON nested 10,000 levels deep (within the body limit) is a 400, never a stack overflow', async (t) => {
   const { app, endpoints } = await fixture(t)
   const deepArray = '['.repeat(10_000) + ']'.repeat(10_000)
   const deepObject = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000)

@@ -7,6 +7,7 @@ import { ValidationError, type FieldErrors } from '../../src/domain/errors'
  * store U+FFFD instead, so the answer to a write and the next read differ) and PostgreSQL refuses
  * NUL in text outright. Matched per code unit, without the `u` flag, on purpose.
  */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
 const ILL_FORMED = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /**

@@ -3,9 +3,32 @@ import { CURRENCY_MINOR_UNITS, isActiveCurrency, minorUnitsOf } from '../../src/
 
 t.test('known active codes have their ISO 4217 minor units', async (t) => {
   const expected: Record<string, number> = {
-    USD: 2, EUR: 2, GBP: 2, JPY: 0, KRW: 0, ISK: 0, VND: 0, XOF: 0, XAF: 0, XPF: 0,
-    BHD: 3, KWD: 3, JOD: 3, OMR: 3, TND: 3, LYD: 3, IQD: 3,
-    CLF: 4, UYW: 4, UYI: 0, USN: 2, XCG: 2, ZWG: 2, SLE: 2, VES: 2, VED: 2
+    USD: 2,
+    EUR: 2,
+    GBP: 2,
+    JPY: 0,
+    KRW: 0,
+    ISK: 0,
+    VND: 0,
+    XOF: 0,
+    XAF: 0,
+    XPF: 0,
+    BHD: 3,
+    KWD: 3,
+    JOD: 3,
+    OMR: 3,
+    TND: 3,
+    LYD: 3,
+    IQD: 3,
+    CLF: 4,
+    UYW: 4,
+    UYI: 0,
+    USN: 2,
+    XCG: 2,
+    ZWG: 2,
+    SLE: 2,
+    VES: 2,
+    VED: 2
   }
   for (const [code, units] of Object.entries(expected)) {
     t.ok(isActiveCurrency(code), `${code} is active`)

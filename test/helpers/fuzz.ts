@@ -36,7 +36,7 @@ export function runs (base: number): number {
 export const nastyStrings = [
   '', ' ', '\t', '\u0000', 'a\u0000b', '\ud800', 'a\udfffb', '\udc00\ud800', '\u202e', 'abc\u202edef', '\u200b', '\ufeff',
   '\u00e9', 'e\u0301', '\ud83d\ude00', '\ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67', '\u0130', '\u2028', '\u2029',
-  '%00', '%zz', '../..', '..', '.', '~', '<script>alert(1)</script>', "' OR 1=1 --", '${jndi:ldap://x}', '{{7*7}}',
+  '%00', '%zz', '../..', '..', '.', '~', '<script>alert(1)</script>', "' OR 1=1 --", '$' + '{jndi:ldap://x}', '{{7*7}}',
   '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'null', 'undefined', 'NaN', '-0', '1e400',
   'x'.repeat(255), 'x'.repeat(256), 'x'.repeat(1000), 'USD', 'usd', 'XXX', 'JPY', 'BHD', 'CLF', 'US', 'DE'
 ]

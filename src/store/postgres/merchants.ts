@@ -4,7 +4,6 @@ import type { MerchantStore } from '../types'
 import { postgresKeyStatements } from './idempotency'
 import { inTransaction, uniqueViolationOf, type PgPool } from './connection'
 
-
 /** A unique violation of the lower(email) index becomes the domain conflict the SQLite store throws too. */
 async function translate<T> (write: () => Promise<T>): Promise<T> {
   try {
@@ -20,15 +19,17 @@ const COLUMNS = 'id, name, email, country, default_currency, status, version, cr
 export function postgresMerchantStore (pool: PgPool): MerchantStore {
   return {
     async create (merchant, completion) {
-      await translate(async () => { await inTransaction(pool, 'READ COMMITTED', async (client) => {
-        await client.query({
-          name: 'merchant-insert',
-          text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          values: [merchant.id, merchant.name, merchant.email, merchant.country, merchant.defaultCurrency,
-            merchant.status, merchant.version, merchant.createdAt, merchant.updatedAt]
+      await translate(async () => {
+        await inTransaction(pool, 'READ COMMITTED', async (client) => {
+          await client.query({
+            name: 'merchant-insert',
+            text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            values: [merchant.id, merchant.name, merchant.email, merchant.country, merchant.defaultCurrency,
+              merchant.status, merchant.version, merchant.createdAt, merchant.updatedAt]
+          })
+          if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         })
-        if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
-      }) })
+      })
       return { ...merchant }
     },
     async get (id) {

@@ -12,7 +12,7 @@ export interface SqliteOptions {
 /** `file:./data/service.db` → `./data/service.db`; `file::memory:` → `:memory:`. */
 export function sqlitePathFromUrl (url: string): string {
   const path = url.replace(/^file:/, '')
-  if (path === '' ) throw new Error('DATABASE_URL file: needs a path')
+  if (path === '') throw new Error('DATABASE_URL file: needs a path')
   return path
 }
 

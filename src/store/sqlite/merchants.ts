@@ -4,7 +4,6 @@ import type { KeyCompletion, MerchantStore } from '../types'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 
-
 /** better-sqlite3 reports `UNIQUE constraint failed: index 'merchants_email_unique'`. */
 function isEmailViolation (error: unknown): boolean {
   const err = error as { code?: string, message?: string }

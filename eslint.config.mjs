@@ -1,0 +1,52 @@
+import neostandard from 'neostandard'
+import importX from 'eslint-plugin-import-x'
+
+/**
+ * The dependency rule (README, "Architecture"): imports go one way.
+ *   src/ (the framework-free core) imports nothing from plugins/, routes/, schemas/ or Fastify,
+ *        except the composition root src/app.ts and src/server.ts;
+ *   schemas/ imports only src/domain and TypeBox;
+ *   plugins/ never imports routes/.
+ */
+const framework = ['fastify', 'fastify-*', '@fastify/*']
+
+export const dependencyRule = {
+  files: ['src/**/*.ts', 'schemas/**/*.ts', 'plugins/**/*.ts'],
+  plugins: { 'import-x': importX },
+  settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js', '.mjs'] } } },
+  rules: {
+    'import-x/no-restricted-paths': ['error', {
+      basePath: import.meta.dirname,
+      zones: [
+        { target: ['./src/*/**', './src/!(app|server).ts'], from: ['./plugins', './routes', './schemas'], message: 'src/ is the framework-free core: it imports nothing from plugins/, routes/ or schemas/ (only src/app.ts and src/server.ts compose them).' },
+        { target: './schemas', from: './src', except: ['./domain'], message: 'schemas/ imports only src/domain and TypeBox.' },
+        { target: './schemas', from: ['./plugins', './routes'], message: 'schemas/ imports only src/domain and TypeBox.' },
+        { target: './plugins', from: './routes', message: 'plugins/ never imports routes/: routes depend on plugins, not the other way.' }
+      ]
+    }]
+  }
+}
+
+const coreFiles = { files: ['src/**/*.ts'], ignores: ['src/app.ts', 'src/server.ts'] }
+
+export default [
+  { ignores: ['dist/**', 'coverage/**', '.tap/**', 'node_modules/**', 'data/**', 'test/fixtures/lint/**'] },
+  ...neostandard({ ts: true }),
+  dependencyRule,
+  {
+    ...coreFiles,
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: framework, message: 'src/ is the framework-free core: no Fastify outside src/app.ts and src/server.ts.' }]
+      }]
+    }
+  },
+  {
+    files: ['schemas/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(?!\\.|@sinclair/typebox)', message: 'schemas/ imports only src/domain and TypeBox.' }]
+      }]
+    }
+  }
+]
