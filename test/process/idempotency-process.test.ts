@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { ServerProcess } from './helpers/server-process'
+import { ServerProcess } from '../helpers/server-process'
 
 function tempDatabase (t: Test): { url: string, file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'payments-'))

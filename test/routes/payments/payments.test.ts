@@ -1,7 +1,7 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app'
-import { spyGateway, unavailable } from './helpers/gateway'
-import { canTransition, IllegalTransitionError, transition } from '../src/domain/payments'
+import { buildTestApp } from '../../helpers/app'
+import { spyGateway, unavailable } from '../../helpers/gateway'
+import { canTransition, IllegalTransitionError, transition } from '../../../src/domain/payments'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 const JSON_UTF8 = 'application/json; charset=utf-8'

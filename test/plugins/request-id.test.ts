@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp, failingDatabase } from './helpers/app'
+import { buildTestApp, failingDatabase } from '../helpers/app'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 

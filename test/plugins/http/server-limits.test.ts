@@ -6,10 +6,10 @@
 import t, { type Test } from 'tap'
 import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { buildTestApp, testConfig } from './helpers/app'
-import type { App } from '../src/app'
-import { ConfigError, loadConfig } from '../src/config'
-import { httpServerOptions } from '../plugins/http/server-limits'
+import { buildTestApp, testConfig } from '../../helpers/app'
+import type { App } from '../../../src/app'
+import { ConfigError, loadConfig } from '../../../src/config'
+import { httpServerOptions } from '../../../plugins/http/server-limits'
 
 /** Slack for a loaded CI machine on top of a deadline and Node's check interval. */
 const SLACK_MS = 1500

@@ -6,11 +6,11 @@
  */
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApp } from './helpers/app'
-import { spyGateway, type SpyGateway } from './helpers/gateway'
-import type { App } from '../src/app'
-import { MAX_BODY_DEPTH } from '../plugins/http/body-guard'
-import { literalDecimalPlaces, maxLiteralDecimalPlaces } from '../plugins/http/json-numbers'
+import { buildTestApp } from '../helpers/app'
+import { spyGateway, type SpyGateway } from '../helpers/gateway'
+import type { App } from '../../src/app'
+import { MAX_BODY_DEPTH } from '../../plugins/http/body-guard'
+import { literalDecimalPlaces, maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 const PROBLEM = 'application/problem+json; charset=utf-8'

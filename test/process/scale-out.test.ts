@@ -6,10 +6,10 @@
  * with REQUIRE_POSTGRES=1 / REQUIRE_REDIS=1 (CI).
  */
 import t from 'tap'
-import { ServerProcess } from './helpers/server-process'
-import { describeUrl, freshSchema, POSTGRES_TEST_URL, postgresUnreachable } from './helpers/postgres'
-import { REDIS_TEST_URL, redisUnreachable, uniquePrefix } from './helpers/redis'
-import { postgresMigrations } from '../src/store/postgres/migrations'
+import { ServerProcess } from '../helpers/server-process'
+import { describeUrl, freshSchema, POSTGRES_TEST_URL, postgresUnreachable } from '../helpers/postgres'
+import { REDIS_TEST_URL, redisUnreachable, uniquePrefix } from '../helpers/redis'
+import { postgresMigrations } from '../../src/store/postgres/migrations'
 
 interface Answer { instance: number, status: number, replayed: string | null, body: { id?: string, type?: string } }
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, failingDatabase } from './helpers/app'
+import { buildTestApp, failingDatabase } from '../helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 

@@ -9,8 +9,8 @@ import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { isDeepStrictEqual } from 'node:util'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp } from './helpers/app'
-import { spyGateway } from './helpers/gateway'
+import { buildTestApp } from '../helpers/app'
+import { spyGateway } from '../helpers/gateway'
 import {
   FUZZ_SCALE,
   FUZZ_SEED,
@@ -28,8 +28,8 @@ import {
   send,
   toJson,
   type Sent
-} from './helpers/fuzz'
-import type { App } from '../src/app'
+} from '../helpers/fuzz'
+import type { App } from '../../src/app'
 
 const ENV = { RATE_LIMIT_MAX: '1000000000' }
 let total = 0

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp, failingDatabase } from './helpers/app'
+import { buildTestApp, failingDatabase } from '../../helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 

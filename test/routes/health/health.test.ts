@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app'
+import { buildTestApp } from '../../helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 

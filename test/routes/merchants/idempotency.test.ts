@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app'
+import { buildTestApp } from '../../helpers/app'
 
 const merchant = { name: 'Acme', email: 'billing@acme.example', country: 'US' }
 

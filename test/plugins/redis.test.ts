@@ -4,11 +4,11 @@
  */
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { buildTestApp } from './helpers/app'
-import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from './helpers/redis'
-import { redisRateLimitStore } from '../plugins/http/redis-rate-limit-store'
-import { REDIS_DEGRADED } from '../plugins/redis'
-import type { App } from '../src/app'
+import { buildTestApp } from '../helpers/app'
+import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
+import { redisRateLimitStore } from '../../plugins/http/redis-rate-limit-store'
+import { REDIS_DEGRADED } from '../../plugins/redis'
+import type { App } from '../../src/app'
 
 interface LogLine { level: number, msg: string, [key: string]: unknown }
 

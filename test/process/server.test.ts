@@ -2,9 +2,9 @@ import t from 'tap'
 import { existsSync } from 'node:fs'
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
-import { loadConfig } from '../src/config'
-import { openDatabase } from '../src/store'
-import { ServerProcess } from './helpers/server-process'
+import { loadConfig } from '../../src/config'
+import { openDatabase } from '../../src/store'
+import { ServerProcess } from '../helpers/server-process'
 
 interface Reply { status: number, headers: IncomingMessage['headers'], body: string }
 

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app'
-import { spyGateway, unavailable } from './helpers/gateway'
-import type { ChargeResult } from '../src/gateway/types'
-import { requestFingerprint } from '../plugins/idempotency'
+import { buildTestApp } from '../../helpers/app'
+import { spyGateway, unavailable } from '../../helpers/gateway'
+import type { ChargeResult } from '../../../src/gateway/types'
+import { requestFingerprint } from '../../../plugins/idempotency'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 
