@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { Migration } from '../sqlite/migrations'
+import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL, type Migration } from '../migrations'
 
 export type PgPool = pg.Pool
 export type PgClient = pg.PoolClient
@@ -73,17 +73,15 @@ export async function migratePostgres (pool: PgPool, migrations: Migration[]): P
   try {
     await client.query("SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))", [MIGRATION_LOCK_CLASS])
     try {
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
+      await client.query(SCHEMA_MIGRATIONS_DDL)
       const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
       const applied = new Set(rows.map((row) => row.version))
       const newlyApplied: number[] = []
-      for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-        if (applied.has(migration.version)) continue
+      for (const migration of pendingMigrations(migrations, applied)) {
         await client.query('BEGIN')
         try {
           await client.query(migration.sql)
-          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
-            [migration.version, migration.name, new Date().toISOString()])
+          await client.query(RECORD_MIGRATION.postgres, [migration.version, migration.name, new Date().toISOString()])
           await client.query('COMMIT')
         } catch (err) {
           await client.query('ROLLBACK')

@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { Migration } from './migrations'
+import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL, type Migration } from '../migrations'
 
 export type SqliteHandle = BetterSqlite3.Database
 
@@ -29,12 +29,11 @@ export function openSqlite (url: string, options: SqliteOptions): SqliteHandle {
 
 /** Applies pending migrations in order, each in its own transaction. */
 export function migrateSqlite (db: SqliteHandle, migrations: Migration[]): number[] {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
+  db.exec(SCHEMA_MIGRATIONS_DDL)
   const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
-  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+  const record = db.prepare(RECORD_MIGRATION.sqlite)
   const newlyApplied: number[] = []
-  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-    if (applied.has(migration.version)) continue
+  for (const migration of pendingMigrations(migrations, applied)) {
     db.transaction(() => {
       db.exec(migration.sql)
       record.run(migration.version, migration.name, new Date().toISOString())

@@ -1,0 +1,131 @@
+/** One schema change, applied once per database in version order and recorded in schema_migrations. */
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+/** What SQLite and PostgreSQL spell differently in the DDL; everything else is written once below. */
+export interface Dialect {
+  /** 64-bit integers: money in minor units, epoch-millisecond times. */
+  bigint: string
+  /** Floating-point numbers (product prices). */
+  double: string
+  /** After a table's column list: SQLite's STRICT typing. */
+  table: string
+}
+
+export const dialects = {
+  sqlite: { bigint: 'INTEGER', double: 'REAL', table: ' STRICT' },
+  postgres: { bigint: 'BIGINT', double: 'DOUBLE PRECISION', table: '' }
+} satisfies Record<string, Dialect>
+
+export const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
+
+/**
+ * The schema, for both stores (same version numbers, names, tables and columns, so the rows.ts
+ * mappers serve both): money in 64-bit minor units, payment/product/merchant timestamps as ISO-8601
+ * TEXT, idempotency and lease times as epoch milliseconds. Versions 2-9 are reserved for payments
+ * and idempotency; merchants start at 10. Never edit a released migration: add a new version.
+ */
+const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string }> = [
+  {
+    version: 1,
+    name: 'products',
+    ddl: (d) => `
+      CREATE TABLE products (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        price ${d.double} NOT NULL,
+        updated_at TEXT NOT NULL
+      )${d.table};
+    `
+  },
+  {
+    version: 2,
+    name: 'payments and gateway ledger',
+    ddl: (d) => `
+      CREATE TABLE payments (
+        id TEXT PRIMARY KEY,
+        amount_minor ${d.bigint} NOT NULL CHECK (amount_minor > 0),
+        currency TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'declined')),
+        decline_code TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        recovery_lease_until ${d.bigint}
+      )${d.table};
+      CREATE INDEX payments_pending ON payments (created_at) WHERE status = 'pending';
+      CREATE TABLE gateway_ledger (
+        idempotency_key TEXT PRIMARY KEY,
+        charge_id TEXT NOT NULL,
+        amount_minor ${d.bigint} NOT NULL,
+        currency TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        decline_code TEXT,
+        created_at TEXT NOT NULL
+      )${d.table};
+    `
+  },
+  {
+    version: 3,
+    name: 'idempotency keys',
+    ddl: (d) => `
+      CREATE TABLE idempotency_keys (
+        scope TEXT NOT NULL,
+        method TEXT NOT NULL,
+        path TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        recovery_point TEXT NOT NULL,
+        resource_id TEXT,
+        response_status INTEGER,
+        response_headers TEXT,
+        response_body TEXT,
+        locked_until ${d.bigint},
+        created_at ${d.bigint} NOT NULL,
+        expires_at ${d.bigint} NOT NULL,
+        PRIMARY KEY (scope, method, path, key)
+      )${d.table};
+      CREATE INDEX idempotency_keys_resource ON idempotency_keys (resource_id);
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    `
+  },
+  {
+    version: 10,
+    name: 'merchants',
+    ddl: (d) => `
+      CREATE TABLE merchants (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        email TEXT NOT NULL,
+        country TEXT,
+        default_currency TEXT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'suspended')),
+        version INTEGER NOT NULL CHECK (version >= 1),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      )${d.table};
+      -- Email uniqueness is the database's job (no check-then-insert race); case-insensitive.
+      CREATE UNIQUE INDEX merchants_email_unique ON merchants (lower(email));
+    `
+  }
+]
+
+export function migrationsFor (dialect: Dialect): Migration[] {
+  return schema.map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialect) }))
+}
+
+/**
+ * The one migration plan: the migrations not yet applied, in version order. Each store applies
+ * them in its own transaction primitive (SQLite: synchronous IMMEDIATE transactions; PostgreSQL:
+ * under an advisory lock, since several instances may start at once).
+ */
+export function pendingMigrations (migrations: Migration[], applied: ReadonlySet<number>): Migration[] {
+  return [...migrations].sort((a, b) => a.version - b.version).filter((m) => !applied.has(m.version))
+}
+
+export const RECORD_MIGRATION = {
+  sqlite: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+  postgres: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)'
+}
