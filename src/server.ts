@@ -2,6 +2,15 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 
+/** The signals that ask for a graceful stop (container runtimes and process managers send SIGTERM; Ctrl-C is SIGINT). */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const
+/**
+ * A stop signal this soon after the first is the same stop delivered twice, not an operator insisting:
+ * Ctrl-C on `npm start` reaches node both from the terminal (process group) and through npm's forwarding,
+ * and systemd signals every process of the unit's control group.
+ */
+const DUPLICATE_SIGNAL_MS = 1000
+
 async function main (): Promise<void> {
   let config: Config
   try {
@@ -21,11 +30,30 @@ async function main (): Promise<void> {
       : { level: config.LOG_LEVEL }
   })
 
-  closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+  // close-with-grace drains and exits (0, or 1 after an error or past SHUTDOWN_GRACE_MS); the stop signals are
+  // handled below so that a duplicate delivery does not turn a graceful stop into an immediate exit 1.
+  let closing = false
+  let stopSignal: NodeJS.Signals | undefined
+  let firstStopAt = 0
+  const shutdown = closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS, skip: [...STOP_SIGNALS] }, async ({ err }) => {
+    closing = true
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
-    else app.log.info({ signal }, 'shutting down')
+    else app.log.info({ signal: stopSignal }, 'shutting down')
     await app.close()
   })
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, () => {
+      if (!closing) {
+        stopSignal = signal
+        firstStopAt = Date.now()
+        shutdown.close()
+      } else if (stopSignal === undefined || Date.now() - firstStopAt >= DUPLICATE_SIGNAL_MS) {
+        // A second request to stop while draining: give up on the drain, as close-with-grace does.
+        process.stderr.write(`second ${signal}, exiting\n`)
+        process.exit(1)
+      }
+    })
+  }
 
   await app.listen({ port: config.PORT, host: config.HOST })
 }
