@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { PaymentGateway } from '../src/gateway/types'
 import { simulatedGateway } from '../src/gateway/simulated'
 import { withTimeout } from '../src/gateway/with-timeout'
+import { instrumentGateway } from './metrics'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,8 +15,8 @@ export interface GatewayPluginOptions {
   gateway?: PaymentGateway
 }
 
-/** The payment gateway, chosen by GATEWAY and bounded by GATEWAY_TIMEOUT_MS. */
+/** The payment gateway, chosen by GATEWAY, bounded by GATEWAY_TIMEOUT_MS and measured. */
 export default fp<GatewayPluginOptions>(async (app, opts) => {
   const gateway = opts.gateway ?? simulatedGateway(app.db.ledger, { latencyMs: app.config.GATEWAY_SIM_LATENCY_MS })
-  app.decorate('gateway', withTimeout(gateway, app.config.GATEWAY_TIMEOUT_MS))
-}, { name: 'gateway', dependencies: ['config', 'database'], fastify: '5.x' })
+  app.decorate('gateway', instrumentGateway(withTimeout(gateway, app.config.GATEWAY_TIMEOUT_MS), app.metrics))
+}, { name: 'gateway', dependencies: ['config', 'database', 'metrics'], fastify: '5.x' })

@@ -90,6 +90,7 @@ export default fp(async (app) => {
         lockUntil: now + lockMs,
         expiresAt: now + retentionMs
       })
+      app.metrics.idempotencyClaim(result.kind)
       switch (result.kind) {
         case 'replay': return { kind: 'replay', response: result.record.response }
         case 'mismatch':
@@ -122,4 +123,4 @@ export default fp(async (app) => {
     }
   }
   app.decorate('idempotency', service)
-}, { name: 'idempotency', dependencies: ['config', 'database', 'clock'], fastify: '5.x' })
+}, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics'], fastify: '5.x' })

@@ -26,6 +26,7 @@ import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
 import workersPlugin from '../plugins/workers'
+import metricsPlugin from '../plugins/metrics'
 import type { PaymentGateway } from './gateway/types'
 
 /** What tests (and embedders) may replace. */
@@ -94,6 +95,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(clockPlugin, { clock: overrides.clock })
   await app.register(databasePlugin, { database: overrides.database })
   await app.register(readinessPlugin)
+  await app.register(metricsPlugin)
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
   await app.register(servicesPlugin, { renderSettledPayment: renderSettled, renderMerchantCreated })
   await app.register(idempotencyPlugin)

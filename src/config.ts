@@ -37,7 +37,10 @@ export const ConfigSchema = Type.Object({
   /** Time for the whole header section to arrive (slowloris); at most REQUEST_TIMEOUT_MS. */
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 72_000 }),
-  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 })
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
+  /** Prometheus metrics on their own listener (never on the API port: they reveal business volume); unset: off. */
+  METRICS_PORT: Type.Optional(Port),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' })
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -56,6 +56,7 @@ async function main (): Promise<void> {
   }
 
   await app.listen({ port: config.PORT, host: config.HOST })
+  if (app.metrics.enabled) await app.metrics.listen()
 }
 
 main().catch((err: unknown) => {

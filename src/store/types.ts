@@ -102,6 +102,8 @@ export interface PaymentStore {
    */
   leaseAbandoned: (options: { createdBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Payment[]>
   count: () => Promise<number>
+  /** Payments still pending (a partial index makes this cheap; read on every metrics scrape). */
+  countPending: () => Promise<number>
 }
 
 export interface LedgerEntry {
@@ -159,4 +161,13 @@ export interface Database {
   /** Resolves when the database answers a trivial query. */
   ping: () => Promise<void>
   close: () => Promise<void>
+  /** What the metrics plugin observes; test doubles may leave it out. */
+  readonly instrumentation?: DatabaseInstrumentation
+}
+
+export interface DatabaseInstrumentation {
+  /** PostgreSQL: the pool's connections right now. */
+  pool?: () => { max: number, total: number, idle: number, waiting: number }
+  /** SQLite: `listener` is told how many writes each group commit carried. */
+  onWriteBatch?: (listener: (writes: number) => void) => void
 }

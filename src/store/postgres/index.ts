@@ -33,6 +33,9 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     async ping () {
       await pool.query('SELECT 1')
     },
+    instrumentation: {
+      pool: () => ({ max: options.poolSize, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+    },
     async close () {
       if (closed) return
       closed = true

@@ -102,6 +102,11 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
     async count () {
       const { rows } = await pool.query<{ count: string }>({ name: 'pay-count', text: 'SELECT count(*) AS count FROM payments' })
       return Number(rows[0].count)
+    },
+
+    async countPending () {
+      const { rows } = await pool.query<{ count: string }>({ name: 'pay-count-pending', text: "SELECT count(*) AS count FROM payments WHERE status = 'pending'" })
+      return Number(rows[0].count)
     }
   }
 }

@@ -40,7 +40,7 @@ export function immediateWrites (db: SqliteHandle): WriteQueue {
  * once per write. The writes still run one at a time, in call order, so each
  * sees the effects of those before it, exactly as separate transactions would.
  */
-export function groupCommit (db: SqliteHandle): WriteQueue {
+export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => void): WriteQueue {
   // Called inside the batch's transaction, a better-sqlite3 transaction function is a savepoint.
   const inSavepoint = db.transaction((operation: () => unknown) => operation())
   let queue: Pending[] = []
@@ -51,6 +51,7 @@ export function groupCommit (db: SqliteHandle): WriteQueue {
     if (queue.length === 0) return
     const batch = queue
     queue = []
+    onBatch?.(batch.length)
     const outcomes: Array<{ ok: true, value: unknown } | { ok: false, error: unknown }> = []
     try {
       db.exec('BEGIN IMMEDIATE')

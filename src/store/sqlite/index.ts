@@ -12,7 +12,8 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
   const db = openSqlite(url, options)
   migrateSqlite(db, sqliteMigrations)
   // Payment, key, ledger and product writes share commits (and fsyncs); see group-commit.ts.
-  const writes = groupCommit(db)
+  const batchListeners: Array<(writes: number) => void> = []
+  const writes = groupCommit(db, (size) => { for (const listener of batchListeners) listener(size) })
   return {
     kind: 'sqlite',
     products: sqliteProductStore(db, writes),
@@ -20,6 +21,9 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
     payments: sqlitePaymentStore(db, writes),
     idempotency: sqliteIdempotencyStore(db, writes),
     ledger: sqliteLedgerStore(db, writes),
+    instrumentation: {
+      onWriteBatch: (listener) => { batchListeners.push(listener) }
+    },
     async ping () {
       db.prepare('SELECT 1').get()
     },

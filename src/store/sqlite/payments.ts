@@ -22,6 +22,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const lease = db.prepare('UPDATE payments SET recovery_lease_until = ? WHERE id = ?')
   const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ? WHERE resource_id = ?')
   const count = db.prepare('SELECT count(*) FROM payments').pluck()
+  const countPending = db.prepare("SELECT count(*) FROM payments WHERE status = 'pending'").pluck()
 
   const create = db.transaction((payment: Payment, key?: IdempotencyKeyRef) => {
     insert.run(payment)
@@ -49,6 +50,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     },
     async complete (final, completion) { return await writes.run(() => complete(final, completion)) },
     async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) },
-    async count () { return count.get() as number }
+    async count () { return count.get() as number },
+    async countPending () { return countPending.get() as number }
   }
 }

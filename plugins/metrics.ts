@@ -1,0 +1,193 @@
+import fp from 'fastify-plugin'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { GatewayError, type PaymentGateway } from '../src/gateway/types'
+import type { ClaimResult } from '../src/store/types'
+
+export type IdempotencyOutcome = ClaimResult['kind']
+/** `pending`: the gateway's answer is unknown (unavailable, timed out); the payment stays pending. */
+export type SettlementOutcome = 'succeeded' | 'declined' | 'pending'
+export type GatewayCallResult = 'succeeded' | 'declined' | 'unavailable' | 'timeout' | 'error'
+
+export interface ServiceMetrics {
+  /** This app's own registry (never prom-client's global one: tests build many apps in one process). */
+  readonly registry: Registry
+  /** METRICS_PORT is set: requests are timed, process metrics collected and the listener can start. */
+  readonly enabled: boolean
+  /** The metrics listener (`GET /metrics`), built when enabled; started by `listen`. */
+  readonly server: FastifyInstance | undefined
+  /** Starts the metrics listener on METRICS_HOST:METRICS_PORT; resolves with its address. */
+  listen: () => Promise<string>
+  idempotencyClaim: (outcome: IdempotencyOutcome) => void
+  gatewayCall: (operation: 'charge', result: GatewayCallResult, seconds: number) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: ServiceMetrics
+  }
+}
+
+/** The route label of requests no route matched: one series, whatever the URL. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+/** Times every charge and counts its outcome; wraps the bounded (time-out) gateway so time-outs are seen. */
+export function instrumentGateway (gateway: PaymentGateway, metrics: ServiceMetrics): PaymentGateway {
+  return {
+    async charge (request) {
+      const started = performance.now()
+      let result: GatewayCallResult = 'error'
+      try {
+        const outcome = await gateway.charge(request)
+        result = outcome.outcome
+        return outcome
+      } catch (err) {
+        if (err instanceof GatewayError) result = err.kind
+        throw err
+      } finally {
+        metrics.gatewayCall('charge', result, (performance.now() - started) / 1000)
+      }
+    }
+  }
+}
+
+/**
+ * Prometheus metrics (prom-client) on a listener of their own: they are never
+ * served on the API port, where they would reveal business volume to anyone.
+ * Labels are bounded: route patterns (never raw URLs or ids), methods, status codes, outcomes.
+ *
+ * Webhook deliveries (by result, and the age of the oldest due delivery) belong
+ * here once webhooks exist; refunds likewise once the API has them.
+ */
+export default fp(async (app) => {
+  const config = app.config
+  const enabled = config.METRICS_PORT !== undefined
+  const registry = new Registry()
+  const registers = [registry]
+
+  const idempotencyClaims = new Counter({
+    name: 'idempotency_requests_total',
+    help: 'Requests with an Idempotency-Key by claim outcome: new, resumed (an earlier attempt stopped), replay, mismatch (same key, different body: 409), in_flight (409).',
+    labelNames: ['outcome'] as const,
+    registers
+  })
+  const settlements = new Counter({
+    name: 'payment_settlements_total',
+    help: 'Payment settlement attempts (requests and the recovery worker) by outcome: succeeded, declined, pending (the gateway\'s answer is unknown).',
+    labelNames: ['outcome'] as const,
+    registers
+  })
+  const gatewayDuration = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Payment gateway calls by operation and result (succeeded, declined, unavailable, timeout, error).',
+    labelNames: ['operation', 'result'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers
+  })
+  const gatewayFailures = new Counter({
+    name: 'gateway_failures_total',
+    help: 'Payment gateway calls whose outcome is unknown, by kind: unavailable, timeout, error (anything else thrown).',
+    labelNames: ['operation', 'kind'] as const,
+    registers
+  })
+  // eslint-disable-next-line no-new -- registered on the registry; read on scrape
+  new Gauge({
+    name: 'payments_pending',
+    help: 'Payments still pending (gateway answer unknown; the recovery worker settles them). NaN when the database did not answer.',
+    registers,
+    async collect () {
+      try {
+        this.set(await app.db.payments.countPending())
+      } catch (err) {
+        app.log.warn({ err }, 'metrics: could not count pending payments')
+        this.set(Number.NaN)
+      }
+    }
+  })
+
+  const instrumentation = app.db.instrumentation
+  const pool = instrumentation?.pool
+  if (pool !== undefined) {
+    // eslint-disable-next-line no-new -- registered on the registry; read on scrape
+    new Gauge({
+      name: 'database_pool_connections',
+      help: 'PostgreSQL pool connections by state: max (DATABASE_POOL_SIZE), open, idle, and requests waiting for one.',
+      labelNames: ['state'] as const,
+      registers,
+      collect () {
+        const stats = pool()
+        this.set({ state: 'max' }, stats.max)
+        this.set({ state: 'open' }, stats.total)
+        this.set({ state: 'idle' }, stats.idle)
+        this.set({ state: 'waiting' }, stats.waiting)
+      }
+    })
+  }
+
+  let server: FastifyInstance | undefined
+  if (enabled) {
+    collectDefaultMetrics({ register: registry })
+
+    if (instrumentation?.onWriteBatch !== undefined) {
+      const batches = new Histogram({
+        name: 'sqlite_group_commit_writes',
+        help: 'Writes carried by each SQLite group commit (one transaction, one fsync).',
+        buckets: BATCH_BUCKETS,
+        registers
+      })
+      instrumentation.onWriteBatch((writes) => { batches.observe(writes) })
+    }
+
+    const requestDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP requests by method, route pattern (or "unmatched") and status code; _count is the request count.',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: SECONDS_BUCKETS,
+      registers
+    })
+    // One labelled child per (method, status, route): a Map lookup per request instead of hashing the labels.
+    const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>()
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? UNMATCHED_ROUTE
+      const key = `${request.method} ${reply.statusCode} ${route}`
+      let child = series.get(key)
+      if (child === undefined) {
+        child = requestDuration.labels(request.method, route, String(reply.statusCode))
+        series.set(key, child)
+      }
+      child.observe(reply.elapsedTime / 1000)
+      done()
+    })
+
+    server = Fastify({ loggerInstance: app.log.child({ listener: 'metrics' }), logController: new LogController({ disableRequestLogging: true }) })
+    server.get('/metrics', async (_request, reply) => {
+      return await reply.type(registry.contentType).send(await registry.metrics())
+    })
+    const listener = server
+    app.addHook('onClose', async () => { await listener.close() })
+  }
+
+  const metrics: ServiceMetrics = {
+    registry,
+    enabled,
+    server,
+    async listen () {
+      if (server === undefined) throw new Error('metrics are disabled (METRICS_PORT is not set)')
+      return await server.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST })
+    },
+    idempotencyClaim (outcome) { idempotencyClaims.inc({ outcome }) },
+    gatewayCall (operation, result, seconds) {
+      gatewayDuration.observe({ operation, result }, seconds)
+      if (result === 'succeeded' || result === 'declined') settlements.inc({ outcome: result })
+      else {
+        gatewayFailures.inc({ operation, kind: result })
+        settlements.inc({ outcome: 'pending' })
+      }
+    }
+  }
+
+  app.decorate('metrics', metrics)
+}, { name: 'metrics', dependencies: ['config', 'database'], fastify: '5.x' })
