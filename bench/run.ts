@@ -8,7 +8,7 @@ import { ConfigSchema } from '../src/config'
 import { replayableHeaders, type CannedResponse } from './baseline-server'
 import type { LoadJob, LoadRequest, LoadResult } from './load'
 import { PAYMENT_BODY, PRODUCT_BODY, SCENARIOS, type Scenario, type Seed } from './scenarios'
-import { DEFAULT_OPTIONS, fmt, markdownTable, median, pairedRatio, parseBenchOptions, redactUrl, summarizeLatencies, type BenchOptions } from './stats'
+import { DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, redactUrl, summarizeLatencies, type BenchOptions } from './stats'
 
 /**
  * `npm run bench`: the built service as it runs in production against a raw
@@ -30,7 +30,9 @@ const BASELINE = (): string => join(SNAPSHOT, 'bench', 'baseline-server.js')
 const LOADER = (): string => join(SNAPSHOT, 'bench', 'load.js')
 const TMPFS_MAGIC = 0x01021994
 
-const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 1000 }
+const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 1000, metricsUsPerRequest: 3 }
+/** Where metrics on vs off is compared: the cheapest request, and a payment replay (idempotency counted too). */
+const METRICS_SCENARIOS = ['get-product', 'replay-payment']
 
 type TargetKind = 'service' | 'baseline'
 
@@ -43,6 +45,8 @@ interface Target {
   informative: boolean
   /** Only the write scenarios run here (the NORMAL comparison). */
   writesOnly: boolean
+  /** Only these scenarios run here (the metrics comparison). */
+  scenarioNames?: string[]
   child: ChildProcess
   url: string
   seed: Seed
@@ -399,6 +403,7 @@ const USAGE = `npm run bench [-- options]
   --scenarios=a,b   ${SCENARIOS.map((scenario) => scenario.name).join(', ')} (BENCH_SCENARIOS, default all)
   --starts=N        extra restarts timed to listening (BENCH_STARTS, default ${DEFAULT_OPTIONS.starts})
   --no-normal       skip the informative SQLITE_SYNCHRONOUS=NORMAL rows (BENCH_NORMAL=0)
+  --no-metrics      skip the metrics-on rows that measure what metrics cost per request (BENCH_METRICS=0)
   --cpu-prof=DIR    write node --cpu-prof profiles of the services into DIR (BENCH_CPU_PROF)
 
   DATABASE_URL=postgres://… adds PostgreSQL rows (in a schema of their own, dropped afterwards).
@@ -499,6 +504,10 @@ async function main (): Promise<void> {
       await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',
         { DATABASE_URL: `file:${join(dir, 'service-normal.db')}`, SQLITE_SYNCHRONOUS: 'NORMAL' }, { informative: true, writesOnly: true })
     }
+    if (options.metrics && scenarios.some((s) => METRICS_SCENARIOS.includes(s.name))) {
+      await addService('sqlite-metrics', 'service, SQLite (SYNCHRONOUS=FULL), metrics on (METRICS_PORT) — informative only',
+        { DATABASE_URL: `file:${join(dir, 'service-metrics.db')}`, METRICS_PORT: '0' }, { informative: true, scenarioNames: METRICS_SCENARIOS })
+    }
     if (options.postgresUrl !== undefined) {
       try {
         const isolated = await isolatedPostgres(options.postgresUrl, runId)
@@ -513,7 +522,8 @@ async function main (): Promise<void> {
     const measurements: Measurement[] = []
     for (let round = 0; round < options.rounds; round++) {
       for (const scenario of scenarios) {
-        const eligible = targets.filter((target) => !target.writesOnly || scenario.writes)
+        const eligible = targets.filter((target) => (!target.writesOnly || scenario.writes) &&
+          (target.scenarioNames === undefined || target.scenarioNames.includes(scenario.name)))
         // Alternate who goes first so a drift in machine load does not favour one side.
         const order = round % 2 === 0 ? eligible : [...eligible].reverse()
         for (const [position, target] of order.entries()) {
@@ -594,7 +604,7 @@ function report (input: ReportInput): void {
       const problems = summary.non2xx + summary.errors > 0 ? ` ⚠ ${summary.non2xx} non-2xx, ${summary.errors} errors` : ''
       rows.push([
         scenario.title,
-        target.kind === 'baseline' ? 'baseline (raw node:http)' : target.informative ? 'SQLite NORMAL (informative)' : target.id === 'postgres' ? 'PostgreSQL' : 'SQLite FULL',
+        storeLabel(target),
         fmt(summary.rps),
         fmt(summary.p50, 2),
         fmt(summary.p99, 2),
@@ -605,6 +615,20 @@ function report (input: ReportInput): void {
         goal + problems
       ])
     }
+  }
+  const withMetrics = targets.find((t) => t.id === 'sqlite-metrics')
+  for (const scenario of scenarios) {
+    if (withMetrics === undefined) break
+    const cpu = (target: Target): number[] => measurements.filter((m) => m.scenario === scenario.name && m.target === target.id)
+      .sort((a, b) => a.round - b.round).map((m) => m.cpuUsPerRequest)
+    const on = cpu(withMetrics)
+    if (on.length === 0) continue
+    const cost = pairedDifference(on, cpu(headline))
+    checks.push({
+      goal: `${scenario.title}: metrics cost < ${GOALS.metricsUsPerRequest} µs/request (CPU per request, on − off, median of per-round differences)`,
+      value: `${fmt(cost, 1)} µs`,
+      met: cost < GOALS.metricsUsPerRequest
+    })
   }
   const headlineHwm = hwm[headline.id]
   checks.push({ goal: `service peak RSS ≤ ${GOALS.rssMb} MB`, value: `${fmt(headlineHwm)} MB`, met: headlineHwm <= GOALS.rssMb })
@@ -660,6 +684,13 @@ function report (input: ReportInput): void {
     measurements
   }, null, 2))
   log(`results written to ${file}`)
+}
+
+function storeLabel (target: Target): string {
+  if (target.kind === 'baseline') return 'baseline (raw node:http)'
+  if (target.id === 'sqlite-metrics') return 'SQLite FULL + metrics (informative)'
+  if (target.informative) return 'SQLite NORMAL (informative)'
+  return target.id === 'postgres' ? 'PostgreSQL' : 'SQLite FULL'
 }
 
 function rank (target: Target): number {

@@ -82,6 +82,8 @@ export interface BenchOptions {
   scenarios: string[]
   /** Also run the write scenarios with SQLITE_SYNCHRONOUS=NORMAL (informative rows). */
   normal: boolean
+  /** Also run the service with METRICS_PORT set on the read scenarios, to measure what metrics cost per request. */
+  metrics: boolean
   /** Extra stop/start cycles to measure start-up to listening. */
   starts: number
   /** A postgres:// URL to run the scenarios on PostgreSQL too, if set. */
@@ -97,6 +99,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   connections: 50,
   scenarios: [],
   normal: true,
+  metrics: true,
   starts: 3
 }
 
@@ -110,7 +113,7 @@ function positive (name: string, text: string, integer: boolean, allowZero = fal
 /**
  * Options from BENCH_* variables, then --flags (flags win):
  * --duration=S --warmup=S --rounds=N --connections=N --scenarios=a,b --starts=N
- * --no-normal --cpu-prof=DIR; DATABASE_URL=postgres://… adds the PostgreSQL rows.
+ * --no-normal --no-metrics --cpu-prof=DIR; DATABASE_URL=postgres://… adds the PostgreSQL rows.
  */
 export function parseBenchOptions (argv: string[], env: Record<string, string | undefined>): BenchOptions {
   const options: BenchOptions = { ...DEFAULT_OPTIONS, scenarios: [] }
@@ -122,6 +125,7 @@ export function parseBenchOptions (argv: string[], env: Record<string, string | 
     scenarios: env.BENCH_SCENARIOS,
     starts: env.BENCH_STARTS,
     normal: env.BENCH_NORMAL,
+    metrics: env.BENCH_METRICS,
     'cpu-prof': env.BENCH_CPU_PROF
   }
   for (const arg of argv) {
@@ -129,6 +133,7 @@ export function parseBenchOptions (argv: string[], env: Record<string, string | 
     if (match === null) throw new Error(`unknown argument ${JSON.stringify(arg)}`)
     const [, name, value] = match
     if (name === 'no-normal' && value === undefined) settings.normal = '0'
+    else if (name === 'no-metrics' && value === undefined) settings.metrics = '0'
     else if (name in settings && value !== undefined) settings[name] = value
     else throw new Error(`unknown option --${name}${value === undefined ? ' (needs =value)' : ''}`)
   }
@@ -142,7 +147,9 @@ export function parseBenchOptions (argv: string[], env: Record<string, string | 
   if (given('connections') !== undefined) options.connections = positive('connections', given('connections') as string, true)
   if (given('starts') !== undefined) options.starts = positive('starts', given('starts') as string, true, true)
   if (given('scenarios') !== undefined) options.scenarios = (given('scenarios') as string).split(',').map((s) => s.trim()).filter(Boolean)
-  if (given('normal') !== undefined) options.normal = !['0', 'false', 'no', 'off'].includes((given('normal') as string).toLowerCase())
+  const enabled = (name: string): boolean => !['0', 'false', 'no', 'off'].includes((given(name) as string).toLowerCase())
+  if (given('normal') !== undefined) options.normal = enabled('normal')
+  if (given('metrics') !== undefined) options.metrics = enabled('metrics')
   if (given('cpu-prof') !== undefined) options.cpuProf = given('cpu-prof')
   const url = env.DATABASE_URL
   if (url !== undefined && /^postgres(ql)?:\/\//.test(url)) options.postgresUrl = url
@@ -152,4 +159,13 @@ export function parseBenchOptions (argv: string[], env: Record<string, string | 
 /** Drops the password from a connection URL before it is printed or stored. */
 export function redactUrl (url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@')
+}
+
+/** Median of the per-round differences `a[i] - b[i]` over complete pairs (NaN without any). */
+export function pairedDifference (a: number[], b: number[]): number {
+  const differences: number[] = []
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (Number.isFinite(a[i]) && Number.isFinite(b[i])) differences.push(a[i] - b[i])
+  }
+  return median(differences)
 }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
-  DEFAULT_OPTIONS, fmt, markdownTable, median, pairedRatio, parseBenchOptions, percentile, ratio, redactUrl, summarizeLatencies
+  DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, percentile, ratio, redactUrl, summarizeLatencies
 } from '../bench/stats'
 import { replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
 
@@ -42,6 +42,12 @@ t.test('ratios are paired by round and robust to a bad round', async (t) => {
   t.ok(Number.isNaN(pairedRatio([], [])))
 })
 
+t.test('pairedDifference is the median of per-round differences over complete pairs', async (t) => {
+  t.equal(pairedDifference([62, 60, 70], [60, 59, 61]), 2)
+  t.equal(pairedDifference([5, Number.NaN, 9], [4, 1, 7]), 1.5, 'a round with a missing value is left out')
+  t.ok(Number.isNaN(pairedDifference([], [1])))
+})
+
 t.test('fmt and markdownTable', async (t) => {
   t.equal(fmt(1.234, 2), '1.23')
   t.equal(fmt(12.7), '13')
@@ -69,6 +75,7 @@ t.test('parseBenchOptions: defaults, environment, flags (flags win) and errors',
     BENCH_SCENARIOS: 'get-product, post-payment,',
     BENCH_STARTS: '0',
     BENCH_NORMAL: 'off',
+    BENCH_METRICS: 'no',
     BENCH_CPU_PROF: '/tmp/prof',
     DATABASE_URL: 'postgres://u:secret@db:5432/bench'
   })
@@ -79,6 +86,7 @@ t.test('parseBenchOptions: defaults, environment, flags (flags win) and errors',
     connections: 10,
     scenarios: ['get-product', 'post-payment'],
     normal: false,
+    metrics: false,
     starts: 0,
     cpuProf: '/tmp/prof',
     postgresUrl: 'postgres://u:secret@db:5432/bench'
@@ -87,6 +95,8 @@ t.test('parseBenchOptions: defaults, environment, flags (flags win) and errors',
   t.equal(flags.duration, 1)
   t.equal(flags.rounds, 2)
   t.equal(flags.normal, false)
+  t.equal(parseBenchOptions(['--no-metrics'], {}).metrics, false)
+  t.equal(parseBenchOptions([], {}).metrics, true, 'metrics on vs off is measured by default')
   t.same(flags.scenarios, ['get-payment'])
   t.equal(parseBenchOptions([], { BENCH_NORMAL: 'yes', BENCH_ROUNDS: '' }).normal, true, 'an empty variable keeps the default')
   t.equal(parseBenchOptions([], { DATABASE_URL: 'file:./data/x.db' }).postgresUrl, undefined, 'only a PostgreSQL URL adds rows')
