@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type onResponseHookHandler } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { GatewayError, type PaymentGateway } from '../src/gateway/types'
 import type { ClaimResult } from '../src/store/types'
@@ -51,6 +51,30 @@ export function instrumentGateway (gateway: PaymentGateway, metrics: ServiceMetr
         metrics.gatewayCall('charge', result, (performance.now() - started) / 1000)
       }
     }
+  }
+}
+
+/**
+ * The only work metrics add to every request: one histogram observation in onResponse, labelled by
+ * method, route pattern (or "unmatched") and status, timed by Fastify's own reply.elapsedTime.
+ * Exported for `npm run bench`, which measures it.
+ */
+export function requestTimer (registry: Registry): onResponseHookHandler {
+  const requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern (or "unmatched") and status code; _count is the request count.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [registry]
+  })
+  // A plain observe with a labels object: measured cheaper than caching prom-client's labelled children.
+  return function timeRequest (request, reply, done) {
+    requestDuration.observe({
+      method: request.method,
+      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+      status_code: reply.statusCode
+    }, reply.elapsedTime / 1000)
+    done()
   }
 }
 
@@ -141,26 +165,7 @@ export default fp(async (app) => {
       instrumentation.onWriteBatch((writes) => { batches.observe(writes) })
     }
 
-    const requestDuration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP requests by method, route pattern (or "unmatched") and status code; _count is the request count.',
-      labelNames: ['method', 'route', 'status_code'] as const,
-      buckets: SECONDS_BUCKETS,
-      registers
-    })
-    // One labelled child per (method, status, route): a Map lookup per request instead of hashing the labels.
-    const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>()
-    app.addHook('onResponse', (request, reply, done) => {
-      const route = request.routeOptions.url ?? UNMATCHED_ROUTE
-      const key = `${request.method} ${reply.statusCode} ${route}`
-      let child = series.get(key)
-      if (child === undefined) {
-        child = requestDuration.labels(request.method, route, String(reply.statusCode))
-        series.set(key, child)
-      }
-      child.observe(reply.elapsedTime / 1000)
-      done()
-    })
+    app.addHook('onResponse', requestTimer(registry))
 
     server = Fastify({ loggerInstance: app.log.child({ listener: 'metrics' }), logController: new LogController({ disableRequestLogging: true }) })
     server.get('/metrics', async (_request, reply) => {

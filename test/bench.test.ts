@@ -5,6 +5,7 @@ import {
   DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, percentile, ratio, redactUrl, summarizeLatencies
 } from '../bench/stats'
 import { replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
+import { measureMetricsHook } from '../bench/metrics-cost'
 
 t.test('percentile is nearest-rank on sorted values', async (t) => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1)
@@ -162,4 +163,11 @@ t.test('the baseline answers each scenario with the canned bytes, after reading 
   const missing = await call(port, 'DELETE', '/products/p')
   t.equal(missing.status, 404)
   t.same(JSON.parse(missing.body), { error: 'route not found', code: 'NOT_FOUND' })
+})
+
+t.test('measureMetricsHook reports the CPU the metrics hook adds per request', async (t) => {
+  const cost = measureMetricsHook(2000, 3)
+  t.equal(cost.samples.length, 3)
+  t.ok(cost.samples.every(Number.isFinite), 'every repeat is measured')
+  t.equal(cost.usPerRequest, median(cost.samples))
 })
