@@ -117,11 +117,10 @@ export default fp(async (app) => {
     labelNames: ['operation', 'kind'] as const,
     registers
   })
-  // eslint-disable-next-line no-new -- registered on the registry; read on scrape
-  new Gauge({
+  registry.registerMetric(new Gauge({
     name: 'payments_pending',
     help: 'Payments still pending (gateway answer unknown; the recovery worker settles them). NaN when the database did not answer.',
-    registers,
+    registers: [],
     async collect () {
       try {
         this.set(await app.db.payments.countPending())
@@ -130,17 +129,16 @@ export default fp(async (app) => {
         this.set(Number.NaN)
       }
     }
-  })
+  }))
 
   const instrumentation = app.db.instrumentation
   const pool = instrumentation?.pool
   if (pool !== undefined) {
-    // eslint-disable-next-line no-new -- registered on the registry; read on scrape
-    new Gauge({
+    registry.registerMetric(new Gauge({
       name: 'database_pool_connections',
       help: 'PostgreSQL pool connections by state: max (DATABASE_POOL_SIZE), open, idle, and requests waiting for one.',
       labelNames: ['state'] as const,
-      registers,
+      registers: [],
       collect () {
         const stats = pool()
         this.set({ state: 'max' }, stats.max)
@@ -148,7 +146,7 @@ export default fp(async (app) => {
         this.set({ state: 'idle' }, stats.idle)
         this.set({ state: 'waiting' }, stats.waiting)
       }
-    })
+    }))
   }
 
   let server: FastifyInstance | undefined

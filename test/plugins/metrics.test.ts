@@ -9,6 +9,7 @@ import type { Database } from '../../src/store/types'
 import { GatewayError } from '../../src/gateway/types'
 import { spyGateway } from '../helpers/gateway'
 import { buildTestApp, testConfig } from '../helpers/app'
+import { ensurePostgres, freshSchema } from '../helpers/postgres'
 
 /** The value of one sample in Prometheus text, or undefined when the series is absent. */
 export function sample (text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -185,4 +186,17 @@ t.test('the whole service: payments, idempotency outcomes and group commits are 
   t.equal(sample(text, 'http_request_duration_seconds_count', { method: 'POST', route: '/api/payments', status_code: '409' }), 1)
   t.equal(sample(text, 'http_request_duration_seconds_count', { method: 'GET', route: UNMATCHED_ROUTE, status_code: '404' }), 1)
   t.ok((sample(text, 'sqlite_group_commit_writes_count') ?? 0) > 0, 'group commits observed')
+})
+
+t.test('PostgreSQL: the pool is reported as it is', async (t) => {
+  if (!await ensurePostgres(t)) return
+  const schema = await freshSchema(t)
+  const app = await buildTestApp(t, { METRICS_PORT: '0', DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '3' })
+  t.equal((await app.inject('/health/ready')).statusCode, 200)
+  const text = await scrape(app)
+  t.equal(sample(text, 'database_pool_connections', { state: 'max' }), 3)
+  t.ok((sample(text, 'database_pool_connections', { state: 'open' }) ?? 0) >= 1, 'an open connection')
+  t.equal(sample(text, 'database_pool_connections', { state: 'waiting' }), 0)
+  t.equal(sample(text, 'payments_pending'), 0)
+  t.equal(sample(text, 'sqlite_group_commit_writes_count'), undefined, 'no group commit on PostgreSQL')
 })

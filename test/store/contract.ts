@@ -107,6 +107,19 @@ export function paymentStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await t.rejects(db.payments.create(payment), 'a duplicate id is refused')
   })
 
+  t.test('countPending counts only the payments still pending', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    t.equal(await db.payments.countPending(), 0)
+    const first = pendingPayment()
+    const second = pendingPayment()
+    await db.payments.create(first)
+    await db.payments.create(second)
+    t.equal(await db.payments.countPending(), 2)
+    await db.payments.complete({ ...first, status: 'succeeded', updatedAt: iso(T0 + 1000) })
+    t.equal(await db.payments.countPending(), 1)
+    t.equal(await db.payments.count(), 2)
+  })
+
   t.test('create with a key records the recovery point in the same step', async (t) => {
     const db = await fresh(t, makeDatabase)
     const ref = keyRef()
