@@ -6,8 +6,8 @@ import { ConfigError, loadConfig, type Config } from './config'
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const
 /**
  * A stop signal this soon after the first is the same stop delivered twice, not an operator insisting:
- * Ctrl-C on `npm start` reaches node both from the terminal (process group) and through npm's forwarding,
- * and systemd signals every process of the unit's control group.
+ * npm forwards the signals it receives to the script, so a signal sent to the whole process group (Ctrl-C,
+ * systemd's default KillMode=control-group) can reach node twice, a few milliseconds apart.
  */
 const DUPLICATE_SIGNAL_MS = 1000
 

@@ -5,6 +5,7 @@ import { request } from 'node:http'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { ConfigSchema } from '../../src/config'
+import { ServerProcess } from '../helpers/server-process'
 
 // The commands the README gives operators, run as an operator would: built output, a process group of their own,
 // an environment without the test runner's loaders (so what runs is exactly `npm start` / `node dist/...`).
@@ -125,3 +126,53 @@ for (const { name, command } of COMMANDS) {
     })
   }
 }
+
+t.test('Ctrl-C on `npm start` (SIGINT to the whole process group: npm and node) drains the request in flight and exits 0', async (t) => {
+  const dir = t.testdir()
+  // The build ran above; --ignore-scripts skips only prestart, the start script is the same.
+  const server = await start(t, ['npm', 'start', '--ignore-scripts'], dir)
+  // A request in flight keeps the drain going while any forwarded copy of the signal arrives.
+  const body = JSON.stringify({ name: 'Drained', price: 1 })
+  const put = request(`http://127.0.0.1:${server.port}/products/drain`, {
+    method: 'PUT', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': 'in-flight' }
+  })
+  const answered = new Promise<number>((resolve, reject) => {
+    put.on('response', (res) => { res.resume(); resolve(res.statusCode ?? 0) }).on('error', reject)
+  })
+  put.write(body.slice(0, 5))
+  while (!server.logs.some((line) => line.requestId === 'in-flight')) await new Promise((resolve) => setTimeout(resolve, 20))
+
+  process.kill(-server.pid, 'SIGINT')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  put.end(body.slice(5))
+  t.equal(await answered, 200, 'the request in flight is answered')
+  const { code } = await server.exited
+  t.equal(code, 0, 'exit code 0, not the "second signal" exit 1')
+  t.equal(server.logs.filter((line) => line.msg === 'shutting down').length, 1, 'one shutdown')
+  t.notOk(isAlive(-server.pid), 'no process of the group is left')
+  t.ok(await portIsFree(server.port), 'the port is free')
+})
+
+t.test('a repeated stop signal within a second is the same stop; one later than that gives up draining: exit 1', async (t) => {
+  const server = new ServerProcess(t, {
+    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:', SHUTDOWN_GRACE_MS: '20000', REAPER_INTERVAL_MS: '0', RECOVERY_INTERVAL_MS: '0'
+  })
+  const base = await server.listening()
+  // A request whose body never completes keeps the drain waiting.
+  const stuck = request(`${base}/products/stuck`, { method: 'PUT', headers: { 'content-type': 'application/json', 'content-length': '100', 'x-request-id': 'stuck' } })
+  stuck.on('error', () => {})
+  stuck.write('{"na')
+  await server.waitForLog((line) => line.requestId === 'stuck')
+  server.child.kill('SIGTERM')
+  await server.waitForLog((line) => line.msg === 'shutting down')
+  server.child.kill('SIGTERM') // the same stop delivered again within a second (npm forwarding, a control group): ignored
+  await new Promise((resolve) => setTimeout(resolve, 1300))
+  t.equal(server.child.exitCode, null, 'still draining after the duplicate')
+  const sent = Date.now()
+  server.child.kill('SIGINT')
+  const { code } = await server.exited
+  t.equal(code, 1, 'an operator insisting: exit 1 at once')
+  t.ok(Date.now() - sent < 3000, 'without waiting for SHUTDOWN_GRACE_MS')
+  t.match(server.stderr, /second SIGINT, exiting/)
+  stuck.destroy()
+})
