@@ -4,6 +4,7 @@ import configPlugin from '../../plugins/config'
 import databasePlugin from '../../plugins/database'
 import clockPlugin from '../../plugins/clock'
 import idempotencyPlugin from '../../plugins/idempotency'
+import metricsPlugin from '../../plugins/metrics'
 import { buildTestApp, testConfig } from '../helpers/app'
 import { spyGateway, unavailable } from '../helpers/gateway'
 import { createSqliteDatabase } from '../../src/store/sqlite'
@@ -32,6 +33,7 @@ async function bareApp (t: Test, work: () => Promise<never> | never) {
   await app.register(configPlugin, { config: testConfig() })
   await app.register(clockPlugin, {})
   await app.register(databasePlugin, { database: db })
+  await app.register(metricsPlugin)
   await app.register(idempotencyPlugin)
   app.post('/things', async (request, reply) => await app.idempotency.handle(request, reply, async () => work()))
   await app.ready()
