@@ -3,6 +3,9 @@ import Fastify, { LogController, type FastifyInstance, type onResponseHookHandle
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { GatewayError, type PaymentGateway } from '../src/gateway/types'
 import type { ClaimResult } from '../src/store/types'
+// The decorations this plugin reads (app.config, app.db), typed even where those plugins are not compiled (bench).
+import type {} from './config'
+import type {} from './database'
 
 export type IdempotencyOutcome = ClaimResult['kind']
 /** `pending`: the gateway's answer is unknown (unavailable, timed out); the payment stays pending. */
