@@ -10,7 +10,7 @@ import type {} from './database'
 export type IdempotencyOutcome = ClaimResult['kind']
 /** `pending`: the gateway's answer is unknown (unavailable, timed out); the payment stays pending. */
 export type SettlementOutcome = 'succeeded' | 'declined' | 'pending'
-export type GatewayCallResult = 'succeeded' | 'declined' | 'unavailable' | 'timeout' | 'error'
+export type GatewayCallResult = 'succeeded' | 'declined' | 'unavailable' | 'timeout' | 'aborted' | 'error'
 
 export interface ServiceMetrics {
   /** This app's own registry (never prom-client's global one: tests build many apps in one process). */
@@ -40,11 +40,11 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 /** Times every charge and counts its outcome; wraps the bounded (time-out) gateway so time-outs are seen. */
 export function instrumentGateway (gateway: PaymentGateway, metrics: ServiceMetrics): PaymentGateway {
   return {
-    async charge (request) {
+    async charge (request, options) {
       const started = performance.now()
       let result: GatewayCallResult = 'error'
       try {
-        const outcome = await gateway.charge(request)
+        const outcome = await gateway.charge(request, options)
         result = outcome.outcome
         return outcome
       } catch (err) {
@@ -109,14 +109,14 @@ export default fp(async (app) => {
   })
   const gatewayDuration = new Histogram({
     name: 'gateway_request_duration_seconds',
-    help: 'Payment gateway calls by operation and result (succeeded, declined, unavailable, timeout, error).',
+    help: 'Payment gateway calls by operation and result (succeeded, declined, unavailable, timeout, aborted on shutdown, error).',
     labelNames: ['operation', 'result'] as const,
     buckets: SECONDS_BUCKETS,
     registers
   })
   const gatewayFailures = new Counter({
     name: 'gateway_failures_total',
-    help: 'Payment gateway calls whose outcome is unknown, by kind: unavailable, timeout, error (anything else thrown).',
+    help: 'Payment gateway calls whose outcome is unknown, by kind: unavailable, timeout, aborted (shutdown), error (anything else thrown).',
     labelNames: ['operation', 'kind'] as const,
     registers
   })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { StoreUnavailableError } from '../src/domain/errors'
 
 export type ReadinessCheck = () => Promise<'ok' | string>
 
@@ -20,6 +21,23 @@ declare module 'fastify' {
   }
 }
 
+/** A probe answers within this time even when a dependency hangs (a paused database server). */
+export const READINESS_CHECK_TIMEOUT_MS = 2_000
+
+/** Runs one check: its answer, 'timeout' when it takes too long, or why it failed. */
+async function bounded (check: ReadinessCheck): Promise<string> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<string>((resolve) => { timer = setTimeout(() => { resolve('timeout') }, READINESS_CHECK_TIMEOUT_MS) })
+  try {
+    return await Promise.race([check(), timeout])
+  } catch (err) {
+    // The database says why (unreachable, timeout, busy, io, full); anything else is just unreachable.
+    return err instanceof StoreUnavailableError ? err.reason : 'unreachable'
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** Collects dependency checks (database, Redis, …) for the readiness probe. */
 export default fp(async (app) => {
   const checks = new Map<string, ReadinessCheck>()
@@ -32,11 +50,7 @@ export default fp(async (app) => {
   app.decorate('readinessReport', async () => {
     const results: Record<string, string> = {}
     await Promise.all([...checks].map(async ([name, check]) => {
-      try {
-        results[name] = await check()
-      } catch {
-        results[name] = 'unreachable'
-      }
+      results[name] = await bounded(check)
     }))
     const ready = Object.entries(results).every(([name, state]) => state === 'ok' || nonCritical.has(name))
     return { ready, checks: results }

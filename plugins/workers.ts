@@ -37,12 +37,16 @@ function repeat (intervalMs: number, task: () => Promise<unknown>, onError: (err
 
 /** The idempotency-key reaper and the pending-payment recovery worker. Both stop on close. */
 export default fp(async (app) => {
+  // Aborted when the app closes: the recovery worker abandons its gateway calls and frees their keys.
+  const shutdown = new AbortController()
   const jobs: BackgroundJobs = {
     // Deletes idempotency keys past retention (never one whose payment is pending).
     reapExpiredKeys: async () => await app.db.idempotency.reap(app.clock()),
     recoverPendingPayments: async () => await app.payments.recoverPending({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
-      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
+      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
+      concurrency: app.config.RECOVERY_CONCURRENCY,
+      signal: shutdown.signal
     })
   }
   app.decorate('backgroundJobs', jobs)
@@ -55,5 +59,8 @@ export default fp(async (app) => {
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery'))
     ]
   })
-  app.addHook('preClose', async () => { await Promise.all(tasks.map(async (task) => { await task.stop() })) })
+  app.addHook('preClose', async () => {
+    shutdown.abort()
+    await Promise.all(tasks.map(async (task) => { await task.stop() }))
+  })
 }, { name: 'workers', dependencies: ['config', 'database', 'clock', 'services'], fastify: '5.x' })

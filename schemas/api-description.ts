@@ -15,8 +15,14 @@ A 500 never contains exception details; quote the request id to the operator ins
 
 Problem types specific to this service: \`urn:problem-type:payment-declined\` (402),
 \`urn:problem-type:gateway-unavailable\` (503), \`urn:problem-type:idempotency-key-reused\` (409),
-\`urn:problem-type:idempotency-key-in-use\` (409), \`urn:problem-type:merchant-email-taken\` (409). Other problems use
-the RFC 9110 section of their status code as \`type\`.
+\`urn:problem-type:idempotency-key-in-use\` (409), \`urn:problem-type:merchant-email-taken\` (409),
+\`urn:problem-type:service-unavailable\` (503). Other problems use the RFC 9110 section of their status code as \`type\`.
+
+When the database is unavailable (restarting, unreachable, timed out, busy, or out of disk space) every route answers
+503 with \`Retry-After\` (seconds) in its area's shape — problem \`urn:problem-type:service-unavailable\` for payments and
+merchants, \`{ error, code: "STORE_UNAVAILABLE" }\` for products — never a 500. Nothing half-done is lost: retry after
+\`Retry-After\` with the same Idempotency-Key and the request resumes where it stopped. (A full disk is a 503 too, not
+WebDAV's 507: the client's remedy, retrying later, is the same.)
 
 ## Payments
 * \`amount\` is a JSON number greater than 0 and at most 1000000000, with no more decimal places than the currency's

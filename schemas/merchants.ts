@@ -185,5 +185,6 @@ export const merchantErrors = {
     headers: { 'accept-patch': { type: 'string', description: `The media types PATCH accepts: \`${ACCEPT_PATCH}\`.` } }
   },
   rateLimited: problemResponse('Too many requests from this client; see Retry-After.'),
-  internal: problemResponse('Unexpected failure; the body carries only a generic title and the trace id.')
+  internal: problemResponse('Unexpected failure; the body carries only a generic title and the trace id.'),
+  unavailable: problemResponse('The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable)')
 }

@@ -56,5 +56,6 @@ export const paymentErrors = {
   unsupportedMediaType: problemResponse('The body is not application/json.'),
   rateLimited: problemResponse('Too many requests from this client; see Retry-After.'),
   internal: problemResponse('Unexpected failure; the body carries only a generic title and the trace id.'),
-  unavailable: problemResponse('The gateway is unavailable or timed out: the payment is stored as `pending` (outcome unknown), `paymentId` names it. Retry with the same Idempotency-Key after Retry-After to resume it.')
+  unavailable: problemResponse('The gateway is unavailable or timed out: the payment is stored as `pending` (outcome unknown), `paymentId` names it (urn:problem-type:gateway-unavailable); or the database is unavailable (urn:problem-type:service-unavailable). Retry with the same Idempotency-Key after Retry-After to resume it.'),
+  storeUnavailable: problemResponse('The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable)')
 }

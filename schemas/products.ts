@@ -52,7 +52,8 @@ export const productErrors = {
   tooLarge: envelopeResponse('The body is larger than BODY_LIMIT (PAYLOAD_TOO_LARGE).'),
   unsupportedMediaType: envelopeResponse('The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'),
   rateLimited: envelopeResponse('Too many requests from this client (RATE_LIMITED); see Retry-After.'),
-  internal: envelopeResponse('Unexpected failure (INTERNAL); details are only in the server log.')
+  internal: envelopeResponse('Unexpected failure (INTERNAL); details are only in the server log.'),
+  unavailable: envelopeResponse('The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (code STORE_UNAVAILABLE).')
 }
 
 export const productResponse = jsonResponse('The stored product.', Type.Ref(Product))

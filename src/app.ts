@@ -5,7 +5,7 @@ import type { Database } from './store/types'
 import { envelopeErrorHandler, envelopeNotFound } from '../plugins/http/envelope'
 import { frameworkErrorHandler, type AreaErrors } from '../plugins/http/framework-errors'
 import { clientErrorHandler } from '../plugins/http/client-error'
-import { httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
+import { closeIdleBeforeFirstRequest, httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
 import { rejectUnsafeBody } from '../plugins/http/body-guard'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
@@ -63,7 +63,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
-    connectionTimeout: config.CONNECTION_TIMEOUT_MS,
+    // Never Node's socket inactivity time-out: it would cut long requests unanswered (closeIdleBeforeFirstRequest).
+    connectionTimeout: 0,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // Slow clients, oversized headers, unroutable URLs: answered in the envelope, never in Fastify's own JSON.
@@ -73,6 +74,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
+  closeIdleBeforeFirstRequest(app.server, config.CONNECTION_TIMEOUT_MS)
 
   // Only JSON bodies are accepted anywhere; areas add their own media types.
   app.removeContentTypeParser('text/plain')

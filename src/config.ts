@@ -16,6 +16,8 @@ export const ConfigSchema = Type.Object({
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   DATABASE_URL: Type.String({ pattern: '^(file:|postgres(ql)?://)', default: 'file:./data/service.db' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /** PostgreSQL: statement_timeout, and the client gives up 1 s later (a paused server); 0 disables. */
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
   SQLITE_SYNCHRONOUS: StringEnum(['FULL', 'NORMAL'], 'FULL'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 64 * 1024 }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
@@ -32,6 +34,8 @@ export const ConfigSchema = Type.Object({
   REAPER_INTERVAL_MS: Type.Integer({ minimum: 0, default: 60_000 }),
   RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   RECOVERY_AGE_SECONDS: Type.Integer({ ...PositiveInt, default: 120 }),
+  /** Pending payments the recovery worker settles at once (each under its own lease). */
+  RECOVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   /** Time for the whole header section to arrive (slowloris); at most REQUEST_TIMEOUT_MS. */

@@ -63,8 +63,8 @@ t.test('the document is OpenAPI 3 and describes the products area', async (t) =>
   t.equal(product.get.operationId, 'getProduct')
   t.equal(product.put.operationId, 'putProduct')
   t.same(product.get.responses?.['200']?.content?.['application/json']?.schema, { $ref: '#/components/schemas/Product' })
-  t.same(errorStatuses(product.get), ['400', '404', '429', '500'])
-  t.same(errorStatuses(product.put), ['400', '413', '415', '429', '500'])
+  t.same(errorStatuses(product.get), ['400', '404', '429', '500', '503'])
+  t.same(errorStatuses(product.put), ['400', '413', '415', '429', '500', '503'])
   for (const method of ['post', 'patch', 'delete', 'options']) {
     t.same(errorStatuses(product[method]), ['405', '429'], `${method} is documented as not allowed`)
   }

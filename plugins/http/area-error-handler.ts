@@ -11,6 +11,7 @@ export function areaErrorHandler (contentType: string, render: (failure: Classif
     if (isUnroutedRequestError(error, request)) return request.routeOptions.handler.call(request.server, request, reply) as FastifyReply
     const failure = classifyError(error)
     if (failure.internal) request.log.error({ err: error }, 'unhandled error')
+    else if (failure.code === 'STORE_UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, 'database unavailable; answered 503')
     return reply
       .code(failure.statusCode)
       .headers(failure.headers)

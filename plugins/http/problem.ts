@@ -25,7 +25,8 @@ export const problemTypes: Record<string, string> = {
   GATEWAY_UNAVAILABLE: 'urn:problem-type:gateway-unavailable',
   IDEMPOTENCY_KEY_REUSED: 'urn:problem-type:idempotency-key-reused',
   IDEMPOTENCY_KEY_IN_USE: 'urn:problem-type:idempotency-key-in-use',
-  EMAIL_TAKEN: 'urn:problem-type:merchant-email-taken'
+  EMAIL_TAKEN: 'urn:problem-type:merchant-email-taken',
+  STORE_UNAVAILABLE: 'urn:problem-type:service-unavailable'
 }
 
 const titles: Record<string, string> = {
@@ -36,6 +37,7 @@ const titles: Record<string, string> = {
   GATEWAY_UNAVAILABLE: 'The payment gateway is unavailable.',
   IDEMPOTENCY_KEY_REUSED: 'The idempotency key was reused with a different request.',
   IDEMPOTENCY_KEY_IN_USE: 'A request with this idempotency key is still in progress.',
+  STORE_UNAVAILABLE: 'The service is temporarily unavailable.',
   INTERNAL: 'An unexpected error occurred.'
 }
 

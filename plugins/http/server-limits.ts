@@ -1,4 +1,5 @@
-import type { ServerOptions } from 'node:http'
+import type { Server, ServerOptions } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Config } from '../../src/config'
 
 /**
@@ -23,4 +24,24 @@ export function httpServerOptions (config: Pick<Config, 'HEADERS_TIMEOUT_MS' | '
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(shortest / 4)))
   }
+}
+
+/**
+ * CONNECTION_TIMEOUT_MS: a connection that sends no request for this long after it was opened is
+ * closed. Only until its first request arrives: Node's own `server.timeout` (Fastify's
+ * connectionTimeout, kept at 0) is a socket inactivity time-out that would also cut a request still
+ * being worked on after that long, without any answer. Afterwards REQUEST_TIMEOUT_MS bounds each
+ * request and KEEP_ALIVE_TIMEOUT_MS the idle time between requests.
+ */
+export function closeIdleBeforeFirstRequest (server: Server, timeoutMs: number): void {
+  if (timeoutMs <= 0) return
+  const waiting = new WeakSet<Socket>()
+  server.on('connection', (socket: Socket) => {
+    // Node's 'timeout' listener on the socket destroys it (no request, no response to time out).
+    socket.setTimeout(timeoutMs)
+    waiting.add(socket)
+  })
+  server.on('request', (request: { socket: Socket }) => {
+    if (waiting.delete(request.socket)) request.socket.setTimeout(0)
+  })
 }

@@ -22,7 +22,8 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['health'],
       summary: 'Readiness probe',
-      description: 'Answers 200 when the database answers, 503 otherwise. Redis (when configured) is reported in `checks` ' +
+      description: 'Answers 200 when the database answers (and, for SQLite, can write: a full disk is 503), 503 otherwise; ' +
+        'a check that does not answer within 2 s is reported as `timeout`. Redis (when configured) is reported in `checks` ' +
         'but does not fail readiness: rate limiting fails open while Redis is away (`degraded`).',
       response: { 200: Health, 503: Health }
     }

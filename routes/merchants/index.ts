@@ -74,7 +74,8 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         413: merchantErrors.tooLarge,
         415: merchantErrors.createUnsupportedMediaType,
         429: merchantErrors.rateLimited,
-        500: merchantErrors.internal
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
       }
     },
     onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json')
@@ -98,7 +99,8 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         304: merchantResponses.notModified,
         404: merchantErrors.notFound,
         429: merchantErrors.rateLimited,
-        500: merchantErrors.internal
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
       }
     }
   }, async (request, reply) => {
@@ -134,7 +136,8 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         413: merchantErrors.tooLarge,
         415: merchantErrors.patchUnsupportedMediaType,
         429: merchantErrors.rateLimited,
-        500: merchantErrors.internal
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
       }
     },
     onRequest: requireMediaType([MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE],

@@ -71,7 +71,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         200: jsonResponse('The payment.', Type.Ref(Payment)),
         404: paymentErrors.notFound,
         429: paymentErrors.rateLimited,
-        500: paymentErrors.internal
+        500: paymentErrors.internal,
+        503: paymentErrors.storeUnavailable
       }
     }
   }, async (request) => toPublicPayment(await app.payments.get(request.params.id)))

@@ -9,7 +9,8 @@ const commonErrors = {
   413: productErrors.tooLarge,
   415: productErrors.unsupportedMediaType,
   429: productErrors.rateLimited,
-  500: productErrors.internal
+  500: productErrors.internal,
+  503: productErrors.unavailable
 }
 
 /** True for a path inside the area that names one product (`/<id>`), whatever the id. */
@@ -51,7 +52,8 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
         400: productErrors.badRequest,
         404: productErrors.notFound,
         429: productErrors.rateLimited,
-        500: productErrors.internal
+        500: productErrors.internal,
+        503: productErrors.unavailable
       }
     }
   }, async (request) => await app.products.get(request.params.id))

@@ -96,3 +96,17 @@ export class RateLimitedError extends DomainError {
     this.headers['retry-after'] = String(retryAfterSeconds)
   }
 }
+
+/**
+ * The database cannot serve right now (unreachable, restarting, timed out, busy
+ * or out of space). Nothing was half-written: a retry after `Retry-After`
+ * seconds (with the same Idempotency-Key) resumes where the request stopped.
+ */
+export class StoreUnavailableError extends DomainError {
+  readonly statusCode = 503
+  readonly code = 'STORE_UNAVAILABLE'
+  constructor (message: string, readonly reason: 'unreachable' | 'timeout' | 'busy' | 'full' | 'io', retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(message, options)
+    this.headers['retry-after'] = String(retryAfterSeconds)
+  }
+}

@@ -25,8 +25,9 @@ export function simulatedOutcome (amount: string): 'succeeded' | 'declined' | 'u
  */
 export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: number }): PaymentGateway {
   return {
-    async charge (request) {
-      if (options.latencyMs > 0) await sleep(options.latencyMs)
+    async charge (request, { signal } = {}) {
+      if (options.latencyMs > 0) await sleep(options.latencyMs, undefined, { signal }).catch(() => {})
+      if (signal?.aborted === true) throw new GatewayError('aborted', 'the charge was abandoned (shutting down)')
       const previous = await ledger.get(request.idempotencyKey)
       if (previous !== undefined) return resultOf(previous)
       const outcome = simulatedOutcome(request.amount)

@@ -11,7 +11,8 @@ export type ChargeResult =
   | { outcome: 'succeeded', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
 
-export type GatewayFailureKind = 'unavailable' | 'timeout'
+/** `aborted`: this service gave up waiting (shutdown); the charge may or may not have been made. */
+export type GatewayFailureKind = 'unavailable' | 'timeout' | 'aborted'
 
 /** The charge's outcome is unknown: the gateway could not be reached or did not answer in time. */
 export class GatewayError extends Error {
@@ -22,5 +23,6 @@ export class GatewayError extends Error {
 }
 
 export interface PaymentGateway {
-  charge: (request: ChargeRequest) => Promise<ChargeResult>
+  /** With `signal`: when it aborts, the charge is abandoned (GatewayError 'aborted'); retrying under the same key is safe. */
+  charge: (request: ChargeRequest, options?: { signal?: AbortSignal }) => Promise<ChargeResult>
 }

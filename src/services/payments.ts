@@ -44,9 +44,12 @@ export interface PaymentKey {
 export interface RecoveryOptions {
   /** Pending payments older than this are considered abandoned. */
   ageSeconds: number
-  /** How long one worker holds a payment (and its key) while settling it. */
+  /** How long the worker holds one payment (and its key) while settling it; longer than a gateway call. */
   leaseMs: number
-  batchSize?: number
+  /** Payments settled at once (RECOVERY_CONCURRENCY). */
+  concurrency?: number
+  /** Aborted on shutdown: in-flight gateway calls are abandoned and their keys released. */
+  signal?: AbortSignal
 }
 
 export interface PaymentService {
@@ -74,7 +77,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * stays pending and GatewayUnavailableError is thrown: freeing the key is the
    * caller's (the idempotency plugin's) job.
    */
-  async function settle (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }): Promise<Payment> {
+  async function settle (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }, signal?: AbortSignal): Promise<Payment> {
     const completion = (settled: Payment) => key === undefined
       ? undefined
       : { ref: key.ref, response: deps.renderSettled(settled, { path: key.ref.path, traceId: key.traceId }) }
@@ -90,7 +93,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         amountMinor: payment.amountMinor,
         amount: formatMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
         currency: payment.currency
-      })
+      }, { signal })
     } catch (err) {
       if (err instanceof GatewayError) {
         deps.log.warn({ paymentId: payment.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
@@ -145,35 +148,56 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     /**
      * Charges abandoned pending payments again under the same downstream key (the
      * gateway never charges twice) and stores the final response on their key.
-     * The worker leased each payment and its key; on another outage it frees the
-     * key it leased at once, so the client's own retry need not wait for the lease.
+     *
+     * `concurrency` lanes each lease ONE payment (and its key), settle it, and lease
+     * the next, so a lease is taken just before its payment is worked on and always
+     * outlives that work (one gateway call, bounded by GATEWAY_TIMEOUT_MS): a slow
+     * payment delays only its own lane and never holds other payments' keys, and no
+     * other instance can lease a payment while it is being settled. On another outage
+     * the lane frees the key it leased at once (the client's own retry need not wait
+     * for the lease) and the pass stops (the next one tries again); the payment keeps
+     * its lease, so it is not retried before the lease ends. When `signal` aborts
+     * (shutdown) the gateway calls in flight are abandoned the same way, at once.
      * A stored response's traceId is the id of the pass, logged with the payment.
      */
     async recoverPending (options) {
-      const now = deps.clock()
-      const leased = await deps.db.payments.leaseAbandoned({
-        createdBefore: new Date(now - options.ageSeconds * 1000).toISOString(),
-        now,
-        leaseUntil: now + options.leaseMs,
-        limit: options.batchSize ?? 50
-      })
+      const { signal } = options
+      const createdBefore = new Date(deps.clock() - options.ageSeconds * 1000).toISOString()
       const traceId = `recovery-${randomUUID()}`
       let settled = 0
-      for (const payment of leased) {
-        const record = await deps.db.idempotency.findByResource(payment.id)
-        const ref: IdempotencyKeyRef | undefined = record === undefined || record.recoveryPoint === 'finished'
-          ? undefined
-          : { scope: record.scope, method: record.method, path: record.path, key: record.key }
+      let stillPending = 0
+      let gatewayDown = false
+      const recoverOne = async (payment: Payment): Promise<void> => {
+        let ref: IdempotencyKeyRef | undefined
         try {
-          await settle(payment, ref === undefined ? undefined : { ref, traceId })
+          const record = await deps.db.idempotency.findByResource(payment.id)
+          ref = record === undefined || record.recoveryPoint === 'finished'
+            ? undefined
+            : { scope: record.scope, method: record.method, path: record.path, key: record.key }
+          await settle(payment, ref === undefined ? undefined : { ref, traceId }, signal)
           settled++
         } catch (err) {
+          stillPending++
+          if (err instanceof GatewayUnavailableError) gatewayDown = true
+          else deps.log.error({ err, paymentId: payment.id, traceId }, 'recovery of a pending payment failed')
           if (ref !== undefined) await deps.db.idempotency.release(ref)
-          if (!(err instanceof GatewayUnavailableError)) deps.log.error({ err, paymentId: payment.id, traceId }, 'recovery of a pending payment failed')
         }
       }
-      if (leased.length > 0) deps.log.info({ settled, stillPending: leased.length - settled, traceId }, 'recovery worker pass')
-      return { settled, stillPending: leased.length - settled }
+      const lane = async (): Promise<void> => {
+        for (;;) {
+          // gatewayDown is set by recoverOne, in this or another lane.
+          if (signal?.aborted === true || gatewayDown) return
+          const now = deps.clock()
+          const [payment] = await deps.db.payments.leaseAbandoned({ createdBefore, now, leaseUntil: now + options.leaseMs, limit: 1 })
+          if (payment === undefined) return
+          await recoverOne(payment)
+        }
+      }
+      const lanes = await Promise.allSettled(Array.from({ length: options.concurrency ?? 4 }, lane))
+      if (settled + stillPending > 0) deps.log.info({ settled, stillPending, aborted: signal?.aborted === true, traceId }, 'recovery worker pass')
+      const failure = lanes.find((result): result is PromiseRejectedResult => result.status === 'rejected')
+      if (failure !== undefined) throw failure.reason
+      return { settled, stillPending }
     }
   }
 }

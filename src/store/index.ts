@@ -14,5 +14,9 @@ export async function openDatabase (config: Config, options: OpenDatabaseOptions
   }
   // Loaded only when configured: the PostgreSQL driver is a large module and start-up time counts.
   const { createPostgresDatabase } = require('./postgres') as typeof import('./postgres')
-  return await createPostgresDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE, onIdleError: options.onBackgroundError })
+  return await createPostgresDatabase(config.DATABASE_URL, {
+    poolSize: config.DATABASE_POOL_SIZE,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    onIdleError: options.onBackgroundError
+  })
 }

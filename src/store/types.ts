@@ -67,8 +67,12 @@ export interface ClaimRequest {
 export interface IdempotencyStore {
   /** Atomically claims, resumes or reports on a key (a unique constraint, not check-then-insert). */
   claim: (request: ClaimRequest) => Promise<ClaimResult>
-  /** Unlocks a key, keeping its recovery point, so a retry can resume. */
-  release: (ref: IdempotencyKeyRef) => Promise<void>
+  /**
+   * Unlocks a key, keeping its recovery point, so a retry can resume. With
+   * `lockedUntil`, only if the key is still locked until exactly then (a late
+   * release that must not free a lock someone else has taken since).
+   */
+  release: (ref: IdempotencyKeyRef, lockedUntil?: number) => Promise<void>
   /** Forgets a key whose request ended before any side effect (a client error). */
   abandon: (ref: IdempotencyKeyRef) => Promise<void>
   /** Stores the final response and unlocks (for areas without a resource-specific completion). */

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL, type Migration } from '../migrations'
+import { unavailableReason } from '../unavailable'
 
 export type PgPool = pg.Pool
 export type PgClient = pg.PoolClient
@@ -9,22 +10,66 @@ export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>
 export interface PostgresOptions {
   /** DATABASE_POOL_SIZE: connections this instance may hold. */
   poolSize: number
+  /**
+   * DATABASE_QUERY_TIMEOUT_MS: the server cancels a statement running longer (statement_timeout) and the
+   * client gives up on an answer that does not come a second later (query_timeout: a paused or unreachable
+   * server). 0 disables both (migrations: DDL and the advisory lock may take long).
+   */
+  queryTimeoutMs?: number
   /** Called with errors of idle pooled connections (e.g. the server restarted); they are replaced. */
   onIdleError?: (err: Error) => void
 }
 
+/** How long to wait for a new connection: a server that is down or paused fails a request fast. */
+const CONNECT_TIMEOUT_MS = 5_000
+
 export function openPool (url: string, options: PostgresOptions): PgPool {
+  const queryTimeoutMs = options.queryTimeoutMs ?? 0
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize,
-    // Fail a start-up or a request fast rather than hanging when the server is away.
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
+    // Notice a peer that vanished without a FIN (a paused or unplugged server) on idle connections too.
+    keepAlive: true,
+    ...(queryTimeoutMs > 0 ? { statement_timeout: queryTimeoutMs, query_timeout: queryTimeoutMs + 1_000 } : {}),
     application_name: 'product-payment-service'
   })
   // Without a listener an idle connection's error would crash the process.
   pool.on('error', (err) => { options.onIdleError?.(err) })
   return pool
+}
+
+/**
+ * Takes a connection out of the pool with an 'error' listener for as long as it is
+ * checked out: pg-pool removes its own while a client is lent, and a connection the
+ * server drops then (a restart: 57P01, a network cut) emits 'error', which would crash
+ * the process without one. The query in flight fails with the same error anyway, and
+ * `broken()` tells the caller to discard the connection on release.
+ */
+export async function checkOut (pool: PgPool): Promise<{ client: PgClient, broken: () => Error | undefined, release: (err?: Error) => void }> {
+  let failure: Error | undefined
+  const onError = (err: Error): void => { failure ??= err }
+  // The callback form, to attach the listener synchronously: an error in the same network read that
+  // completed the connection (a new connection, then 57P01 at once) is emitted before a promise resumes.
+  const client = await new Promise<PgClient>((resolve, reject) => {
+    pool.connect((err, lent) => {
+      if (err !== undefined && err !== null) {
+        reject(err)
+        return
+      }
+      lent?.on('error', onError)
+      resolve(lent as PgClient)
+    })
+  })
+  return {
+    client,
+    broken: () => failure,
+    release (err) {
+      client.removeListener('error', onError)
+      client.release(err ?? failure)
+    }
+  }
 }
 
 export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE'
@@ -35,22 +80,27 @@ export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE'
  * discarded rather than returned to the pool.
  */
 export async function inTransaction<T> (pool: PgPool, isolation: Isolation, work: (client: PgClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
-  let broken: Error | undefined
+  const { client, broken, release } = await checkOut(pool)
+  let discard: Error | undefined
   try {
     await client.query(`BEGIN ISOLATION LEVEL ${isolation}`)
     const result = await work(client)
     await client.query('COMMIT')
     return result
   } catch (err) {
-    try {
-      await client.query('ROLLBACK')
-    } catch (rollbackError) {
-      broken = rollbackError as Error
+    // A lost or timed-out connection is closed instead (the server rolls back); ROLLBACK would only wait on it.
+    if (broken() !== undefined || unavailableReason(err) !== undefined) {
+      discard = err as Error
+    } else {
+      try {
+        await client.query('ROLLBACK')
+      } catch (rollbackError) {
+        discard = rollbackError as Error
+      }
     }
     throw err
   } finally {
-    client.release(broken)
+    release(discard)
   }
 }
 
@@ -68,7 +118,7 @@ const MIGRATION_LOCK_CLASS = 0x5053 // "PS"
  * wait, then find nothing left to do. Returns the versions this call applied.
  */
 export async function migratePostgres (pool: PgPool, migrations: Migration[]): Promise<number[]> {
-  const client = await pool.connect()
+  const { client, release } = await checkOut(pool)
   let broken: Error | undefined
   try {
     await client.query("SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))", [MIGRATION_LOCK_CLASS])
@@ -98,7 +148,7 @@ export async function migratePostgres (pool: PgPool, migrations: Migration[]): P
     throw err
   } finally {
     // A connection that saw an error is dropped: it may still hold the lock or an open transaction.
-    client.release(broken)
+    release(broken)
   }
 }
 

@@ -94,8 +94,10 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
   return {
     claim,
     // The single-statement operations below run in autocommit; each is atomic on its own.
-    async release (ref) {
-      await pool.query({ name: 'idem-unlock', text: `UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`, values: refValues(ref) })
+    async release (ref, lockedUntil) {
+      await pool.query(lockedUntil === undefined
+        ? { name: 'idem-unlock', text: `UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`, values: refValues(ref) }
+        : { name: 'idem-unlock-if', text: `UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
     },
     async abandon (ref) {
       await pool.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })

@@ -1,4 +1,5 @@
 import type { Database } from '../types'
+import { guardDatabase } from '../guard'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
 import { postgresMigrations } from './migrations'
 import { postgresProductStore } from './products'
@@ -15,15 +16,16 @@ export type { PostgresOptions } from './connection'
  * migrations under an advisory lock before answering.
  */
 export async function createPostgresDatabase (url: string, options: PostgresOptions): Promise<Database> {
-  const pool = openPool(url, options)
+  // Migrations run on their own connection without time-outs: DDL, and waiting for another instance's migration lock, may take long.
+  const setup = openPool(url, { poolSize: 1, onIdleError: options.onIdleError })
   try {
-    await migratePostgres(pool, postgresMigrations)
-  } catch (err) {
-    await pool.end()
-    throw err
+    await migratePostgres(setup, postgresMigrations)
+  } finally {
+    await setup.end()
   }
+  const pool = openPool(url, options)
   let closed = false
-  return {
+  return guardDatabase({
     kind: 'postgres',
     products: postgresProductStore(pool),
     merchants: postgresMerchantStore(pool),
@@ -41,5 +43,5 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
       closed = true
       await pool.end()
     }
-  }
+  })
 }

@@ -36,6 +36,7 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
   const remove = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`)
   const lock = db.prepare(`UPDATE idempotency_keys SET locked_until = @lockUntil WHERE ${KEY_MATCH}`)
   const unlock = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`)
+  const unlockIf = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
   const byResource = db.prepare<[string], IdempotencyRow>('SELECT * FROM idempotency_keys WHERE resource_id = ? LIMIT 1')
   const reap = db.prepare(`
     DELETE FROM idempotency_keys
@@ -64,7 +65,9 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
 
   return {
     async claim (request) { return await writes.run(() => claim(request)) },
-    async release (ref) { await writes.run(() => unlock.run(refParams(ref))) },
+    async release (ref, lockedUntil) {
+      await writes.run(() => lockedUntil === undefined ? unlock.run(refParams(ref)) : unlockIf.run({ ...refParams(ref), lockedUntil }))
+    },
     async abandon (ref) { await writes.run(() => remove.run(refParams(ref))) },
     async finish (ref, response) { await writes.run(() => { keys.storeResponse(ref, response) }) },
     async get (ref) {

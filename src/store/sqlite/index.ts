@@ -6,15 +6,22 @@ import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
-import { groupCommit } from './group-commit'
+import { groupCommit, type WriteQueue } from './group-commit'
+import { guardDatabase } from '../guard'
+import { unavailableReason } from '../unavailable'
+
+/** Readiness writes at least this often, so a full disk shows before a request finds it. */
+const WRITE_PROBE_INTERVAL_MS = 5_000
 
 export function createSqliteDatabase (url: string, options: SqliteOptions): Database {
   const db = openSqlite(url, options)
   migrateSqlite(db, sqliteMigrations)
   // Payment, key, ledger and product writes share commits (and fsyncs); see group-commit.ts.
   const batchListeners: Array<(writes: number) => void> = []
-  const writes = groupCommit(db, (size) => { for (const listener of batchListeners) listener(size) })
-  return {
+  const writes = watchWrites(groupCommit(db, (size) => { for (const listener of batchListeners) listener(size) }))
+  const probe = db.prepare('SELECT 1')
+  let lastProbe = 0
+  return guardDatabase({
     kind: 'sqlite',
     products: sqliteProductStore(db, writes),
     merchants: sqliteMerchantStore(db),
@@ -24,8 +31,17 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
     instrumentation: {
       onWriteBatch: (listener) => { batchListeners.push(listener) }
     },
+    /*
+     * Reading is not enough: on a full disk every read works and every write fails.
+     * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping
+     * commits a write that changes nothing (PRAGMA user_version rewritten), so
+     * readiness turns 503 while the instance cannot write and 200 once it can again.
+     */
     async ping () {
-      db.prepare('SELECT 1').get()
+      probe.get()
+      if (writes.lastError() === undefined && Date.now() - lastProbe < WRITE_PROBE_INTERVAL_MS) return
+      lastProbe = Date.now()
+      await writes.run(() => db.pragma(`user_version = ${Number(db.pragma('user_version', { simple: true }))}`))
     },
     async close () {
       if (db.open) {
@@ -33,5 +49,24 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
         db.close()
       }
     }
+  })
+}
+
+/** A write queue that remembers whether the last write failed for want of disk, I/O or lock. */
+function watchWrites (writes: WriteQueue): WriteQueue & { lastError: () => unknown } {
+  let lastError: unknown
+  return {
+    async run (operation) {
+      try {
+        const result = await writes.run(operation)
+        lastError = undefined
+        return result
+      } catch (err) {
+        if (unavailableReason(err) !== undefined) lastError = err
+        throw err
+      }
+    },
+    flush: () => { writes.flush() },
+    lastError: () => lastError
   }
 }

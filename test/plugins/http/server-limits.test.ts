@@ -77,7 +77,7 @@ async function stillServing (t: Test, port: number): Promise<void> {
 
 t.test('the configured time-outs reach Node\'s HTTP server; the header time-out defaults below the request time-out', async (t) => {
   const app = await buildTestApp(t, { CONNECTION_TIMEOUT_MS: '1234', REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '2000', KEEP_ALIVE_TIMEOUT_MS: '3000' })
-  t.equal(app.server.timeout, 1234, 'CONNECTION_TIMEOUT_MS: socket idle time-out')
+  t.equal(app.server.timeout, 0, 'no socket inactivity time-out: CONNECTION_TIMEOUT_MS applies before the first request only')
   t.equal(app.server.headersTimeout, 2000, 'HEADERS_TIMEOUT_MS')
   t.equal(app.server.requestTimeout, 5000, 'REQUEST_TIMEOUT_MS')
   t.equal(app.server.keepAliveTimeout, 3000, 'KEEP_ALIVE_TIMEOUT_MS')
@@ -128,6 +128,21 @@ t.test('an idle connection that never sends a byte is closed', async (t) => {
   t.ok(result.closedAfter < 300 + SLACK_MS, `closed after ${result.closedAfter} ms (CONNECTION_TIMEOUT_MS 300)`)
   t.ok(result.closedAfter >= 250, 'not before the time-out')
   await stillServing(t, port)
+})
+
+t.test('a request that takes longer than CONNECTION_TIMEOUT_MS still gets its answer', async (t) => {
+  const { port } = await listening(t, { CONNECTION_TIMEOUT_MS: '300', GATEWAY_SIM_LATENCY_MS: '900', REQUEST_TIMEOUT_MS: '5000' })
+  const started = Date.now()
+  const res = await fetch(`http://127.0.0.1:${port}/api/payments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ amount: 10, currency: 'EUR' })
+  })
+  t.equal(res.status, 201, 'answered, not cut off')
+  t.ok(Date.now() - started >= 900, 'the gateway took longer than CONNECTION_TIMEOUT_MS')
+  // The same connection, kept alive, then waits for its next request under KEEP_ALIVE_TIMEOUT_MS, not CONNECTION_TIMEOUT_MS.
+  const again = await exchange(port, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
+  t.equal(statusOf(again.data), 200)
 })
 
 t.test('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS', async (t) => {

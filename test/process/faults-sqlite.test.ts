@@ -1,0 +1,117 @@
+/**
+ * A full disk under SQLite, with a real process on a small tmpfs: while nothing can be written,
+ * payments answer 503 problems and products 503 envelopes (with Retry-After, never a 500) and
+ * /health/ready is 503; once space is freed the instance is ready and serving again by itself,
+ * every acknowledged payment is stored with its status and no key was charged twice.
+ * Needs root for the tmpfs; runs in CI step 6 (FAULT_TESTS=1).
+ */
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import BetterSqlite3 from 'better-sqlite3'
+import { faultTestsUnavailable, keyedLoad, ServiceInstance, statusOf, until, verify } from './faults-fixtures'
+
+const REQUEST_TIMEOUT_MS = 15_000
+
+/** Writes zeros into `path` until the file system is full; returns the bytes written. */
+function fillDisk (path: string): number {
+  const fd = openSync(path, 'w')
+  const chunk = Buffer.alloc(64 * 1024)
+  let written = 0
+  try {
+    for (;;) {
+      try {
+        written += writeSync(fd, chunk)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
+        // The last few bytes too, so not even a page is left.
+        try { for (;;) written += writeSync(fd, Buffer.alloc(512)) } catch {}
+        return written
+      }
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+async function main (): Promise<void> {
+  const why = faultTestsUnavailable({ tmpfs: true })
+  if (why !== undefined) {
+    t.plan(0, why)
+    return
+  }
+  t.test('disk full under SQLite: 503 and not ready while full, ready and serving once space is freed', async (t) => {
+    await diskFull(t)
+  })
+}
+
+async function diskFull (t: Test): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'faults-disk-'))
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', dir])
+  t.teardown(() => {
+    execFileSync('umount', ['-l', dir])
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const instance = new ServiceInstance(t, {
+    DATABASE_URL: `file:${join(dir, 'service.db')}`,
+    RATE_LIMIT_MAX: '100000',
+    IDEMPOTENCY_LOCK_SECONDS: '30',
+    RECOVERY_AGE_SECONDS: '2',
+    RECOVERY_INTERVAL_MS: '1000',
+    REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS)
+  })
+  const base = await instance.listening()
+  const db = new BetterSqlite3(join(dir, 'service.db'), { readonly: true, fileMustExist: true })
+  t.teardown(() => { db.close() })
+  const read = {
+    payment: async (id: string) => db.prepare<[string], { status: string }>('SELECT status FROM payments WHERE id = ?').get(id),
+    ledgerKeys: async () => db.prepare<[], { k: string }>('SELECT idempotency_key AS k FROM gateway_ledger').all().map((row) => row.k),
+    paymentIds: async () => db.prepare<[], { id: string }>('SELECT id FROM payments').all().map((row) => row.id)
+  }
+
+  let stopAt = Number.POSITIVE_INFINITY
+  const load = keyedLoad({ bases: () => [base], clients: 4, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
+  await sleep(1000)
+  const ballast = join(dir, 'ballast')
+  const filled = fillDisk(ballast)
+  const fullAt = Date.now()
+  const notReadyAfterMs = await until(async () => await statusOf(`${base}/health/ready`) === 503, 30_000, 200)
+  t.pass(`disk full (${filled} bytes of ballast): /health/ready is 503 after ${notReadyAfterMs} ms`)
+  const ready = await (await fetch(`${base}/health/ready`)).json() as { checks: Record<string, string> }
+  t.equal(ready.checks.database, 'full', 'readiness names the reason')
+
+  const payment = await fetch(`${base}/api/payments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify({ amount: 12, currency: 'EUR' }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+  })
+  t.equal(payment.status, 503, 'a payment is 503 while the disk is full')
+  t.match(payment.headers.get('content-type'), /^application\/problem\+json/)
+  t.ok(Number(payment.headers.get('retry-after')) > 0, 'with Retry-After')
+  t.match(await payment.json(), { type: 'urn:problem-type:service-unavailable', status: 503, title: 'The service is temporarily unavailable.' })
+  const product = await fetch(`${base}/products/disk-full`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x', price: 1 }), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+  t.equal(product.status, 503, 'a product write is 503 too')
+  t.match(await product.json(), { code: 'STORE_UNAVAILABLE' })
+  t.ok(Number(product.headers.get('retry-after')) > 0, 'with Retry-After')
+  t.equal(await statusOf(`${base}/health/live`), 200, 'still alive')
+
+  await sleep(1000)
+  rmSync(ballast)
+  const faultEnd = Date.now()
+  const readyAfterMs = await until(async () => await statusOf(`${base}/health/ready`) === 200, 15_000)
+  t.ok(readyAfterMs < 5000, `ready again ${readyAfterMs} ms after space was freed`)
+  stopAt = Date.now() + 1500
+  const histories = await load
+  t.ok(instance.alive, 'the instance never exited')
+  const verdict = await verify(t, histories, read, faultEnd, REQUEST_TIMEOUT_MS)
+  t.ok(verdict.settledAfterMs < 10_000, `every key settled ${verdict.settledAfterMs} ms after space was freed (IDEMPOTENCY_LOCK_SECONDS 30)`)
+  t.ok((verdict.statuses['503'] ?? 0) > 0, 'the load saw the 503s')
+  process.stdout.write(`# fault measurements: ${JSON.stringify({ 'disk-full': { fullForMs: faultEnd - fullAt, notReadyAfterMs, readyAfterMs, ...verdict } })}\n`)
+}
+
+main().catch((err: unknown) => { t.fail(String(err)) })

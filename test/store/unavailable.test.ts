@@ -1,0 +1,153 @@
+/**
+ * Database failures a retry can cure become the domain's StoreUnavailableError (503 with
+ * Retry-After, rendered in each area's shape); anything else stays a bug (500). Keys whose
+ * release failed in an outage are freed once the database answers again.
+ */
+import t from 'tap'
+import { StoreUnavailableError } from '../../src/domain/errors'
+import { guardStore, STORE_RETRY_AFTER_SECONDS, toStoreError, unavailableReason } from '../../src/store/unavailable'
+import { guardDatabase, releasingAfterOutages } from '../../src/store/guard'
+import { createSqliteDatabase } from '../../src/store/sqlite'
+import type { Database, IdempotencyKeyRef, IdempotencyStore } from '../../src/store/types'
+import { buildTestApp } from '../helpers/app'
+
+const coded = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code })
+
+t.test('which errors mean "the database cannot serve right now"', async (t) => {
+  const cases: Array<[Error, string | undefined]> = [
+    [coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5499'), 'unreachable'],
+    [coded('ECONNRESET'), 'unreachable'],
+    [coded('57P01', 'terminating connection due to administrator command'), 'unreachable'],
+    [coded('57P03', 'the database system is starting up'), 'unreachable'],
+    [coded('08006'), 'unreachable'],
+    [coded('57014', 'canceling statement due to statement timeout'), 'timeout'],
+    [coded('53100'), 'full'],
+    [coded('53300', 'too many connections'), 'busy'],
+    [coded('40001'), 'busy'],
+    [coded('58030'), 'io'],
+    [coded('SQLITE_FULL', 'database or disk is full'), 'full'],
+    [coded('SQLITE_IOERR_WRITE'), 'io'],
+    [coded('SQLITE_BUSY'), 'busy'],
+    [coded('SQLITE_READONLY_DBMOVED'), 'io'],
+    [new Error('Connection terminated unexpectedly'), 'unreachable'],
+    [new Error('timeout exceeded when trying to connect'), 'unreachable'],
+    [new Error('Client has encountered a connection error and is not queryable'), 'unreachable'],
+    [new Error('Query read timeout'), 'timeout'],
+    // Bugs and client errors stay what they are.
+    [coded('23505', 'duplicate key'), undefined],
+    [coded('42P01', 'relation does not exist'), undefined],
+    [coded('SQLITE_CONSTRAINT_UNIQUE'), undefined],
+    [coded('SQLITE_CORRUPT'), undefined],
+    [new TypeError('x is undefined'), undefined]
+  ]
+  for (const [error, reason] of cases) t.equal(unavailableReason(error), reason, `${(error as { code?: string }).code ?? error.message} → ${reason}`)
+  t.equal(unavailableReason('not an error'), undefined)
+
+  const mapped = toStoreError(coded('SQLITE_FULL', 'database or disk is full'))
+  t.ok(mapped instanceof StoreUnavailableError)
+  const error = mapped as StoreUnavailableError
+  t.equal(error.statusCode, 503)
+  t.equal(error.reason, 'full')
+  t.equal(error.headers['retry-after'], String(STORE_RETRY_AFTER_SECONDS.full))
+  t.match(error.message, /out of storage space/)
+  t.equal((error.cause as Error).message, 'database or disk is full', 'the driver error is kept as the cause (logged, never shown)')
+  t.equal(toStoreError(error), error, 'mapped once')
+  const bug = new Error('bug')
+  t.equal(toStoreError(bug), bug)
+})
+
+t.test('guardStore maps failures of every method and passes results and other errors through', async (t) => {
+  const store = guardStore({
+    value: 1,
+    async ok () { return 'fine' },
+    async down () { throw coded('ECONNREFUSED') },
+    async bug () { throw new Error('bug') }
+  })
+  t.equal(store.value, 1)
+  t.equal(await store.ok(), 'fine')
+  await t.rejects(store.down(), { code: 'STORE_UNAVAILABLE' })
+  await t.rejects(store.bug(), { message: 'bug' })
+})
+
+/** An SQLite database whose every store method fails with `error` while `down` is set. */
+function flaky (db: Database): { db: Database, state: { down: boolean, error: () => Error } } {
+  const state = { down: false, error: () => coded('ECONNREFUSED', 'connect ECONNREFUSED') }
+  const wrap = <T extends object>(store: T): T => Object.fromEntries(Object.entries(store).map(([name, member]) => [name,
+    typeof member === 'function'
+      ? async (...args: unknown[]) => {
+        if (state.down) throw state.error()
+        return await (member as (...a: unknown[]) => Promise<unknown>).apply(store, args)
+      }
+      : member])) as T
+  return {
+    state,
+    db: { kind: db.kind, products: wrap(db.products), merchants: wrap(db.merchants), payments: wrap(db.payments), idempotency: wrap(db.idempotency), ledger: wrap(db.ledger), ping: wrap({ ping: db.ping }).ping, close: db.close }
+  }
+}
+
+t.test('a key whose release failed in an outage is freed once the database is back, and only if still ours', async (t) => {
+  const inner = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  t.teardown(async () => { await inner.close() })
+  const { db, state } = flaky(inner)
+  const keys: IdempotencyStore & { stop: () => void } = releasingAfterOutages(guardStore(db.idempotency))
+  t.teardown(() => { keys.stop() })
+  const ref: IdempotencyKeyRef = { scope: '', method: 'POST', path: '/api/payments', key: 'k1' }
+  const claim = { ref, fingerprint: 'f', now: 1000, lockUntil: 61_000, expiresAt: 10_000_000 }
+  t.equal((await keys.claim(claim)).kind, 'new')
+
+  state.down = true
+  await t.rejects(keys.release(ref), { code: 'STORE_UNAVAILABLE' }, 'the release fails while the database is away')
+  state.down = false
+  t.equal((await inner.idempotency.get(ref))?.lockedUntil, 61_000, 'still locked right after the outage')
+  await new Promise((resolve) => setTimeout(resolve, 700))
+  t.equal((await inner.idempotency.get(ref))?.lockedUntil, null, 'freed by the retry once the database answered')
+  t.equal((await keys.claim({ ...claim, now: 2000 })).kind, 'resumed', 'a retry resumes at once instead of 409 for the lock time')
+
+  // Failed again; meanwhile the lock expired and another instance took the key: the late release must not free that lock.
+  state.down = true
+  await t.rejects(keys.abandon(ref), { code: 'STORE_UNAVAILABLE' })
+  state.down = false
+  await inner.idempotency.release(ref)
+  t.equal((await inner.idempotency.claim({ ...claim, now: 70_000, lockUntil: 130_000 })).kind, 'resumed', 'someone else resumed it')
+  // The next claim by this process first retries the pending release (conditional: a no-op now).
+  t.equal((await keys.claim({ ...claim, now: 71_000, lockUntil: 131_000 })).kind, 'in_flight')
+  t.equal((await inner.idempotency.get(ref))?.lockedUntil, 130_000, 'the other owner keeps its lock')
+
+  // A failure that is not an outage is not retried.
+  state.error = () => new Error('bug')
+  state.down = true
+  await t.rejects(keys.release(ref), { message: 'bug' })
+  state.down = false
+})
+
+t.test('routes answer 503 with Retry-After in their area\'s shape while the database is away', async (t) => {
+  const { db, state } = flaky(createSqliteDatabase('file::memory:', { synchronous: 'FULL' }))
+  const app = await buildTestApp(t, {}, { database: guardDatabase(db) })
+  state.down = true
+
+  const product = await app.inject({ method: 'GET', url: '/products/p1' })
+  t.equal(product.statusCode, 503)
+  t.equal(product.headers['retry-after'], '2')
+  t.same(product.json(), { error: product.json().error, code: 'STORE_UNAVAILABLE' })
+  t.match(product.json().error, /database is unreachable/)
+
+  const payment = await app.inject({ method: 'POST', url: '/api/payments', headers: { 'idempotency-key': 'k' }, payload: { amount: 5, currency: 'EUR' } })
+  t.equal(payment.statusCode, 503)
+  t.equal(payment.headers['retry-after'], '2')
+  t.match(payment.headers['content-type'], /^application\/problem\+json/)
+  t.match(payment.json(), { type: 'urn:problem-type:service-unavailable', title: 'The service is temporarily unavailable.', status: 503, instance: '/api/payments' })
+  t.notMatch(payment.body, /ECONNREFUSED/, 'driver details stay in the log')
+
+  state.error = () => coded('SQLITE_FULL', 'database or disk is full')
+  const merchant = await app.inject({ method: 'POST', url: '/merchants', payload: { name: 'A', email: 'a@example.com' } })
+  t.equal(merchant.statusCode, 503)
+  t.equal(merchant.headers['retry-after'], String(STORE_RETRY_AFTER_SECONDS.full))
+  t.match(merchant.json(), { type: 'urn:problem-type:service-unavailable', detail: /out of storage space/ })
+
+  const ready = await app.inject({ method: 'GET', url: '/health/ready' })
+  t.equal(ready.statusCode, 503)
+  t.same(ready.json().checks, { database: 'full' }, 'readiness names the reason')
+
+  state.down = false
+  t.equal((await app.inject({ method: 'POST', url: '/api/payments', headers: { 'idempotency-key': 'k' }, payload: { amount: 5, currency: 'EUR' } })).statusCode, 201, 'served again at once')
+})
