@@ -1,5 +1,5 @@
 import neostandard from 'neostandard'
-import importX from 'eslint-plugin-import-x'
+import importPlugin from 'eslint-plugin-import'
 
 /**
  * The dependency rule (README, "Architecture"): imports go one way.
@@ -12,10 +12,10 @@ const framework = ['fastify', 'fastify-*', '@fastify/*']
 
 export const dependencyRule = {
   files: ['src/**/*.ts', 'schemas/**/*.ts', 'plugins/**/*.ts'],
-  plugins: { 'import-x': importX },
-  settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js', '.mjs'] } } },
+  plugins: { import: importPlugin },
+  settings: { 'import/resolver': { node: { extensions: ['.ts', '.js', '.mjs'] } } },
   rules: {
-    'import-x/no-restricted-paths': ['error', {
+    'import/no-restricted-paths': ['error', {
       basePath: import.meta.dirname,
       zones: [
         { target: ['./src/*/**', './src/!(app|server).ts'], from: ['./plugins', './routes', './schemas'], message: 'src/ is the framework-free core: it imports nothing from plugins/, routes/ or schemas/ (only src/app.ts and src/server.ts compose them).' },
