@@ -29,13 +29,24 @@ let SNAPSHOT = DIST
 const SERVER = (): string => join(SNAPSHOT, 'src', 'server.js')
 const BASELINE = (): string => join(SNAPSHOT, 'bench', 'baseline-server.js')
 const LOADER = (): string => join(SNAPSHOT, 'bench', 'load.js')
+const EXPRESS_PEER = (): string => join(SNAPSHOT, 'bench', 'express-peer.js')
 const TMPFS_MAGIC = 0x01021994
 
-const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 1000, metricsUsPerRequest: 3 }
+const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 500, metricsUsPerRequest: 3 }
 /** Where metrics on vs off is compared: the cheapest request, and a payment replay (idempotency counted too). */
 const METRICS_SCENARIOS = ['get-product', 'replay-payment']
 
-type TargetKind = 'service' | 'baseline'
+/**
+ * The node flags of the production command (`npm start`: `node [flags] dist/src/server.js`),
+ * so the benchmark runs the service exactly as it is started in production.
+ */
+function productionNodeFlags (): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  const words = pkg.scripts.start.trim().split(/\s+/)
+  return words.slice(1).filter((word) => word.startsWith('--'))
+}
+
+type TargetKind = 'service' | 'baseline' | 'peer'
 
 interface Target {
   id: string
@@ -146,7 +157,7 @@ async function spawnService (env: Record<string, string>, logPath: string, optio
   const fd = openSync(logPath, 'w')
   const execArgv = options.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(options.cpuProf)}`]
   const spawnedAt = Date.now()
-  const child = spawn(process.execPath, [...execArgv, SERVER()], { cwd: ROOT, env: serverEnv(env), stdio: ['ignore', fd, fd] })
+  const child = spawn(process.execPath, [...execArgv, ...productionNodeFlags(), SERVER()], { cwd: ROOT, env: serverEnv(env), stdio: ['ignore', fd, fd] })
   closeSync(fd)
   let exited = false
   child.once('exit', () => { exited = true })
@@ -237,8 +248,9 @@ async function isolatedPostgres (url: string, runId: string): Promise<{ url: str
   return { url: scoped.toString(), drop: async () => { await run(`DROP SCHEMA "${schema}" CASCADE`) } }
 }
 
-async function startBaselineProcess (responsesFile: string): Promise<{ child: ChildProcess, url: string }> {
-  const child = spawn(process.execPath, [BASELINE(), responsesFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+/** Starts a script that prints `listening PORT` (the baseline, the Express peer). */
+async function startListeningProcess (script: string, args: string[] = []): Promise<{ child: ChildProcess, url: string }> {
+  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: serverEnv({ NODE_ENV: 'production' }), stdio: ['ignore', 'pipe', 'inherit'] })
   const port = await new Promise<number>((resolve, reject) => {
     let out = ''
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -246,7 +258,7 @@ async function startBaselineProcess (responsesFile: string): Promise<{ child: Ch
       const match = /listening (\d+)/.exec(out)
       if (match !== null) resolve(Number(match[1]))
     })
-    child.once('exit', (code) => { reject(new Error(`the baseline exited with ${String(code)}`)) })
+    child.once('exit', (code) => { reject(new Error(`${script} exited with ${String(code)}`)) })
   })
   return { child, url: `http://127.0.0.1:${port}` }
 }
@@ -330,6 +342,8 @@ interface Summary {
   cpuUsPerRequest: number
   /** Median per-round ratio of the baseline's CPU per request to this target's (1 = as cheap as the baseline). */
   cpuRatio: number
+  /** Median per-round ratio of this target's req/s to the Express peer's (NaN without the peer). */
+  peerRatio: number
 }
 
 function summarize (measurements: Measurement[], scenario: string, target: string): Summary | undefined {
@@ -337,6 +351,7 @@ function summarize (measurements: Measurement[], scenario: string, target: strin
   if (mine.length === 0) return undefined
   const baseline = measurements.filter((m) => m.scenario === scenario && m.target === 'baseline')
   const paired = mine.map((m) => baseline.find((b) => b.round === m.round)?.rps ?? Number.NaN)
+  const peer = measurements.filter((m) => m.scenario === scenario && m.target === 'express')
   return {
     scenario,
     target,
@@ -353,7 +368,8 @@ function summarize (measurements: Measurement[], scenario: string, target: strin
     cpuRatio: pairedRatio(
       mine.map((m) => baseline.find((b) => b.round === m.round)?.cpuUsPerRequest ?? Number.NaN),
       mine.map((m) => m.cpuUsPerRequest)
-    )
+    ),
+    peerRatio: pairedRatio(mine.map((m) => m.rps), mine.map((m) => peer.find((b) => b.round === m.round)?.rps ?? Number.NaN))
   }
 }
 
@@ -448,6 +464,7 @@ async function main (): Promise<void> {
   const skipped: Array<{ target: string, reason: string }> = []
   const loader = new Loader()
   let baselineChild: ChildProcess | undefined
+  let peerChild: ChildProcess | undefined
   let dropPostgres: (() => Promise<void>) | undefined
 
   const addService = async (id: string, label: string, env: Record<string, string>, flags: Partial<Target>): Promise<Target | undefined> => {
@@ -489,7 +506,7 @@ async function main (): Promise<void> {
     const canned = await captureResponses(headline.url, headline.seed, `${runId}-capture`)
     const responsesFile = join(dir, 'baseline-responses.json')
     writeFileSync(responsesFile, JSON.stringify(canned, null, 2))
-    const baseline = await startBaselineProcess(responsesFile)
+    const baseline = await startListeningProcess(BASELINE(), [responsesFile])
     baselineChild = baseline.child
     targets.push({
       id: 'baseline',
@@ -503,6 +520,25 @@ async function main (): Promise<void> {
       seed: headline.seed,
       startups: []
     })
+    try {
+      const peer = await startListeningProcess(EXPRESS_PEER())
+      peerChild = peer.child
+      targets.push({
+        id: 'express',
+        label: 'Express 5 peer (helmet, express-rate-limit, express.json, a Map)',
+        kind: 'peer',
+        headline: false,
+        informative: true,
+        writesOnly: false,
+        child: peer.child,
+        url: peer.url,
+        seed: await seedService(peer.url, runId),
+        startups: []
+      })
+    } catch (err) {
+      skipped.push({ target: 'Express peer', reason: err instanceof Error ? err.message : String(err) })
+      log(`Express peer: skipped (${String(err)})`)
+    }
     if (options.normal && scenarios.some((s) => s.writes)) {
       await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',
         { DATABASE_URL: `file:${join(dir, 'service-normal.db')}`, SQLITE_SYNCHRONOUS: 'NORMAL' }, { informative: true, writesOnly: true })
@@ -559,6 +595,7 @@ async function main (): Promise<void> {
     loader.close()
     for (const target of targets) await stopChild(target.child)
     if (baselineChild !== undefined) await stopChild(baselineChild)
+    if (peerChild !== undefined) await stopChild(peerChild)
     await dropPostgres?.().catch((err: unknown) => { log(`could not drop the benchmark schema: ${String(err)}`) })
     rmSync(dir, { recursive: true, force: true })
     rmSync(SNAPSHOT, { recursive: true, force: true })
@@ -602,6 +639,12 @@ function report (input: ReportInput): void {
           goals.unshift(`≥ ${scenario.ratioTarget.toFixed(2)}×`)
           met = met && summary.ratio >= scenario.ratioTarget
           checks.push({ goal: `${scenario.title}: ≥ ${scenario.ratioTarget.toFixed(2)}× baseline`, value: `${fmt(summary.ratio, 3)}×`, met: summary.ratio >= scenario.ratioTarget })
+        }
+        if (scenario.peerRatioTarget !== undefined) {
+          const peerMet = summary.peerRatio >= scenario.peerRatioTarget
+          goals.push(`≥ ${scenario.peerRatioTarget.toFixed(1)}× Express`)
+          met = met && peerMet
+          checks.push({ goal: `${scenario.title}: ≥ ${scenario.peerRatioTarget.toFixed(1)}× the Express peer`, value: `${fmt(summary.peerRatio, 2)}×`, met: peerMet })
         }
         goal = `${goals.join(', ')}: ${met ? 'met' : 'MISSED'}`
       }
@@ -696,6 +739,7 @@ function report (input: ReportInput): void {
 
 function storeLabel (target: Target): string {
   if (target.kind === 'baseline') return 'baseline (raw node:http)'
+  if (target.kind === 'peer') return 'Express 5 peer (in memory)'
   if (target.id === 'sqlite-metrics') return 'SQLite FULL + metrics (informative)'
   if (target.informative) return 'SQLite NORMAL (informative)'
   return target.id === 'postgres' ? 'PostgreSQL' : 'SQLite FULL'
@@ -704,8 +748,9 @@ function storeLabel (target: Target): string {
 function rank (target: Target): number {
   if (target.headline) return 0
   if (target.id === 'postgres') return 1
+  if (target.kind === 'peer') return 3
   if (target.informative) return 2
-  return 3
+  return 4
 }
 
 main().catch((err: unknown) => {

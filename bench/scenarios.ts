@@ -15,6 +15,8 @@ export interface Scenario {
   writes: boolean
   /** Minimum req/s as a fraction of the baseline's in the same round, when the issue sets one. */
   ratioTarget?: number
+  /** Minimum req/s as a multiple of the in-memory Express peer's in the same round (issue 17). */
+  peerRatioTarget?: number
   request: (seed: Seed, runId: string) => LoadRequest
 }
 
@@ -41,18 +43,21 @@ export const SCENARIOS: Scenario[] = [
     title: 'POST /api/payments (fresh key)',
     writes: true,
     ratioTarget: 0.25,
+    peerRatioTarget: 1.5,
     request: (_seed, runId) => ({ method: 'POST', path: '/api/payments', headers: JSON_BODY, body: PAYMENT_BODY, freshKeyPrefix: runId })
   },
   {
     name: 'replay-payment',
     title: 'POST /api/payments (replayed key)',
     writes: false,
+    ratioTarget: 0.4,
     request: (seed) => ({ method: 'POST', path: '/api/payments', headers: { ...JSON_BODY, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY })
   },
   {
     name: 'get-payment',
     title: 'GET /api/payments/{id}',
     writes: false,
+    ratioTarget: 0.4,
     request: (seed) => ({ method: 'GET', path: `/api/payments/${seed.paymentId}`, headers: {} })
   }
 ]

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
-import { securityHeaders } from './http/security-headers'
+import type { FastifyReply } from 'fastify'
 import helmet from '@fastify/helmet'
+import helmetMiddleware from 'helmet'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
@@ -8,8 +9,11 @@ import { redisRateLimitStore } from './http/redis-rate-limit-store'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The security headers of every response, for answers sent outside the hooks (frameworkErrors). */
-    securityHeaders: Array<[string, string]>
+    /**
+     * Sets the security headers of every response on `reply`, for answers sent before any hook
+     * runs (frameworkErrors); routed responses get them from @fastify/helmet.
+     */
+    applySecurityHeaders: (reply: FastifyReply) => void
   }
 }
 
@@ -33,9 +37,13 @@ export default fp(async (app) => {
       }
     }
   }
+  // @fastify/helmet builds helmet's middleware once per configuration (patches/@fastify+helmet+*.patch).
   await app.register(helmet, helmetOptions)
-  // The same headers, precomputed, for answers sent before any hook runs (see frameworkErrors).
-  app.decorate('securityHeaders', securityHeaders(helmetOptions))
+  // The same helmet middleware, same options, for answers sent before any hook runs (see frameworkErrors).
+  const forUnroutedAnswers = helmetMiddleware(helmetOptions)
+  app.decorate('applySecurityHeaders', (reply: FastifyReply) => {
+    forUnroutedAnswers(reply.request.raw, reply.raw, (err?: unknown) => { if (err !== undefined && err !== null) throw err })
+  })
   // With REDIS_URL the counters live in Redis and every instance shares them; when
   // Redis fails a request is served anyway (skipOnError) and the failure is logged.
   const shared = app.redis === null

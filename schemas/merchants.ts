@@ -3,11 +3,12 @@ import { NON_BLANK_PATTERN } from './patterns'
 import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type MerchantStatus } from '../src/domain/merchants'
 import { jsonResponse, problemResponse } from './common'
 
-const exampleId = '7c9e6679-7425-40de-944b-e07fc1f90ae7'
+const exampleId = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
 
 export const MerchantId = Type.String({
   format: 'uuid',
-  description: 'Merchant identifier: a GUID assigned by the service.',
+  description: 'Merchant identifier: a GUID assigned by the service, time-ordered (UUIDv7, RFC 9562: its first 48 bits ' +
+    'are the creation time in milliseconds, the rest random). Treat it as opaque.',
   examples: [exampleId]
 })
 

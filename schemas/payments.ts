@@ -5,8 +5,9 @@ export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
   format: 'uuid',
-  description: 'Payment identifier (a GUID assigned by the service).',
-  examples: ['3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f']
+  description: 'Payment identifier: a GUID assigned by the service, time-ordered (UUIDv7, RFC 9562: its first 48 bits are ' +
+    'the creation time in milliseconds, the rest random). Treat it as opaque.',
+  examples: ['019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17']
 })
 
 export const PaymentStatus = Type.Unsafe<typeof PAYMENT_STATUSES[number]>({

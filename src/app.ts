@@ -1,10 +1,11 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { trustProxySetting, type Config } from './config'
 import type { Database } from './store/types'
 import { envelopeErrorHandler, envelopeNotFound } from '../plugins/http/envelope'
 import { frameworkErrorHandler, type AreaErrors } from '../plugins/http/framework-errors'
 import { clientErrorHandler } from '../plugins/http/client-error'
+import { AccessLogController } from '../plugins/http/access-log'
 import { closeIdleBeforeFirstRequest, httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
 import { rejectUnsafeBody } from '../plugins/http/body-guard'
 import configPlugin from '../plugins/config'
@@ -60,7 +61,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     logger: overrides.logger ?? { level: config.LOG_LEVEL },
     genReqId: requestIdFor,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     // Never Node's socket inactivity time-out: it would cut long requests unanswered (closeIdleBeforeFirstRequest).

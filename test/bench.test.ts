@@ -6,6 +6,7 @@ import {
 } from '../bench/stats'
 import { replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
 import { measureMetricsHook } from '../bench/metrics-cost'
+import { startExpressPeer } from '../bench/express-peer'
 
 t.test('percentile is nearest-rank on sorted values', async (t) => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1)
@@ -170,4 +171,32 @@ t.test('measureMetricsHook reports the CPU the metrics hook adds per request', a
   t.equal(cost.samples.length, 3)
   t.ok(cost.samples.every(Number.isFinite), 'every repeat is measured')
   t.equal(cost.usPerRequest, median(cost.samples))
+})
+
+t.test('the Express peer answers the scenarios as the service does: statuses, replay by key, security and rate-limit headers', async (t) => {
+  const server = await startExpressPeer()
+  t.teardown(() => { server.close(); server.closeAllConnections() })
+  const { port } = server.address() as AddressInfo
+  const json = { 'content-type': 'application/json' }
+  t.equal((await call(port, 'PUT', '/products/p', json, '{"name":"Cup","price":1.5}')).status, 200)
+  const product = await call(port, 'GET', '/products/p')
+  t.equal(product.status, 200)
+  t.same(JSON.parse(product.body), { id: 'p', name: 'Cup', price: 1.5 })
+  t.equal(product.headers['x-content-type-options'], 'nosniff', 'helmet is on')
+  t.ok(product.headers.ratelimit !== undefined, 'express-rate-limit is on')
+  t.equal((await call(port, 'GET', '/products/none')).status, 404)
+
+  const first = await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k' }, '{"amount":10.1,"currency":"USD"}')
+  t.equal(first.status, 201)
+  const payment = JSON.parse(first.body) as { id: string }
+  t.equal(first.headers.location, `/api/payments/${payment.id}`)
+  const replay = await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k' }, '{"amount":10.1,"currency":"USD"}')
+  t.equal(replay.body, first.body, 'a replayed key answers the same payment')
+  const fresh = await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k2' }, '{"amount":10.1,"currency":"USD"}')
+  t.not(JSON.parse(fresh.body).id, payment.id)
+  t.equal((await call(port, 'POST', '/api/payments', json, '{"amount":1,"currency":"USD"}')).status, 400, 'a key is required')
+  const read = await call(port, 'GET', `/api/payments/${payment.id}`)
+  t.equal(read.status, 200)
+  t.same(JSON.parse(read.body), JSON.parse(first.body))
+  t.equal((await call(port, 'GET', '/api/payments/unknown')).status, 404)
 })

@@ -76,13 +76,13 @@ t.test('TRUST_PROXY: true, false, a hop count or a list', async (t) => {
   }
 })
 
-/** Every log line's req.remoteAddress is request.ip, i.e. what the proxy setting made of the request. */
+/** The access-log line's remoteAddress is request.ip, i.e. what the proxy setting made of the request. */
 async function clientIp (t: Test, trustProxy: string, forwardedFor: string, remoteAddress = '127.0.0.1'): Promise<unknown> {
   const logs: string[] = []
   const app = await buildTestApp(t, { TRUST_PROXY: trustProxy }, { logger: { level: 'info', stream: { write: (line: string) => { logs.push(line) } } } })
   await app.inject({ method: 'GET', url: '/health/live', remoteAddress, headers: { 'x-forwarded-for': forwardedFor } })
-  const incoming = logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'incoming request')
-  return incoming.req.remoteAddress
+  const completed = logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request completed')
+  return completed.remoteAddress
 }
 
 t.test('TRUST_PROXY decides which address is the client', async (t) => {

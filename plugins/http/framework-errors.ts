@@ -56,7 +56,7 @@ function domainErrorFor (area: AreaErrors | undefined, request: FastifyRequest, 
  */
 export function frameworkErrorHandler (areas: readonly AreaErrors[]) {
   return function onFrameworkError (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-    for (const [name, value] of request.server.securityHeaders ?? []) reply.header(name, value)
+    request.server.applySecurityHeaders?.(reply)
     reply.header(REQUEST_ID_HEADER, request.id)
     const path = rawPathOf(request)
     const area = areaOf(areas, path)

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { newId } from '../domain/ids'
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../domain/errors'
 import {
   applyMerchantPatch,
@@ -35,7 +35,7 @@ function nowOf (deps: MerchantDeps): string {
  * the rendered response is stored on the key in the same transaction, to be replayed.
  */
 export async function createMerchant (deps: MerchantDeps, input: MerchantCreateInput, key?: IdempotencyKeyRef): Promise<Merchant> {
-  const merchant = buildMerchant(input, (deps.newId ?? randomUUID)(), nowOf(deps))
+  const merchant = buildMerchant(input, (deps.newId ?? newId)(), nowOf(deps))
   // The key's response is stored in the transaction that inserts the merchant.
   if (key !== undefined && deps.renderCreated === undefined) throw new Error('createMerchant with a key needs renderCreated')
   return await deps.merchants.create(merchant, key === undefined || deps.renderCreated === undefined ? undefined : { ref: key, response: deps.renderCreated(merchant) })

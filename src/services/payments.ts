@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
-import { isGuid } from '../domain/ids'
+import { isGuid, newId } from '../domain/ids'
 import { transition, type Payment } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { minorUnitsOf } from '../domain/currencies'
@@ -127,7 +127,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       }
       const now = new Date(deps.clock()).toISOString()
       const payment: Payment = {
-        id: randomUUID(),
+        id: newId(),
         amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
         currency: input.currency,
         status: 'pending',

@@ -1,4 +1,4 @@
-import type { IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint } from './types'
+import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 
 /** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
@@ -75,6 +75,20 @@ export function ledgerEntryFromRow (row: LedgerRow): LedgerEntry {
     currency: row.currency,
     outcome: row.outcome as LedgerEntry['outcome'],
     declineCode: row.decline_code
+  }
+}
+
+/** The record a claim that inserted a new key wrote (so no backend reads it back). */
+export function newIdempotencyRecord (request: { ref: IdempotencyKeyRef, fingerprint: string, now: number, lockUntil: number, expiresAt: number }): IdempotencyRecord {
+  return {
+    ...request.ref,
+    fingerprint: request.fingerprint,
+    recoveryPoint: 'started',
+    resourceId: null,
+    response: null,
+    lockedUntil: request.lockUntil,
+    createdAt: request.now,
+    expiresAt: request.expiresAt
   }
 }
 

@@ -70,14 +70,14 @@ t.test('every log line of a request carries its requestId', async (t) => {
   const generated = await app.inject({ method: 'GET', url: '/health/ready', headers: { 'x-request-id': 'not safe!' } })
 
   const entries = logs.entries()
-  t.ok(entries.length >= 8, `${entries.length} lines were logged`)
+  t.ok(entries.length >= 4, `${entries.length} lines were logged`)
   for (const entry of entries) {
     t.type(entry.requestId, 'string', `"${entry.msg}" has a requestId`)
     t.notOk('reqId' in entry, 'under the requestId label only')
   }
   for (const id of ['put-1', 'get-404', 'bad-json', String(generated.headers['x-request-id'])]) {
     const mine = entries.filter((entry) => entry.requestId === id)
-    t.same(mine.map((entry) => entry.msg), ['incoming request', 'request completed'], `${id}: both lines of the request`)
+    t.same(mine.map((entry) => entry.msg), ['request completed'], `${id}: one access-log line per request`)
   }
   t.match(String(generated.headers['x-request-id']), UUID)
 })
@@ -92,7 +92,6 @@ t.test('lines logged by handlers through request.log carry the requestId', async
   await app.inject({ method: 'GET', url: '/products/a', headers: { 'x-request-id': 'fails' } })
   const entries = logs.entries()
   t.same(entries.map((entry) => [entry.msg, entry.requestId]), [
-    ['incoming request', 'fails'],
     ['unhandled error', 'fails'],
     ['request completed', 'fails']
   ])

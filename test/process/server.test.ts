@@ -42,7 +42,8 @@ function serverEnv (dir: string, env: Record<string, string> = {}): Record<strin
 t.test('SIGTERM drains an in-flight request, closes the database cleanly and exits 0', async (t) => {
   const dir = t.testdir()
   const dbFile = join(dir, 'service.db')
-  const server = new ServerProcess(t, serverEnv(dir))
+  // debug: the request is logged when it arrives ("incoming request"), not only when it completes.
+  const server = new ServerProcess(t, serverEnv(dir, { LOG_LEVEL: 'debug' }))
   const base = await server.listening()
   t.equal((await get(`${base}/health/ready`)).status, 200)
   t.ok(existsSync(`${dbFile}-wal`), 'the database runs in WAL mode while open')
@@ -78,7 +79,8 @@ t.test('SIGTERM drains an in-flight request, closes the database cleanly and exi
   t.equal(code, 0, 'exit code 0')
   t.equal(signal, null)
   t.ok(Date.now() - started < 5000, 'exits promptly once drained')
-  t.ok(server.logs.some((line) => line.requestId === 'in-flight' && line.msg === 'request completed'), 'the request is logged as completed')
+  const completed = server.logs.find((line) => line.requestId === 'in-flight' && line.msg === 'request completed')
+  t.match(completed, { method: 'PUT', route: '/products/:id', statusCode: 200, responseTime: Number }, 'the request is logged as completed, in one access-log line')
   t.equal(server.stderr, '', 'nothing on stderr')
 
   t.notOk(existsSync(`${dbFile}-wal`), 'the WAL was checkpointed and removed: the database was closed')
@@ -111,7 +113,7 @@ for (const signal of ['SIGINT'] as const) {
 
 t.test('a request that never finishes cannot hold shutdown past SHUTDOWN_GRACE_MS', async (t) => {
   const dir = t.testdir()
-  const server = new ServerProcess(t, serverEnv(dir, { SHUTDOWN_GRACE_MS: '500' }))
+  const server = new ServerProcess(t, serverEnv(dir, { SHUTDOWN_GRACE_MS: '500', LOG_LEVEL: 'debug' }))
   const base = await server.listening()
   const stuck = httpRequest(`${base}/products/stuck`, {
     method: 'PUT',

@@ -48,15 +48,20 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
    */
   async function claim (request: ClaimRequest): Promise<ClaimResult> {
     const ref = refValues(request.ref)
+    const insertKey = {
+      name: 'idem-claim-insert',
+      text: `INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
+        VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8)
+        ON CONFLICT DO NOTHING
+        RETURNING *`,
+      values: [...ref, request.fingerprint, request.lockUntil, request.now, request.expiresAt]
+    }
+    // The usual case, a new key, is the atomic INSERT alone (autocommit, one round trip instead of
+    // BEGIN/INSERT/COMMIT); only a key that exists needs the transaction below to decide under a row lock.
+    const inserted = one((await pool.query<IdempotencyRow>(insertKey)).rows)
+    if (inserted !== undefined) return { kind: 'new', record: inserted }
     return await inTransaction(pool, 'READ COMMITTED', async (client) => {
-      const insert = async (): Promise<IdempotencyRecord | undefined> => one((await client.query<IdempotencyRow>({
-        name: 'idem-claim-insert',
-        text: `INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
-          VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8)
-          ON CONFLICT DO NOTHING
-          RETURNING *`,
-        values: [...ref, request.fingerprint, request.lockUntil, request.now, request.expiresAt]
-      })).rows)
+      const insert = async (): Promise<IdempotencyRecord | undefined> => one((await client.query<IdempotencyRow>(insertKey)).rows)
       for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
         const created = await insert()
         if (created !== undefined) return { kind: 'new', record: created }

@@ -11,18 +11,21 @@ export function postgresLedgerStore (pool: PgPool): LedgerStore {
       return row === undefined ? undefined : ledgerEntryFromRow(row)
     },
     /*
-     * Two autocommit statements in READ COMMITTED: a concurrent insert of the same key
-     * makes ours wait and then do nothing, and the SELECT that follows (a new snapshot)
-     * sees whichever entry was committed first. Exactly one charge per key.
+     * Autocommit statements in READ COMMITTED: a concurrent insert of the same key
+     * makes ours wait and then do nothing (no row returned), and the SELECT that follows
+     * (a new snapshot) sees whichever entry was committed first. Exactly one charge per key.
+     * The usual case, our insert, is one round trip.
      */
     async recordOnce (entry) {
-      await pool.query({
+      const inserted = await pool.query({
         name: 'ledger-insert',
         text: `INSERT INTO gateway_ledger (idempotency_key, charge_id, amount_minor, currency, outcome, decline_code, created_at)
           VALUES ($1, $2, $3, $4, $5, $6, $7)
-          ON CONFLICT (idempotency_key) DO NOTHING`,
+          ON CONFLICT (idempotency_key) DO NOTHING
+          RETURNING idempotency_key`,
         values: [entry.idempotencyKey, entry.chargeId, entry.amountMinor, entry.currency, entry.outcome, entry.declineCode, new Date().toISOString()]
       })
+      if (inserted.rowCount === 1) return { ...entry }
       return ledgerEntryFromRow(await get(entry.idempotencyKey) as LedgerRow)
     },
     async count () {

@@ -32,13 +32,15 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
 
     async complete (final, completion) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
-        await client.query({
+        const finalized = await client.query({
           name: 'pay-finalize',
           text: `UPDATE payments SET status = $2, decline_code = $3, updated_at = $4, recovery_lease_until = NULL
             WHERE id = $1 AND status = 'pending'`,
           values: [final.id, final.status, final.declineCode, final.updatedAt]
         })
         if (completion !== undefined) await keys.storeResponse(client, completion.ref, completion.response)
+        // Read back only when another writer settled the payment first (then its outcome stands).
+        if (finalized.rowCount === 1) return final
         const { rows } = await client.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [final.id] })
         return paymentFromRow(rows[0])
       })

@@ -22,6 +22,11 @@ export function openSqlite (url: string, options: SqliteOptions): SqliteHandle {
   const db = new BetterSqlite3(path)
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${options.synchronous}`)
+  // Checkpoint the WAL into the database file every 4000 pages (16 MiB) instead of SQLite's 1000: a hot
+  // index page rewritten by many commits is copied back once per checkpoint, so fewer, larger checkpoints
+  // write (and fsync) less. After a checkpoint the WAL file is truncated back to at most 64 MiB.
+  db.pragma('wal_autocheckpoint = 4000')
+  db.pragma('journal_size_limit = 67108864')
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
   return db

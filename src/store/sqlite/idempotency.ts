@@ -1,5 +1,5 @@
 import type { ClaimResult, IdempotencyKeyRef, IdempotencyStore, StoredResponse } from '../types'
-import { classifyExistingKey, idempotencyRecordFromRow, type IdempotencyRow } from '../rows'
+import { classifyExistingKey, idempotencyRecordFromRow, newIdempotencyRecord, type IdempotencyRow } from '../rows'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 
@@ -46,14 +46,14 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
   const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
     const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt }
     const read = () => idempotencyRecordFromRow(select.get(refParams(request.ref)) as IdempotencyRow)
-    if (insert.run(params).changes === 1) return { kind: 'new', record: read() }
+    if (insert.run(params).changes === 1) return { kind: 'new', record: newIdempotencyRecord(request) }
     const existing = read()
     const decision = classifyExistingKey(existing, request.fingerprint, request.now)
     switch (decision) {
       case 'expired':
         remove.run(refParams(request.ref))
         insert.run(params)
-        return { kind: 'new', record: read() }
+        return { kind: 'new', record: newIdempotencyRecord(request) }
       case 'mismatch': return { kind: 'mismatch', record: existing }
       case 'replay': return { kind: 'replay', record: existing as typeof existing & { response: StoredResponse } }
       case 'in_flight': return { kind: 'in_flight', record: existing }

@@ -18,7 +18,7 @@ export function sqliteLedgerStore (db: SqliteHandle, writes: WriteQueue = immedi
     async recordOnce (entry) {
       const row = { ...entry, createdAt: new Date().toISOString() }
       return await writes.run(() => {
-        insert.run(row)
+        if (insert.run(row).changes === 1) return { ...entry }
         return ledgerEntryFromRow(select.get(entry.idempotencyKey) as LedgerRow)
       })
     },

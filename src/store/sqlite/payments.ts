@@ -29,9 +29,10 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion): Payment => {
-    finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, updatedAt: final.updatedAt })
+    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, updatedAt: final.updatedAt }).changes === 1
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
-    return paymentFromRow(select.get(final.id) as PaymentRow)
+    // Read back only when another writer settled the payment first (then its outcome stands).
+    return finalized ? final : paymentFromRow(select.get(final.id) as PaymentRow)
   })
   const leaseAbandoned = db.transaction((options: Parameters<PaymentStore['leaseAbandoned']>[0]) => {
     const rows = leaseCandidates.all({ createdBefore: options.createdBefore, now: options.now, limit: options.limit })
