@@ -52,7 +52,7 @@ interface Started {
   exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
 }
 
-async function start (t: Test, command: string[], dir: string): Promise<Started> {
+async function start (t: Test, command: string[], dir: string, logLevel = 'info'): Promise<Started> {
   const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     detached: true, // its own process group: what is left of it afterwards is visible
@@ -60,7 +60,7 @@ async function start (t: Test, command: string[], dir: string): Promise<Started>
     env: operatorEnv({
       PORT: '0',
       HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: logLevel,
       DATABASE_URL: `file:${join(dir, 'service.db')}`,
       SHUTDOWN_GRACE_MS: String(GRACE_MS)
     })
@@ -130,7 +130,8 @@ for (const { name, command } of COMMANDS) {
 t.test('Ctrl-C on `npm start` (SIGINT to the whole process group: npm and node) drains the request in flight and exits 0', async (t) => {
   const dir = t.testdir()
   // The build ran above; --ignore-scripts skips only prestart, the start script is the same.
-  const server = await start(t, ['npm', 'start', '--ignore-scripts'], dir)
+  // debug: a request is logged when it arrives ("incoming request"), not only when it completes.
+  const server = await start(t, ['npm', 'start', '--ignore-scripts'], dir, 'debug')
   // A request in flight keeps the drain going while any forwarded copy of the signal arrives.
   const body = JSON.stringify({ name: 'Drained', price: 1 })
   const put = request(`http://127.0.0.1:${server.port}/products/drain`, {
@@ -155,7 +156,7 @@ t.test('Ctrl-C on `npm start` (SIGINT to the whole process group: npm and node) 
 
 t.test('a repeated stop signal within a second is the same stop; one later than that gives up draining: exit 1', async (t) => {
   const server = new ServerProcess(t, {
-    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:', SHUTDOWN_GRACE_MS: '20000', REAPER_INTERVAL_MS: '0', RECOVERY_INTERVAL_MS: '0'
+    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', DATABASE_URL: 'file::memory:', SHUTDOWN_GRACE_MS: '20000', REAPER_INTERVAL_MS: '0', RECOVERY_INTERVAL_MS: '0'
   })
   const base = await server.listening()
   // A request whose body never completes keeps the drain waiting.
