@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { apiDescription } from '../schemas/api-description'
+import { BEARER_SCHEME, bearerSecurityScheme, requiresKey } from '../schemas/auth'
 
 /**
  * OpenAPI 3 document built from the route schemas, served at /docs/json and
@@ -12,10 +13,14 @@ export default fp(async (app) => {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'Product and payment service', version: '1.0.0', description: apiDescription },
+      components: { securitySchemes: { [BEARER_SCHEME]: bearerSecurityScheme } },
+      // Secure by default: operations state their own `security`; public ones say `[]`.
+      security: requiresKey,
       tags: [
         { name: 'products', description: 'Read and replace products. Errors use the simple `{ error, code }` envelope.' },
         { name: 'payments', description: 'Create and read payments. Errors are RFC 9457 problem documents.' },
         { name: 'merchants', description: 'Create, read and update merchants. Errors are RFC 9457 problem documents.' },
+        { name: 'api keys', description: 'A merchant\'s API keys: create (the secret is shown once), list, revoke. Errors are RFC 9457 problem documents.' },
         { name: 'health', description: 'Liveness and readiness probes.' }
       ]
     },
@@ -23,8 +28,12 @@ export default fp(async (app) => {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`)
     }
   })
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false }
+  await app.register(async (docs) => {
+    // The documentation is public: its routes declare it like every other route.
+    docs.addHook('onRoute', (route) => { route.config = { ...route.config, auth: 'public' } })
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false, persistAuthorization: false }
+    })
   })
 }, { name: 'docs', dependencies: ['schemas'], fastify: '5.x' })

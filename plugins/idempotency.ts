@@ -42,13 +42,22 @@ declare module 'fastify' {
   }
 }
 
-/** Scope of a key: empty until authentication exists, then the client's identity. */
-function clientScope (_request: FastifyRequest): string {
-  return ''
+/**
+ * Whose key it is: the merchant (whichever of its API keys sent it, so a retry after a
+ * key rotation still replays) or the admin. Two merchants using the same key get two resources.
+ */
+function clientScope (request: FastifyRequest): string {
+  const principal = request.principal
+  if (principal === null) return 'anonymous'
+  return principal.kind === 'merchant' ? `merchant:${principal.merchantId}` : 'admin'
 }
 
+/**
+ * The matched route pattern, never the raw URL: `/api/pay%6Dents` and `/%61pi/payments`
+ * reach the same route and must find the same key.
+ */
 function pathOf (request: FastifyRequest): string {
-  return request.url.split('?')[0]
+  return request.routeOptions.url ?? request.url.split('?')[0]
 }
 
 export function requestFingerprint (method: string, path: string, body: unknown): string {

@@ -7,6 +7,8 @@ import sensible from '@fastify/sensible'
 import { RateLimitedError } from '../src/domain/errors'
 import { redisRateLimitStore } from './http/redis-rate-limit-store'
 
+import { rateLimitKeyOf } from '../src/domain/api-keys'
+
 declare module 'fastify' {
   interface FastifyInstance {
     /**
@@ -54,6 +56,13 @@ export default fp(async (app) => {
     max: app.config.RATE_LIMIT_MAX,
     timeWindow: app.config.RATE_LIMIT_WINDOW_MS,
     ...shared,
+    // Per credential when the request carries a valid key (so a merchant's traffic is limited wherever
+    // it comes from, and tenants behind one address do not share a budget); per address otherwise,
+    // invalid keys included (so guessing keys is throttled like any other anonymous traffic).
+    keyGenerator: async (request) => {
+      const authentication = await app.authenticationOf(request)
+      return authentication.kind === 'authenticated' ? rateLimitKeyOf(authentication.principal) : `ip:${request.ip}`
+    },
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
   })
-}, { name: 'security', dependencies: ['config', 'redis'], fastify: '5.x' })
+}, { name: 'security', dependencies: ['config', 'redis', 'auth'], fastify: '5.x' })

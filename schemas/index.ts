@@ -2,6 +2,7 @@ import { ErrorEnvelope, ProblemDetails } from './common'
 import { Product } from './products'
 import { Payment } from './payments'
 import { Merchant } from './merchants'
+import { ApiKey, CreatedApiKey } from './api-keys'
 
 /** Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them. */
-export const componentSchemas = [ErrorEnvelope, ProblemDetails, Product, Payment, Merchant]
+export const componentSchemas = [ErrorEnvelope, ProblemDetails, Product, Payment, Merchant, ApiKey, CreatedApiKey]

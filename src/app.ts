@@ -13,6 +13,7 @@ import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
 import databasePlugin from '../plugins/database'
 import readinessPlugin from '../plugins/readiness'
 import securityPlugin from '../plugins/security'
+import authPlugin from '../plugins/auth'
 import redisPlugin from '../plugins/redis'
 import docsPlugin from '../plugins/docs'
 import schemasPlugin from '../plugins/schemas'
@@ -55,10 +56,18 @@ export const areas: readonly Area[] = [
   { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' }
 ]
 
+/** Credentials never reach the logs, whatever logs a request's headers. */
+export const REDACTED_LOG_PATHS = ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', 'authorization']
+
+function withRedaction (logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (typeof logger !== 'object' || logger === null) return logger
+  return { ...logger, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }
+}
+
 /** Builds the whole service, ready but not listening. */
 export async function buildApp (config: Config, overrides: AppOverrides = {}): Promise<App> {
   const app = Fastify({
-    logger: overrides.logger ?? { level: config.LOG_LEVEL },
+    logger: withRedaction(overrides.logger ?? { level: config.LOG_LEVEL }),
     genReqId: requestIdFor,
     requestIdHeader: false,
     logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
@@ -104,6 +113,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(redisPlugin)
+  await app.register(authPlugin)
   await app.register(securityPlugin)
   await app.register(schemasPlugin)
   await app.register(docsPlugin)

@@ -1,6 +1,7 @@
 import { isIP, isIPv4 } from 'node:net'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { ADMIN_KEY_MIN_LENGTH } from './domain/api-keys'
 
 function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: values, default: defaultValue })
@@ -44,7 +45,13 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** Prometheus metrics on their own listener (never on the API port: they reveal business volume); unset: off. */
   METRICS_PORT: Type.Optional(Port),
-  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' })
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /**
+   * The operator (admin) credential, sent as `Authorization: Bearer <key>`. Checked below rather than
+   * by the schema, so an error never echoes it. Required with PostgreSQL; on SQLite, when unset, a
+   * key is generated on first start of an empty database (see README, Authentication).
+   */
+  ADMIN_API_KEY: Type.Optional(Type.String())
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -78,11 +85,36 @@ export function loadConfig (source: EnvSource = process.env): Config {
     }
     config.HEADERS_TIMEOUT_MS = config.REQUEST_TIMEOUT_MS
   }
+  const adminKeyProblem = checkAdminApiKey(config)
+  if (adminKeyProblem !== undefined) throw new ConfigError(`invalid configuration: ${adminKeyProblem}`)
   if (!isValidTrustProxy(config.TRUST_PROXY)) {
     throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +
       `list of addresses, CIDRs or loopback/linklocal/uniquelocal (got ${JSON.stringify(config.TRUST_PROXY)})`)
   }
   return config
+}
+
+/** RFC 6750 b64token characters, so the key travels in `Authorization: Bearer` unchanged. */
+const ADMIN_KEY_PATTERN = /^[A-Za-z0-9._~+/=-]+$/
+const ADMIN_KEY_MAX_LENGTH = 512
+
+/** What is wrong with ADMIN_API_KEY, never quoting it (it is a secret). */
+function checkAdminApiKey (config: Config): string | undefined {
+  const key = config.ADMIN_API_KEY
+  if (key === undefined) {
+    return config.DATABASE_URL.startsWith('file:')
+      ? undefined
+      : 'ADMIN_API_KEY is required with PostgreSQL (at least 32 characters, e.g. the output of `openssl rand -base64 32`); ' +
+        'only the embedded SQLite database generates an admin key on first start'
+  }
+  if (key.length < ADMIN_KEY_MIN_LENGTH || key.length > ADMIN_KEY_MAX_LENGTH) {
+    return `ADMIN_API_KEY must be ${ADMIN_KEY_MIN_LENGTH} to ${ADMIN_KEY_MAX_LENGTH} characters long (got ${key.length}); ` +
+      'generate one with `openssl rand -base64 32`'
+  }
+  if (!ADMIN_KEY_PATTERN.test(key)) {
+    return 'ADMIN_API_KEY may only contain letters, digits and - . _ ~ + / = (the characters of a Bearer token)'
+  }
+  return undefined
 }
 
 interface AjvLikeError { instancePath: string, message?: string, params?: Record<string, unknown> }

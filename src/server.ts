@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
-import { buildApp } from './app'
+import { buildApp, type App } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 
 /** The signals that ask for a graceful stop (container runtimes and process managers send SIGTERM; Ctrl-C is SIGINT). */
@@ -37,6 +37,8 @@ async function main (): Promise<void> {
       : { level: config.LOG_LEVEL, stream: pino.destination({ dest: 1, sync: false, maxWrite: LOG_MAX_WRITE }) }
   })
 
+  await announceAdminKey(app, config)
+
   // close-with-grace drains and exits (0, or 1 after an error or past SHUTDOWN_GRACE_MS); the stop signals are
   // handled below so that a duplicate delivery does not turn a graceful stop into an immediate exit 1.
   let closing = false
@@ -64,6 +66,31 @@ async function main (): Promise<void> {
 
   await app.listen({ port: config.PORT, host: config.HOST })
   if (app.metrics.enabled) await app.metrics.listen()
+}
+
+/**
+ * Without ADMIN_API_KEY (SQLite only; config refuses it with PostgreSQL): the first start of an
+ * empty database generates the admin key, stores its SHA-256 and prints the key once, on stderr
+ * rather than in the JSON log stream. Later starts only say that the generated key is in use.
+ */
+async function announceAdminKey (app: App, config: Config): Promise<void> {
+  if (config.ADMIN_API_KEY !== undefined) return
+  const secret = await app.apiKeys.bootstrapAdminKey()
+  if (secret === undefined) {
+    app.log.info('ADMIN_API_KEY is not set: the admin key generated on the first start of this database is in use')
+    return
+  }
+  process.stderr.write([
+    '',
+    'No ADMIN_API_KEY is set, so an admin key was generated for this database. It is shown only now',
+    '(the service stores its SHA-256, never the key):',
+    '',
+    `  ${secret}`,
+    '',
+    'Send it as `Authorization: Bearer <key>`. Setting ADMIN_API_KEY replaces it (the generated key then stops working).',
+    '',
+    ''
+  ].join('\n'))
 }
 
 main().catch((err: unknown) => {

@@ -33,7 +33,7 @@ t.test('documented responses pass: $refs to components, inline schemas, media ty
   t.same(v.check('HEAD', '/products/a', response(200, JSON_UTF8, '')).errors, [], 'HEAD is checked against GET, without a body')
   t.same(v.check('GET', `/merchants/${PAYMENT_ID}`, response(304, undefined, '')).errors, [], '304 has no body')
   t.equal(v.findOperation('HEAD', '/products/a')?.name, 'GET /products/{id}')
-  t.same(v.documentedStatuses('PUT', '/products/a'), [200, 400, 413, 415, 429, 500, 503])
+  t.same(v.documentedStatuses('PUT', '/products/a'), [200, 400, 401, 403, 413, 415, 429, 500, 503])
   t.equal(v.documentedStatuses('TRACE', '/products/a'), undefined, 'a method the path does not document')
 })
 

@@ -8,6 +8,8 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 const rfc9110 = 'https://www.rfc-editor.org/rfc/rfc9110#section-'
 const statusTypes: Record<number, string> = {
   400: `${rfc9110}15.5.1`,
+  401: `${rfc9110}15.5.2`,
+  403: `${rfc9110}15.5.4`,
   404: `${rfc9110}15.5.5`,
   405: `${rfc9110}15.5.6`,
   409: `${rfc9110}15.5.10`,

@@ -6,6 +6,9 @@ import { ifMatchMatches, ifNoneMatchMatches } from '../../plugins/http/condition
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { IdempotencyHeaders } from '../../schemas/common'
 import { renderMerchantCreated } from './responses'
+import { problemAuthErrors, requiresKey } from '../../schemas/auth'
+import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
+import apiKeyRoutes from './api-keys'
 import {
   ACCEPT_PATCH,
   ConditionalGetHeaders,
@@ -42,6 +45,11 @@ function requireMediaType (accepted: string[], describe: string, acceptPatch?: s
   }
 }
 
+const adminOnlyErrors = problemAuthErrors('only the admin key creates merchants', '/merchants',
+  'This operation needs the admin key; a merchant API key may not call it.')
+const ownErrors = problemAuthErrors('only the admin key changes `status`', '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7',
+  'Only the admin key may change a merchant\'s status; nothing was changed.')
+
 /** The merchants area: RFC 9457 problem documents for every failure. */
 const merchants: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(problemErrorHandler)
@@ -52,8 +60,11 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'string' },
     app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error'))
 
+  await app.register(apiKeyRoutes)
+
   // '' (not '/'): the collection is /merchants, documented without a trailing slash.
   app.post('', {
+    config: { auth: 'admin' },
     schema: {
       tags: ['merchants'],
       operationId: 'createMerchant',
@@ -64,12 +75,15 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         '(`type` urn:problem-type:merchant-email-taken). Answers 201 with the merchant, `Location: /merchants/{id}` and its `ETag`. ' +
         'The body must be `application/json`. Supports `Idempotency-Key` with the same semantics as payments: a repeat with the ' +
         'same body replays the 201 (`Idempotent-Replayed: true`), a different body is 409 `idempotency-key-reused`, a concurrent ' +
-        'one 409 `idempotency-key-in-use`; rejected requests (400, 409 email taken, 413, 415, 429) leave the key unused.',
+        'one 409 `idempotency-key-in-use`; rejected requests (400, 409 email taken, 413, 415, 429) leave the key unused. ' +
+        'Needs the admin key (a merchant key is 403).',
+      security: requiresKey,
       headers: IdempotencyHeaders,
       body: CreateMerchantBody,
       response: {
         201: merchantResponses.created,
         400: merchantErrors.createValidation,
+        ...adminOnlyErrors,
         409: merchantErrors.emailTaken,
         413: merchantErrors.tooLarge,
         415: merchantErrors.createUnsupportedMediaType,
@@ -85,18 +99,22 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id', {
+    config: { auth: 'admin-or-own-merchant' },
     schema: {
       tags: ['merchants'],
       operationId: 'getMerchant',
       summary: 'Read a merchant',
       description: 'Returns the merchant with its strong `ETag` (the version as a quoted integer, e.g. `"3"`). ' +
         'With `If-None-Match` naming the current tag (or `*`; lists allowed; weak comparison) the answer is 304 with the ETag and no body. ' +
-        'An unknown id is 404; so is an id that is not a GUID, since it cannot name a merchant.',
+        'An unknown id is 404; so is an id that is not a GUID, since it cannot name a merchant. ' +
+        'Needs the admin key or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).',
+      security: requiresKey,
       params: MerchantParams,
       headers: ConditionalGetHeaders,
       response: {
         200: merchantResponses.ok,
         304: merchantResponses.notModified,
+        401: ownErrors[401],
         404: merchantErrors.notFound,
         429: merchantErrors.rateLimited,
         500: merchantErrors.internal,
@@ -113,6 +131,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.patch('/:id', {
+    config: { auth: 'admin-or-own-merchant' },
     schema: {
       tags: ['merchants'],
       operationId: 'patchMerchant',
@@ -123,13 +142,16 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         'value is allowed). The body must be a JSON object. A patch that changes nothing (e.g. `{}`) answers 200 with the merchant ' +
         'unchanged: same ETag, same `updatedAt`. With `If-Match` (strong comparison, `*` matches any existing merchant) the patch ' +
         'applies only if the ETag is current, else 412. Concurrent patches never lose each other\'s changes (compare-and-set on the ' +
-        'version). Another merchant\'s email is 409. Other media types are 415 with `Accept-Patch`.',
+        'version). Another merchant\'s email is 409. Other media types are 415 with `Accept-Patch`. ' +
+        'Needs the admin key or the merchant\'s own key (another merchant\'s id is 404); changing `status` needs the admin key (403).',
+      security: requiresKey,
       params: MerchantParams,
       headers: ConditionalPatchHeaders,
       body: MerchantPatchBody,
       response: {
         200: merchantResponses.patched,
         400: merchantErrors.patchValidation,
+        ...ownErrors,
         404: merchantErrors.notFound,
         409: merchantErrors.patchConflict,
         412: merchantErrors.preconditionFailed,
@@ -150,7 +172,8 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const ifMatch = request.headers['if-match']
     const merchant = await app.merchants.patch(request.params.id, request.body,
-      ifMatch === undefined ? undefined : (current) => ifMatchMatches(ifMatch, merchantEtag(current)))
+      ifMatch === undefined ? undefined : (current) => ifMatchMatches(ifMatch, merchantEtag(current)),
+      { mayChangeStatus: request.principal !== null && mayChangeMerchantStatus(request.principal) })
     reply.header('etag', merchantEtag(merchant))
     return toMerchantResource(merchant)
   })

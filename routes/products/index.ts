@@ -4,6 +4,9 @@ import { envelopeErrorHandler, envelopeNotFound } from '../../plugins/http/envel
 import { fieldErrorsFromSchema } from '../../plugins/http/field-messages'
 import { PRODUCT_METHODS, ProductBody, ProductId, ProductParams, productErrors, productResponse } from '../../schemas/products'
 import { Type } from '@sinclair/typebox'
+import { envelopeAuthErrors, publicOperation, requiresKey } from '../../schemas/auth'
+
+const productAuthErrors = envelopeAuthErrors('only the admin key replaces products')
 
 const commonErrors = {
   413: productErrors.tooLarge,
@@ -41,15 +44,18 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id', {
+    config: { auth: 'public' },
     schema: {
       tags: ['products'],
       operationId: 'getProduct',
       summary: 'Read a product',
-      description: 'Returns the product stored at `id`.',
+      description: 'Returns the product stored at `id`. Public: no API key needed (the catalogue).',
+      security: publicOperation,
       params: ProductParams,
       response: {
         200: productResponse,
         400: productErrors.badRequest,
+        401: productAuthErrors[401],
         404: productErrors.notFound,
         429: productErrors.rateLimited,
         500: productErrors.internal,
@@ -59,16 +65,18 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => await app.products.get(request.params.id))
 
   app.put('/:id', {
+    config: { auth: 'admin' },
     schema: {
       tags: ['products'],
       operationId: 'putProduct',
       summary: 'Create or replace a product',
       description: 'Stores the whole product at `id`, creating it when it does not exist. ' +
         'PUT replaces: every field is required and nothing of the previous version is kept. ' +
-        'An `id` in the body is ignored; the path id wins. Unknown fields are rejected.',
+        'An `id` in the body is ignored; the path id wins. Unknown fields are rejected. Needs the admin key.',
+      security: requiresKey,
       params: ProductParams,
       body: ProductBody,
-      response: { 200: productResponse, 400: productErrors.badRequest, ...commonErrors }
+      response: { 200: productResponse, 400: productErrors.badRequest, ...productAuthErrors, ...commonErrors }
     }
   }, async (request) => {
     return await app.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
@@ -77,10 +85,13 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     method: ['POST', 'DELETE', 'PATCH', 'OPTIONS'],
     url: '/:id',
+    // 405 whoever asks: the method is wrong for everyone.
+    config: { auth: 'public' },
     schema: {
       tags: ['products'],
       summary: 'Not allowed',
       description: 'Products can only be read (GET, HEAD) and replaced (PUT). Any other method answers 405 with an `Allow` header, before the body is read.',
+      security: publicOperation,
       params: Type.Object({ id: Type.String() }),
       response: { 405: productErrors.methodNotAllowed, 429: productErrors.rateLimited }
     },

@@ -110,3 +110,28 @@ export class StoreUnavailableError extends DomainError {
     this.headers['retry-after'] = String(retryAfterSeconds)
   }
 }
+
+/** No credential, or one that is malformed, unknown, revoked or expired (RFC 6750). */
+export class UnauthenticatedError extends DomainError {
+  readonly statusCode = 401
+  readonly code = 'UNAUTHENTICATED'
+  /** `tokenSent`: a credential was presented (and refused), so the challenge says `error="invalid_token"`. */
+  constructor (message: string, readonly tokenSent: boolean) {
+    super(message)
+    this.headers['www-authenticate'] = bearerChallenge(tokenSent)
+  }
+}
+
+export const AUTH_REALM = 'product-payment-service'
+
+export function bearerChallenge (tokenSent: boolean): string {
+  return tokenSent
+    ? `Bearer realm="${AUTH_REALM}", error="invalid_token", error_description="The API key is unknown, revoked or expired."`
+    : `Bearer realm="${AUTH_REALM}"`
+}
+
+/** A valid credential without the right to do this (RFC 6750 insufficient_scope, without scopes). */
+export class ForbiddenError extends DomainError {
+  readonly statusCode = 403
+  readonly code = 'FORBIDDEN'
+}

@@ -202,3 +202,8 @@ export function isUnchanged (current: Merchant, fields: MerchantFields): boolean
     current.defaultCurrency === fields.defaultCurrency &&
     current.status === fields.status
 }
+
+/** The 404 detail for a merchant id, the same whether the merchant is missing or belongs to someone else. */
+export function merchantNotFoundMessage (id: string): string {
+  return `No merchant has the id '${id.length <= 64 ? id : `${id.slice(0, 64)}…`}'.`
+}

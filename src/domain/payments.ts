@@ -10,6 +10,11 @@ export const MAX_PAYMENT_AMOUNT = 1_000_000_000
 
 export interface Payment {
   id: string
+  /**
+   * The merchant whose key created the payment. Null only for payments created before
+   * authentication existed: those belong to no merchant, so no merchant key can read them.
+   */
+  merchantId: string | null
   /** Integer minor units (cents for USD, yen for JPY, fils for BHD). */
   amountMinor: number
   currency: string

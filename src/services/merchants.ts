@@ -1,10 +1,11 @@
 import { newId } from '../domain/ids'
-import { ConflictError, NotFoundError, PreconditionFailedError } from '../domain/errors'
+import { ConflictError, ForbiddenError, NotFoundError, PreconditionFailedError } from '../domain/errors'
 import {
   applyMerchantPatch,
   buildMerchant,
   isGuid,
   isUnchanged,
+  merchantNotFoundMessage,
   merchantEtag,
   type Merchant,
   type MerchantCreateInput,
@@ -42,7 +43,7 @@ export async function createMerchant (deps: MerchantDeps, input: MerchantCreateI
 }
 
 function notFound (id: string): NotFoundError {
-  return new NotFoundError(`No merchant has the id '${id.length <= 64 ? id : `${id.slice(0, 64)}…`}'.`)
+  return new NotFoundError(merchantNotFoundMessage(id))
 }
 
 /**
@@ -79,7 +80,13 @@ export const PATCH_ATTEMPTS = 5
  * A patch that changes nothing (`{}`, or only current values) writes nothing:
  * version, ETag and updatedAt stay as they are.
  */
-export async function patchMerchant (deps: MerchantDeps, id: string, patch: MerchantPatch, precondition?: MerchantPrecondition): Promise<Merchant> {
+export async function patchMerchant (
+  deps: MerchantDeps,
+  id: string,
+  patch: MerchantPatch,
+  precondition?: MerchantPrecondition,
+  options: { mayChangeStatus?: boolean } = {}
+): Promise<Merchant> {
   let current = await getMerchant(deps, id)
   for (let attempt = 1; ; attempt++) {
     if (precondition !== undefined && !precondition(current)) {
@@ -87,6 +94,9 @@ export async function patchMerchant (deps: MerchantDeps, id: string, patch: Merc
         'it changed since you read it. Nothing was changed; read it again and retry.')
     }
     const fields = applyMerchantPatch(current, patch)
+    if (options.mayChangeStatus === false && fields.status !== current.status) {
+      throw new ForbiddenError('Only the admin key may change a merchant\'s status; nothing was changed.')
+    }
     if (isUnchanged(current, fields)) return current
     const result = await deps.merchants.update(current.id, current.version, fields, nowOf(deps))
     if (result.kind === 'updated') return result.merchant
@@ -101,13 +111,14 @@ export async function patchMerchant (deps: MerchantDeps, id: string, patch: Merc
 export interface MerchantService {
   create: (input: MerchantCreateInput, key?: IdempotencyKeyRef) => Promise<Merchant>
   get: (id: string) => Promise<Merchant>
-  patch: (id: string, patch: MerchantPatch, precondition?: MerchantPrecondition) => Promise<Merchant>
+  /** `mayChangeStatus: false`: a patch that changes `status` is refused (ForbiddenError) and writes nothing. */
+  patch: (id: string, patch: MerchantPatch, precondition?: MerchantPrecondition, options?: { mayChangeStatus?: boolean }) => Promise<Merchant>
 }
 
 export function merchantService (deps: MerchantDeps): MerchantService {
   return {
     create: async (input, key) => await createMerchant(deps, input, key),
     get: async (id) => await getMerchant(deps, id),
-    patch: async (id, patch, precondition) => await patchMerchant(deps, id, patch, precondition)
+    patch: async (id, patch, precondition, options) => await patchMerchant(deps, id, patch, precondition, options)
   }
 }

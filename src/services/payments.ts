@@ -54,9 +54,14 @@ export interface RecoveryOptions {
 
 export interface PaymentService {
   /** Creates (or resumes under its key) and settles a payment: succeeded or declined; GatewayUnavailableError when unknown. */
-  create: (input: { amount: number, currency: string }, key?: PaymentKey) => Promise<Payment>
+  /** `merchantId`: the merchant whose key asked; the payment belongs to it. */
+  create: (input: { amount: number, currency: string, merchantId: string }, key?: PaymentKey) => Promise<Payment>
   /** The payment with this id; NotFoundError for an unknown id or one that is not a GUID. */
-  get: (id: string) => Promise<Payment>
+  /**
+   * With `owner` (a merchant id), a payment of another merchant, or of none (created before
+   * authentication), is not found: the same NotFoundError as an unknown id.
+   */
+  get: (id: string, owner?: string) => Promise<Payment>
   /** Settles payments left pending by a crash or an outage (the recovery worker's pass). */
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
 }
@@ -128,6 +133,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       const now = new Date(deps.clock()).toISOString()
       const payment: Payment = {
         id: newId(),
+        merchantId: input.merchantId,
         amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
         currency: input.currency,
         status: 'pending',
@@ -139,8 +145,9 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       return await settle(payment, key)
     },
 
-    async get (id) {
-      const payment = isGuid(id) ? await deps.db.payments.get(id.toLowerCase()) : undefined
+    async get (id, owner) {
+      const found = isGuid(id) ? await deps.db.payments.get(id.toLowerCase()) : undefined
+      const payment = owner === undefined || (found !== undefined && found.merchantId !== null && found.merchantId === owner.toLowerCase()) ? found : undefined
       if (payment === undefined) throw new NotFoundError(`No payment has the id '${id.length <= 64 ? id : `${id.slice(0, 64)}…`}'.`)
       return payment
     },

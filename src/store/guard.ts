@@ -104,6 +104,7 @@ export function guardDatabase (db: Database): Database {
     merchants: guardStore(db.merchants),
     payments: guardStore(db.payments),
     ledger: guardStore(db.ledger),
+    apiKeys: guardStore(db.apiKeys),
     idempotency,
     ping: guardStore({ ping: db.ping }).ping,
     ...(db.instrumentation === undefined ? {} : { instrumentation: db.instrumentation }),

@@ -109,6 +109,34 @@ const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string
       -- Email uniqueness is the database's job (no check-then-insert race); case-insensitive.
       CREATE UNIQUE INDEX merchants_email_unique ON merchants (lower(email));
     `
+  },
+  {
+    // Versions 20-29: authentication. Payments created before it keep merchant_id NULL:
+    // they belong to no merchant, so no merchant key can read them (see README, Authentication).
+    version: 20,
+    name: 'api keys and payment owners',
+    ddl: (d) => `
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        merchant_id TEXT REFERENCES merchants (id),
+        role TEXT NOT NULL CHECK (role IN ('admin', 'merchant')),
+        name TEXT NOT NULL,
+        prefix TEXT NOT NULL,
+        last4 TEXT NOT NULL,
+        secret_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        last_used_at TEXT,
+        revoked_at TEXT,
+        CHECK ((role = 'admin') = (merchant_id IS NULL))
+      )${d.table};
+      CREATE UNIQUE INDEX api_keys_secret_hash ON api_keys (secret_hash);
+      CREATE INDEX api_keys_merchant ON api_keys (merchant_id, created_at);
+      -- At most one generated admin key (two instances starting at once store one).
+      CREATE UNIQUE INDEX api_keys_single_admin ON api_keys (role) WHERE role = 'admin';
+      ALTER TABLE payments ADD COLUMN merchant_id TEXT;
+      CREATE INDEX payments_merchant ON payments (merchant_id, created_at);
+    `
   }
 ]
 

@@ -1,5 +1,6 @@
 import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
+import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
 
 /** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
 export interface IdempotencyRow {
@@ -38,6 +39,7 @@ export function idempotencyRecordFromRow (row: IdempotencyRow): IdempotencyRecor
 
 export interface PaymentRow {
   id: string
+  merchant_id: string | null
   amount_minor: number | string
   currency: string
   status: string
@@ -49,6 +51,7 @@ export interface PaymentRow {
 export function paymentFromRow (row: PaymentRow): Payment {
   return {
     id: row.id,
+    merchantId: row.merchant_id,
     amountMinor: Number(row.amount_minor),
     currency: row.currency,
     status: row.status as Payment['status'],
@@ -127,4 +130,41 @@ export function merchantFromRow (row: MerchantRow): Merchant {
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
+}
+
+export interface ApiKeyRow {
+  id: string
+  merchant_id: string | null
+  role: string
+  name: string
+  prefix: string
+  last4: string
+  secret_hash: string
+  created_at: string
+  expires_at: string | null
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+export const API_KEY_COLUMNS = 'id, merchant_id, role, name, prefix, last4, secret_hash, created_at, expires_at, last_used_at, revoked_at'
+
+export function apiKeyFromRow (row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    role: row.role as ApiKeyRole,
+    name: row.name,
+    prefix: row.prefix,
+    last4: row.last4,
+    secretHash: row.secret_hash,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at
+  }
+}
+
+/** The values of a key in API_KEY_COLUMNS order. */
+export function apiKeyValues (key: ApiKey): Array<string | null> {
+  return [key.id, key.merchantId, key.role, key.name, key.prefix, key.last4, key.secretHash, key.createdAt, key.expiresAt, key.lastUsedAt, key.revokedAt]
 }

@@ -155,6 +155,37 @@ export interface MerchantStore {
   update: (id: string, expectedVersion: number, fields: MerchantFields, updatedAt: string) => Promise<MerchantUpdateResult>
 }
 
+export type { ApiKey } from '../domain/api-keys'
+import type { ApiKey } from '../domain/api-keys'
+import type { MerchantStatus } from '../domain/merchants'
+
+/** A key found by its hash, with its merchant's status (null for the admin key). */
+export interface ApiKeyMatch {
+  key: ApiKey
+  merchantStatus: MerchantStatus | null
+}
+
+export interface ApiKeyStore {
+  /** Inserts a key (hash, never the secret). */
+  create: (key: ApiKey) => Promise<void>
+  /**
+   * Inserts the admin key generated on first start unless one exists (a unique index
+   * on the admin role decides, so two instances starting at once store one).
+   * Returns true when this call stored it.
+   */
+  createBootstrapAdmin: (key: ApiKey) => Promise<boolean>
+  /** Whether an admin key was generated earlier (for the start-up message). */
+  hasBootstrapAdmin: () => Promise<boolean>
+  /** The key whose secret hashes to `secretHash`, revoked and expired ones included; one indexed lookup. */
+  findByHash: (secretHash: string) => Promise<ApiKeyMatch | undefined>
+  /** The merchant's keys that are not revoked (expired ones included), oldest first. */
+  listForMerchant: (merchantId: string) => Promise<ApiKey[]>
+  /** Revokes one of the merchant's keys; false when it has no such unrevoked key. */
+  revoke: (merchantId: string, keyId: string, at: string) => Promise<boolean>
+  /** Records when keys were last used (batched; never moves lastUsedAt backwards). */
+  recordUse: (uses: Array<{ id: string, at: string }>) => Promise<void>
+}
+
 export interface Database {
   readonly kind: 'sqlite' | 'postgres'
   readonly products: ProductStore
@@ -162,6 +193,7 @@ export interface Database {
   readonly payments: PaymentStore
   readonly idempotency: IdempotencyStore
   readonly ledger: LedgerStore
+  readonly apiKeys: ApiKeyStore
   /** Resolves when the database answers a trivial query. */
   ping: () => Promise<void>
   close: () => Promise<void>

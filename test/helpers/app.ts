@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type App, type AppOverrides } from '../../src/app'
@@ -5,9 +6,14 @@ import type { Database } from '../../src/store/types'
 import { loadConfig, type Config } from '../../src/config'
 import { openApiValidator, printable } from './openapi-validator'
 
+/** The operator key of test apps (ADMIN_API_KEY). */
+export const TEST_ADMIN_KEY = 'test-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
+export const ADMIN_AUTH = { authorization: `Bearer ${TEST_ADMIN_KEY}` }
+
 /** A config for tests: in-memory SQLite, no logging, background workers off. */
 export function testConfig (env: Record<string, string> = {}): Config {
   return loadConfig({
+    ADMIN_API_KEY: TEST_ADMIN_KEY,
     DATABASE_URL: 'file::memory:',
     LOG_LEVEL: 'silent',
     REAPER_INTERVAL_MS: '0',
@@ -23,11 +29,94 @@ export interface TestAppOptions {
    * provokes an undocumented answer, and say why.
    */
   validateResponses?: boolean
+  /**
+   * How requests that carry no Authorization header are sent:
+   * - 'default' (the default): as the client that owns the route would send them — payment routes
+   *   (/api/…) with the key of a merchant created for the test (`defaultMerchantOf(app)`), every
+   *   other route with the admin key. A test states another credential by setting the header itself.
+   * - 'none': as sent. Authentication tests use this.
+   * Either way `headers: { authorization: undefined }` sends a request without credentials.
+   */
+  credentials?: 'default' | 'none'
+}
+
+export interface MerchantCredentials {
+  merchantId: string
+  keyId: string
+  secret: string
+  /** `{ authorization: 'Bearer sk_…' }`, to spread into inject headers. */
+  auth: { authorization: string }
+}
+
+let merchantCounter = 0
+
+/** Creates a merchant and one API key for it through the services (as an operator would). */
+export async function merchantWithKey (app: App, fields: { status?: 'active' | 'suspended', name?: string } = {}): Promise<MerchantCredentials> {
+  merchantCounter++
+  const now = new Date().toISOString()
+  const merchant = await app.db.merchants.create({
+    id: randomUUID(),
+    name: fields.name ?? `Test merchant ${merchantCounter}`,
+    email: `test-merchant-${process.pid}-${merchantCounter}-${randomUUID()}@auth.example`,
+    country: null,
+    defaultCurrency: null,
+    status: fields.status ?? 'active',
+    version: 1,
+    createdAt: now,
+    updatedAt: now
+  })
+  const { key, secret } = await app.apiKeys.create(merchant.id, { name: 'test' })
+  return { merchantId: merchant.id, keyId: key.id, secret, auth: { authorization: `Bearer ${secret}` } }
+}
+
+const defaultMerchants = new WeakMap<App, Promise<MerchantCredentials>>()
+
+/** The merchant whose key a 'default'-credentials test app sends on payment routes (created on first use). */
+export async function defaultMerchantOf (app: App): Promise<MerchantCredentials> {
+  let merchant = defaultMerchants.get(app)
+  if (merchant === undefined) {
+    merchant = merchantWithKey(app, { name: 'Default test merchant' })
+    defaultMerchants.set(app, merchant)
+  }
+  return await merchant
+}
+
+/** The idempotency scope of the default merchant's keys (store-level assertions). */
+export async function defaultMerchantScope (app: App): Promise<string> {
+  return `merchant:${(await defaultMerchantOf(app)).merchantId}`
+}
+
+/** The Authorization header the route's owner would send: a merchant key on /api/…, the admin key elsewhere. */
+export async function defaultAuthFor (app: App, url: string): Promise<{ authorization: string }> {
+  return url.startsWith('/api/') ? (await defaultMerchantOf(app)).auth : ADMIN_AUTH
+}
+
+/** Wraps `app.inject` (promise form) so requests without an Authorization header get the route owner's key. */
+function sendDefaultCredentials (app: App): void {
+  const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<LightMyRequestResponse>
+  const withCredentials = async (opts: InjectOptions | string): Promise<LightMyRequestResponse> => {
+    const options: InjectOptions = typeof opts === 'string' ? { url: opts } : opts
+    const headers = (options.headers ?? {}) as Record<string, unknown>
+    const stated = Object.keys(headers).find((name) => name.toLowerCase() === 'authorization')
+    if (stated !== undefined) {
+      // `authorization: undefined` states "no credential": the header is left out.
+      if (headers[stated] !== undefined) return await inject(options)
+      const { [stated]: _omitted, ...anonymous } = headers
+      return await inject({ ...options, headers: anonymous as InjectOptions['headers'] })
+    }
+    const url = typeof options.url === 'string' ? options.url : String(options.path ?? '/')
+    return await inject({ ...options, headers: { ...headers, ...await defaultAuthFor(app, url) } })
+  }
+  app.inject = ((opts?: InjectOptions | string, callback?: unknown) => {
+    if (opts === undefined || callback !== undefined) return (inject as (...args: unknown[]) => unknown)(opts, callback)
+    return withCredentials(opts)
+  }) as App['inject']
 }
 
 export async function buildTestApp (t: Test, env: Record<string, string> = {}, overrides: AppOverrides = {}, options: TestAppOptions = {}): Promise<App> {
   const app = await buildApp(testConfig(env), { logger: false, ...overrides })
   t.teardown(async () => { await app.close() })
+  if (options.credentials !== 'none') sendDefaultCredentials(app)
   if (options.validateResponses !== false) checkResponsesAgainstOpenApi(t, app)
   return app
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { Test } from 'tap'
 import { ConfigSchema } from '../../src/config'
@@ -93,4 +94,24 @@ export class ServerProcess {
     this.waiters.clear()
     for (const wake of waiters) wake()
   }
+}
+
+/**
+ * Creates a merchant and an API key on a running server, as an operator would (POST /merchants,
+ * then POST /merchants/{id}/api-keys with the admin key). `headers` go with both requests.
+ */
+export async function provisionMerchant (base: string, adminKey: string, headers: Record<string, string> = {}):
+Promise<{ merchantId: string, keyId: string, auth: { authorization: string } }> {
+  const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json', ...headers }
+  const merchant = await fetch(`${base}/merchants`, {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ name: 'Process test merchant', email: `process-${randomUUID()}@example.com` })
+  })
+  if (merchant.status !== 201) throw new Error(`POST /merchants answered ${merchant.status}: ${await merchant.text()}`)
+  const { id } = await merchant.json() as { id: string }
+  const key = await fetch(`${base}/merchants/${id}/api-keys`, { method: 'POST', headers: admin, body: '{}' })
+  if (key.status !== 201) throw new Error(`POST /merchants/{id}/api-keys answered ${key.status}: ${await key.text()}`)
+  const { id: keyId, secret } = await key.json() as { id: string, secret: string }
+  return { merchantId: id, keyId, auth: { authorization: `Bearer ${secret}` } }
 }

@@ -50,7 +50,8 @@ t.test('with a real Redis', async (t) => {
   if (!await ensureRedis(t)) return
 
   async function instance (t: Test, prefix: string, env: Record<string, string> = {}, overrides = {}): Promise<App> {
-    return await buildTestApp(t, { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '3', ...env }, overrides)
+    // Anonymous requests: the limit keys on the address (authenticated ones key on the credential).
+    return await buildTestApp(t, { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '3', ...env }, overrides, { credentials: 'none' })
   }
 
   t.test('two instances share one limit per client', async (t) => {
@@ -67,7 +68,7 @@ t.test('with a real Redis', async (t) => {
     t.ok(Number(fourth.headers['retry-after']) >= 1)
     t.equal((await get(a, '10.0.0.9')).statusCode, 404, 'other clients have their own count')
     const keys = await a.redis?.keys(`${prefix}*`)
-    t.same(keys?.sort(), [`${prefix}rate-limit:10.0.0.9`, `${prefix}rate-limit:127.0.0.1`], 'keys live under REDIS_KEY_PREFIX')
+    t.same(keys?.sort(), [`${prefix}rate-limit:ip:10.0.0.9`, `${prefix}rate-limit:ip:127.0.0.1`], 'keys live under REDIS_KEY_PREFIX')
     t.same((await a.inject({ method: 'GET', url: '/health/ready' })).json(), { status: 'ok', checks: { database: 'ok', redis: 'ok' } })
   })
 

@@ -127,15 +127,15 @@ t.test('the limit resets after RATE_LIMIT_WINDOW_MS', async (t) => {
   t.equal((await app.inject({ method: 'GET', url: '/products/a' })).statusCode, 404, 'allowed again')
 })
 
-t.test('clients are limited separately', async (t) => {
-  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '1' })
+t.test('anonymous clients are limited separately, by address', async (t) => {
+  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '1' }, {}, { credentials: 'none' })
   t.equal((await app.inject({ method: 'GET', url: '/products/a', remoteAddress: '192.0.2.1' })).statusCode, 404)
   t.equal((await app.inject({ method: 'GET', url: '/products/a', remoteAddress: '192.0.2.1' })).statusCode, 429)
   t.equal((await app.inject({ method: 'GET', url: '/products/a', remoteAddress: '192.0.2.2' })).statusCode, 404)
 })
 
 t.test('unknown routes count against the rate limit, in each area\'s shape', async (t) => {
-  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '2' })
+  const app = await buildTestApp(t, { RATE_LIMIT_MAX: '2' }, {}, { credentials: 'none' })
   for (const url of ['/nope', '/nope']) t.equal((await app.inject({ method: 'GET', url })).statusCode, 404)
   const root = await app.inject({ method: 'GET', url: '/still-guessing' })
   t.equal(root.statusCode, 429)

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { ServerProcess } from '../helpers/server-process'
+import { provisionMerchant, ServerProcess } from '../helpers/server-process'
+import { TEST_ADMIN_KEY } from '../helpers/app'
 
 function tempDatabase (t: Test): { url: string, file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'payments-'))
@@ -24,16 +25,29 @@ function counts (file: string): { payments: number, charges: number } {
   }
 }
 
-async function pay (base: string, key: string, amount: number): Promise<Response> {
+/** The merchant key of each server base URL's database (payments need one). */
+const merchantAuth = new Map<string, { authorization: string }>()
+
+async function merchantOf (base: string): Promise<{ authorization: string }> {
+  let auth = merchantAuth.get(base)
+  if (auth === undefined) {
+    auth = (await provisionMerchant(base, TEST_ADMIN_KEY)).auth
+    merchantAuth.set(base, auth)
+  }
+  return auth
+}
+
+async function pay (base: string, key: string, amount: number, auth?: { authorization: string }): Promise<Response> {
   return await fetch(`${base}/api/payments`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    headers: { 'content-type': 'application/json', 'idempotency-key': key, ...(auth ?? await merchantOf(base)) },
     body: JSON.stringify({ amount, currency: 'USD' })
   })
 }
 
 const serverEnv = (url: string, extra: Record<string, string> = {}) => ({
   PORT: '0',
+  ADMIN_API_KEY: TEST_ADMIN_KEY,
   DATABASE_URL: url,
   LOG_LEVEL: 'info',
   RATE_LIMIT_MAX: '100000',
@@ -46,6 +60,7 @@ t.test('50 simultaneous requests with one key against a listening server: one pa
   const db = tempDatabase(t)
   const server = new ServerProcess(t, serverEnv(db.url, { GATEWAY_SIM_LATENCY_MS: '150' }))
   const base = await server.listening()
+  await merchantOf(base)
   const responses = await Promise.all(Array.from({ length: 50 }, async () => {
     const res = await pay(base, 'one-key-for-all', 25)
     return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() as Record<string, unknown> }
@@ -66,6 +81,7 @@ t.test('SIGKILL while a charge is in flight: after a restart the retry finishes 
   const env = serverEnv(db.url, { GATEWAY_SIM_LATENCY_MS: '1500', IDEMPOTENCY_LOCK_SECONDS: '1' })
   const first = new ServerProcess(t, env)
   const base = await first.listening()
+  const merchant = await merchantOf(base)
 
   const answered = await Promise.all([1, 2, 3].map(async (n) => {
     const res = await pay(base, `done-${n}`, n)
@@ -85,11 +101,11 @@ t.test('SIGKILL while a charge is in flight: after a restart the retry finishes 
 
   const second = new ServerProcess(t, { ...env, GATEWAY_SIM_LATENCY_MS: '0' })
   const restarted = await second.listening()
-  let retry = await pay(restarted, 'in-flight', 42)
+  let retry = await pay(restarted, 'in-flight', 42, merchant)
   const deadline = Date.now() + 10_000
   while (retry.status === 409 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 250))
-    retry = await pay(restarted, 'in-flight', 42)
+    retry = await pay(restarted, 'in-flight', 42, merchant)
   }
   t.equal(retry.status, 201)
   const body = await retry.json() as { id: string, status: string }
@@ -98,7 +114,7 @@ t.test('SIGKILL while a charge is in flight: after a restart the retry finishes 
   t.same(counts(db.file), { payments: 4, charges: 4 }, 'exactly one charge for the interrupted payment')
 
   for (const id of answered) {
-    const res = await fetch(`${restarted}/api/payments/${id}`)
+    const res = await fetch(`${restarted}/api/payments/${id}`, { headers: merchant })
     t.equal(res.status, 200, `payment ${id} answered 201 before the kill is still there`)
   }
   second.child.kill('SIGTERM')

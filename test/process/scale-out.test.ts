@@ -1,15 +1,19 @@
 /**
  * Scale-out, proven with real processes: two service instances on one PostgreSQL
  * schema and one Redis, as behind a load balancer. One Idempotency-Key split across
- * both gives one payment and one charge; the rate limit is one limit for both.
+ * both gives one payment and one charge; the rate limit is one limit for both; a key
+ * revoked through one instance is refused by the other at once.
  * Skipped with a message when PostgreSQL or Redis is unreachable; failed instead
  * with REQUIRE_POSTGRES=1 / REQUIRE_REDIS=1 (CI).
  */
 import t from 'tap'
-import { ServerProcess } from '../helpers/server-process'
+import { provisionMerchant, ServerProcess } from '../helpers/server-process'
+import { TEST_ADMIN_KEY } from '../helpers/app'
 import { describeUrl, freshSchema, POSTGRES_TEST_URL, postgresUnreachable } from '../helpers/postgres'
 import { REDIS_TEST_URL, redisUnreachable, uniquePrefix } from '../helpers/redis'
 import { postgresMigrations } from '../../src/store/postgres/migrations'
+
+const RATE_LIMIT = 120
 
 interface Answer { instance: number, status: number, replayed: string | null, body: { id?: string, type?: string } }
 
@@ -38,16 +42,18 @@ async function servicesAvailable (): Promise<boolean> {
 async function main (): Promise<void> {
   if (!await servicesAvailable()) return
 
-  t.test('two instances on PostgreSQL + Redis: one key, one payment; one shared rate limit', async (t) => {
+  t.test('two instances on PostgreSQL + Redis: one key, one payment; one shared rate limit; revocation', async (t) => {
     const schema = await freshSchema(t)
     const env = {
       PORT: '0',
       LOG_LEVEL: 'info',
       DATABASE_URL: schema.url,
+      ADMIN_API_KEY: TEST_ADMIN_KEY,
       DATABASE_POOL_SIZE: '5',
       REDIS_URL: REDIS_TEST_URL,
       REDIS_KEY_PREFIX: uniquePrefix(t),
-      RATE_LIMIT_MAX: '10',
+      // Per credential: one merchant key sends the 102 payment requests below.
+      RATE_LIMIT_MAX: String(RATE_LIMIT),
       // The load balancer in front (here: the test) says who the client is.
       TRUST_PROXY: '127.0.0.1',
       GATEWAY_SIM_LATENCY_MS: '200'
@@ -74,14 +80,15 @@ async function main (): Promise<void> {
       await (await fetch(`${base}/products/warm-up`, { headers: { 'x-forwarded-for': `10.8.0.${i}` } })).arrayBuffer()
     })))
 
+    const merchant = await provisionMerchant(bases[0], TEST_ADMIN_KEY)
+
     await t.test('100 concurrent POSTs with one Idempotency-Key across both instances', async (t) => {
       const body = JSON.stringify({ amount: 49.99, currency: 'EUR' })
       const send = async (i: number): Promise<Answer> => {
         const instance = i % 2
         const res = await fetch(`${bases[instance]}/api/payments`, {
           method: 'POST',
-          // A distinct client per request keeps this part clear of the rate limit.
-          headers: { 'content-type': 'application/json', 'idempotency-key': 'scale-out-key', 'x-forwarded-for': `10.1.${Math.floor(i / 250)}.${i % 250}` },
+          headers: { 'content-type': 'application/json', 'idempotency-key': 'scale-out-key', ...merchant.auth },
           body
         })
         return { instance, status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() as Answer['body'] }
@@ -110,14 +117,26 @@ async function main (): Promise<void> {
       t.same(stored, { id, status: 'succeeded', amount_minor: '4999' })
     })
 
-    await t.test('RATE_LIMIT_MAX=10 is one limit for both instances', async (t) => {
+    await t.test('a key revoked through instance A is refused by instance B at once', async (t) => {
+      const rotated = await provisionMerchant(bases[0], TEST_ADMIN_KEY)
+      const read = async (base: string) => (await fetch(`${base}/merchants/${rotated.merchantId}`, { headers: rotated.auth })).status
+      t.equal(await read(bases[1]), 200, 'instance B accepts the key')
+      const revoked = await fetch(`${bases[0]}/merchants/${rotated.merchantId}/api-keys/${rotated.keyId}`, { method: 'DELETE', headers: rotated.auth })
+      t.equal(revoked.status, 204, 'revoked through instance A (with the key itself)')
+      const refused = await fetch(`${bases[1]}/merchants/${rotated.merchantId}`, { headers: rotated.auth })
+      t.equal(refused.status, 401, 'the very next request to instance B is refused')
+      t.match(refused.headers.get('www-authenticate'), /error="invalid_token"/)
+      t.equal(await read(bases[0]), 401, 'and to instance A')
+    })
+
+    await t.test(`RATE_LIMIT_MAX=${RATE_LIMIT} is one limit for both instances`, async (t) => {
       const client = { 'x-forwarded-for': '10.9.9.9' }
       const statuses: number[] = []
-      for (let i = 0; i < 10; i++) statuses.push((await fetch(`${bases[i % 2]}/products/missing`, { headers: client })).status)
-      t.same(statuses, Array(10).fill(404), '10 requests, 5 to each instance, are served')
+      for (let i = 0; i < RATE_LIMIT; i++) statuses.push((await fetch(`${bases[i % 2]}/products/missing`, { headers: client })).status)
+      t.same(statuses, Array(RATE_LIMIT).fill(404), `${RATE_LIMIT} anonymous requests, half to each instance, are served`)
       for (const base of bases) {
         const res = await fetch(`${base}/products/missing`, { headers: client })
-        t.equal(res.status, 429, `the 11th request is limited on ${base} too`)
+        t.equal(res.status, 429, `the next request is limited on ${base} too`)
         t.ok(Number(res.headers.get('retry-after')) >= 1)
       }
       t.equal((await fetch(`${bases[1]}/products/missing`, { headers: { 'x-forwarded-for': '10.9.9.10' } })).status, 404, 'another client is not')

@@ -5,6 +5,9 @@ import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { openDatabase } from '../../src/store'
 import { ServerProcess } from '../helpers/server-process'
+import { ADMIN_AUTH, TEST_ADMIN_KEY } from '../helpers/app'
+import { readFileSync } from 'node:fs'
+import { hashSecret } from '../../src/domain/api-keys'
 
 interface Reply { status: number, headers: IncomingMessage['headers'], body: string }
 
@@ -31,6 +34,7 @@ function serverEnv (dir: string, env: Record<string, string> = {}): Record<strin
   return {
     PORT: '0',
     HOST: '127.0.0.1',
+    ADMIN_API_KEY: TEST_ADMIN_KEY,
     LOG_LEVEL: 'info',
     DATABASE_URL: `file:${join(dir, 'service.db')}`,
     REAPER_INTERVAL_MS: '0',
@@ -52,7 +56,7 @@ t.test('SIGTERM drains an in-flight request, closes the database cleanly and exi
   const body = JSON.stringify({ name: 'Drained', price: 9.5 })
   const put = httpRequest(`${base}/products/drain`, {
     method: 'PUT',
-    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': 'in-flight' }
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': 'in-flight', ...ADMIN_AUTH }
   })
   const response = collect(put)
   put.write(body.slice(0, 10))
@@ -84,7 +88,7 @@ t.test('SIGTERM drains an in-flight request, closes the database cleanly and exi
   t.equal(server.stderr, '', 'nothing on stderr')
 
   t.notOk(existsSync(`${dbFile}-wal`), 'the WAL was checkpointed and removed: the database was closed')
-  const db = await openDatabase(loadConfig({ DATABASE_URL: `file:${dbFile}` }))
+  const db = await openDatabase(loadConfig({ DATABASE_URL: `file:${dbFile}`, ADMIN_API_KEY: TEST_ADMIN_KEY }))
   t.teardown(() => db.close())
   t.same(await db.products.get('drain'), { id: 'drain', name: 'Drained', price: 9.5 }, 'the drained write is durable')
 })
@@ -145,4 +149,42 @@ t.test('a port already in use fails startup with one line on stderr', async (t) 
   t.match(lines[0], /^failed to start: .*EADDRINUSE/)
   first.child.kill('SIGTERM')
   t.equal((await first.exited).code, 0)
+})
+
+t.test('without ADMIN_API_KEY on SQLite: the first start generates the admin key, prints it once, stores only its hash', async (t) => {
+  const dir = t.testdir()
+  const { ADMIN_API_KEY: _configured, ...env } = serverEnv(dir)
+  const first = new ServerProcess(t, env)
+  const base = await first.listening()
+  for (let i = 0; i < 50 && !/sk_/.test(first.stderr); i++) await sleep(100)
+  const key = /^ {2}(sk_[A-Za-z0-9_-]{32})$/m.exec(first.stderr)?.[1] ?? ''
+  t.match(key, /^sk_/, 'the generated key is printed on stderr')
+  t.notOk(first.stdout.includes(key), 'and never in the log stream')
+  const asAdmin = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const created = await fetch(`${base}/merchants`, { method: 'POST', headers: asAdmin, body: JSON.stringify({ name: 'Boot', email: 'boot@example.com' }) })
+  t.equal(created.status, 201, 'it is the admin key')
+  first.child.kill('SIGTERM')
+  await first.exited
+  const stored = readFileSync(join(dir, 'service.db'))
+  t.notOk(stored.includes(key), 'the database file does not contain the key')
+  t.ok(stored.includes(hashSecret(key)), 'only its SHA-256')
+
+  const second = new ServerProcess(t, env)
+  const again = await second.listening()
+  t.notMatch(second.stderr, /sk_/, 'a restart prints no key')
+  t.equal((await fetch(`${again}/merchants/${(await created.json() as { id: string }).id}`, { headers: asAdmin })).status, 200, 'the key still works')
+  second.child.kill('SIGTERM')
+  await second.exited
+
+  const third = new ServerProcess(t, serverEnv(dir))
+  const configured = await third.listening()
+  t.equal((await fetch(`${configured}/merchants`, { method: 'POST', headers: asAdmin, body: '{}' })).status, 401, 'setting ADMIN_API_KEY retires the generated key')
+  third.child.kill('SIGTERM')
+  await third.exited
+})
+
+t.test('PostgreSQL without ADMIN_API_KEY: start-up fails with a clear config error', async (t) => {
+  const server = new ServerProcess(t, { PORT: '0', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+  t.equal((await server.exited).code, 1)
+  t.match(server.stderr, /ADMIN_API_KEY is required with PostgreSQL/)
 })

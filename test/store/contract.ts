@@ -33,6 +33,7 @@ function pendingPayment (overrides: Partial<Payment> = {}): Payment {
   const at = iso(T0)
   return {
     id: uniqueId('pay'),
+    merchantId: null,
     amountMinor: 1234,
     currency: 'USD',
     status: 'pending',

@@ -11,6 +11,7 @@ import { migratePostgres, openPool } from '../../src/store/postgres/connection'
 import { postgresMigrations } from '../../src/store/postgres/migrations'
 import { loadConfig } from '../../src/config'
 import { storeContract } from './contract'
+import { apiKeyStoreContract } from './api-keys.contract'
 import { merchantStoreContract } from './merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../helpers/postgres'
 
@@ -27,6 +28,10 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: merchant store contract', async (t) => {
     merchantStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: API key store contract', async (t) => {
+    apiKeyStoreContract(t, makePostgres)
   })
 
   t.test('schema: BIGINT money, TEXT ISO timestamps, BIGINT epoch-ms key times, unique lower(email)', async (t) => {
@@ -88,7 +93,7 @@ async function main (): Promise<void> {
 
   t.test('openDatabase picks PostgreSQL for postgres:// URLs and honours DATABASE_POOL_SIZE', async (t) => {
     const schema = await freshSchema(t)
-    const db = await openDatabase(loadConfig({ DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '2' }))
+    const db = await openDatabase(loadConfig({ DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '2', ADMIN_API_KEY: 'test-admin-key-0123456789abcdefghijklmnop' }))
     t.teardown(async () => { await db.close() })
     t.equal(db.kind, 'postgres')
     await db.products.put({ id: 'a', name: 'A', price: 1 })

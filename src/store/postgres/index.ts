@@ -7,6 +7,7 @@ import { postgresMerchantStore } from './merchants'
 import { postgresPaymentStore } from './payments'
 import { postgresIdempotencyStore } from './idempotency'
 import { postgresLedgerStore } from './ledger'
+import { postgresApiKeyStore } from './api-keys'
 
 export type { PostgresOptions } from './connection'
 
@@ -32,6 +33,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     payments: postgresPaymentStore(pool),
     idempotency: postgresIdempotencyStore(pool),
     ledger: postgresLedgerStore(pool),
+    apiKeys: postgresApiKeyStore(pool),
     async ping () {
       await pool.query('SELECT 1')
     },

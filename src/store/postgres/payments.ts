@@ -17,9 +17,9 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
       await inTransaction(pool, 'READ COMMITTED', async (client) => {
         await client.query({
           name: 'pay-insert',
-          text: `INSERT INTO payments (id, amount_minor, currency, status, decline_code, created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          values: [payment.id, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.createdAt, payment.updatedAt]
+          text: `INSERT INTO payments (id, merchant_id, amount_minor, currency, status, decline_code, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          values: [payment.id, payment.merchantId, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.createdAt, payment.updatedAt]
         })
         if (key !== undefined) await keys.markResourceCreated(client, key, payment.id)
       })

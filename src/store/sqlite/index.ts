@@ -6,6 +6,7 @@ import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
+import { sqliteApiKeyStore } from './api-keys'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
 import { unavailableReason } from '../unavailable'
@@ -31,6 +32,7 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
     instrumentation: {
       onWriteBatch: (listener) => { batchListeners.push(listener) }
     },
+    apiKeys: sqliteApiKeyStore(db, writes),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping

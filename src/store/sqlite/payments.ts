@@ -7,8 +7,8 @@ import { immediateWrites, type WriteQueue } from './group-commit'
 export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): PaymentStore {
   const keys = sqliteKeyStatements(db)
   const insert = db.prepare(`
-    INSERT INTO payments (id, amount_minor, currency, status, decline_code, created_at, updated_at)
-    VALUES (@id, @amountMinor, @currency, @status, @declineCode, @createdAt, @updatedAt)`)
+    INSERT INTO payments (id, merchant_id, amount_minor, currency, status, decline_code, created_at, updated_at)
+    VALUES (@id, @merchantId, @amountMinor, @currency, @status, @declineCode, @createdAt, @updatedAt)`)
   const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
   const finalize = db.prepare(`
     UPDATE payments SET status = @status, decline_code = @declineCode, updated_at = @updatedAt, recovery_lease_until = NULL

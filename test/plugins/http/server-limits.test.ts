@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { buildTestApp, testConfig } from '../../helpers/app'
+import { ADMIN_AUTH, buildTestApp, merchantWithKey, testConfig } from '../../helpers/app'
 import type { App } from '../../../src/app'
 import { ConfigError, loadConfig } from '../../../src/config'
 import { httpServerOptions } from '../../../plugins/http/server-limits'
@@ -112,7 +112,7 @@ t.test('slowloris: headers sent byte by byte are cut off with a 408 envelope at 
 t.test('a slow body is cut off with a 408 at REQUEST_TIMEOUT_MS and nothing is stored', async (t) => {
   const requestTimeout = 1200
   const { app, port } = await listening(t, { HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: String(requestTimeout), CONNECTION_TIMEOUT_MS: '10000' })
-  const head = 'PUT /products/slow HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n'
+  const head = `PUT /products/slow HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${ADMIN_AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`
   const result = await exchange(port, head, '{"name":"', 50)
   t.equal(statusOf(result.data), 408, `answered 408 (${JSON.stringify(result.data.slice(0, 40))})`)
   t.equal(envelopeOf(result.data).code, 'REQUEST_TIMEOUT')
@@ -155,7 +155,7 @@ t.test('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS', as
 })
 
 t.test('a header section over Node\'s limit is a 431 envelope, not a crash; the server keeps serving', async (t) => {
-  const { port } = await listening(t, {})
+  const { app, port } = await listening(t, {})
   for (const [name, value] of [['X-Long', 'v'.repeat(20_000)], ['Idempotency-Key', 'k'.repeat(20_000)], ['X-Request-Id', 'r'.repeat(20_000)]]) {
     const result = await exchange(port, `POST /api/payments HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n${name}: ${value}\r\n\r\n{}`)
     t.equal(statusOf(result.data), 431, `a 20,000-byte ${name} → 431`)
@@ -170,7 +170,7 @@ t.test('a header section over Node\'s limit is a 431 envelope, not a crash; the 
   // Under the limit, a long Idempotency-Key reaches the service and is refused there.
   const res = await fetch(`http://127.0.0.1:${port}/api/payments`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': 'k'.repeat(8000) },
+    headers: { 'content-type': 'application/json', 'idempotency-key': 'k'.repeat(8000), ...(await merchantWithKey(app)).auth },
     body: JSON.stringify({ amount: 1, currency: 'USD' })
   })
   t.equal(res.status, 400, 'an 8,000-character Idempotency-Key → 400')

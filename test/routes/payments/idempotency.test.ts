@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from '../../helpers/app'
+import { buildTestApp, defaultMerchantOf, defaultMerchantScope } from '../../helpers/app'
 import { spyGateway, unavailable } from '../../helpers/gateway'
 import type { ChargeResult } from '../../../src/gateway/types'
 import { requestFingerprint } from '../../../plugins/idempotency'
@@ -95,7 +95,7 @@ t.test('client errors are not stored and leave the key usable', async (t) => {
   t.equal(wrongType.statusCode, 415)
   const badJson = await app.inject(post('fresh', '{"amount":'))
   t.equal(badJson.statusCode, 400)
-  t.equal(await app.db.idempotency.get({ scope: '', method: 'POST', path: '/api/payments', key: 'fresh' }), undefined, 'nothing stored')
+  t.equal(await app.db.idempotency.get({ scope: await defaultMerchantScope(app), method: 'POST', path: '/api/payments', key: 'fresh' }), undefined, 'nothing stored')
   const ok = await app.inject(post('fresh', { amount: 3, currency: 'USD' }))
   t.equal(ok.statusCode, 201, 'the key is still usable for a different, valid body')
   t.notOk(ok.headers['idempotent-replayed'])
@@ -104,10 +104,11 @@ t.test('client errors are not stored and leave the key usable', async (t) => {
 t.test('a rate-limited request does not consume the key', async (t) => {
   const app = await buildTestApp(t, { RATE_LIMIT_MAX: '1' })
   await app.inject({ method: 'GET', url: '/health/live' })
-  await app.inject({ method: 'GET', url: '/products/x' })
+  // The limit is per credential: the merchant's first payment uses up its budget.
+  await app.inject(post('first', { amount: 1, currency: 'USD' }))
   const limited = await app.inject(post('limited', { amount: 1, currency: 'USD' }))
   t.equal(limited.statusCode, 429)
-  t.equal(await app.db.idempotency.get({ scope: '', method: 'POST', path: '/api/payments', key: 'limited' }), undefined)
+  t.equal(await app.db.idempotency.get({ scope: await defaultMerchantScope(app), method: 'POST', path: '/api/payments', key: 'limited' }), undefined)
 })
 
 t.test('malformed Idempotency-Key headers are 400 problems', async (t) => {
@@ -133,7 +134,7 @@ t.test('after a gateway outage, a retry with the same key resumes the same payme
   t.equal(outage.statusCode, 503)
   const paymentId = outage.json().paymentId
   t.equal((await app.db.payments.get(paymentId))?.status, 'pending')
-  const record = await app.db.idempotency.get({ scope: '', method: 'POST', path: '/api/payments', key: 'resume' })
+  const record = await app.db.idempotency.get({ scope: await defaultMerchantScope(app), method: 'POST', path: '/api/payments', key: 'resume' })
   t.equal(record?.recoveryPoint, 'resource_created', 'the key keeps its recovery point')
   t.equal(record?.lockedUntil, null, 'and is unlocked')
   const retry = await app.inject(post('resume', { amount: 7, currency: 'USD' }))
@@ -158,11 +159,12 @@ t.test('a crashed request holds its key only for the lock lease', async (t) => {
   const clock = manualClock()
   const gateway = spyGateway()
   const app = await buildTestApp(t, { IDEMPOTENCY_LOCK_SECONDS: '60' }, { gateway, clock: clock.read })
-  const ref = { scope: '', method: 'POST', path: '/api/payments', key: 'crashed' }
+  const merchant = await defaultMerchantOf(app)
+  const ref = { scope: `merchant:${merchant.merchantId}`, method: 'POST', path: '/api/payments', key: 'crashed' }
   // Simulate a request that claimed the key, created its payment and died before the gateway answered.
   await app.db.idempotency.claim({ ref, fingerprint: requestFingerprint('POST', '/api/payments', { amount: 9, currency: 'USD' }), now: clock.now, lockUntil: clock.now + 60_000, expiresAt: clock.now + 86_400_000 })
   const iso = new Date(clock.now).toISOString()
-  await app.db.payments.create({ id: '11111111-1111-4111-8111-111111111111', amountMinor: 900, currency: 'USD', status: 'pending', declineCode: null, createdAt: iso, updatedAt: iso }, ref)
+  await app.db.payments.create({ id: '11111111-1111-4111-8111-111111111111', merchantId: merchant.merchantId, amountMinor: 900, currency: 'USD', status: 'pending', declineCode: null, createdAt: iso, updatedAt: iso }, ref)
 
   clock.now += 30_000
   const during = await app.inject(post('crashed', { amount: 9, currency: 'USD' }))
@@ -197,7 +199,8 @@ t.test('the reaper deletes expired keys, never one whose payment is pending', as
   t.equal(await app.backgroundJobs.reapExpiredKeys(), 0, 'nothing expired yet')
   clock.now += 25 * 3600_000
   t.equal(await app.backgroundJobs.reapExpiredKeys(), 1)
-  const ref = (key: string) => ({ scope: '', method: 'POST', path: '/api/payments', key })
+  const scope = await defaultMerchantScope(app)
+  const ref = (key: string) => ({ scope, method: 'POST', path: '/api/payments', key })
   t.ok(await app.db.idempotency.get(ref('pending-key')), 'the pending payment keeps its key')
   t.equal(await app.db.idempotency.get(ref('done-key')), undefined)
 })

@@ -1,0 +1,94 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { toApiKeyResource } from '../../src/domain/api-keys'
+import { problemAuthErrors, requiresKey } from '../../schemas/auth'
+import { ApiKeyParams, CreateApiKeyBody, apiKeyResponses } from '../../schemas/api-keys'
+import { MerchantParams, merchantErrors } from '../../schemas/merchants'
+
+const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys'
+const authErrors = problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
+  'The API key is valid but may not do this.')
+const notFound = merchantErrors.notFound
+const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
+
+/** /merchants/{id}/api-keys: a merchant's keys (inside the merchants area: problem documents). */
+const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/:id/api-keys', {
+    config: { auth: 'admin-or-own-merchant' },
+    // No body at all means "all defaults".
+    preValidation: async (request) => { request.body ??= {} },
+    schema: {
+      tags: ['api keys'],
+      operationId: 'createApiKey',
+      summary: 'Create an API key',
+      description: `${who} The body is optional (\`name\`, \`expiresAt\`). The answer is the only time the secret is shown; ` +
+        'the service stores its SHA-256. A merchant may hold several active keys: create the new one, deploy it, then revoke the old one. ' +
+        'No Idempotency-Key: a replay would have to store the secret; a retried creation makes a second key, which you can revoke.',
+      security: requiresKey,
+      params: MerchantParams,
+      body: CreateApiKeyBody,
+      response: {
+        201: apiKeyResponses.created,
+        400: merchantErrors.createValidation,
+        ...authErrors,
+        404: notFound,
+        413: merchantErrors.tooLarge,
+        415: merchantErrors.createUnsupportedMediaType,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    }
+  }, async (request, reply) => {
+    const { key, secret } = await app.apiKeys.create(request.params.id, request.body)
+    return reply.code(201).header('cache-control', 'no-store').send({ ...toApiKeyResource(key), secret })
+  })
+
+  app.get('/:id/api-keys', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['api keys'],
+      operationId: 'listApiKeys',
+      summary: 'List a merchant\'s API keys',
+      description: `${who} Secrets are never listed: \`prefix\` and \`last4\` identify a key.`,
+      security: requiresKey,
+      params: MerchantParams,
+      response: {
+        200: apiKeyResponses.list,
+        ...authErrors,
+        404: notFound,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    }
+  }, async (request) => {
+    return { data: (await app.apiKeys.list(request.params.id)).map(toApiKeyResource) }
+  })
+
+  app.delete('/:id/api-keys/:keyId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['api keys'],
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key',
+      description: `${who} The key is refused (401) from the next request on, on every instance. ` +
+        'An unknown or already revoked key is 404. A merchant may revoke the key it is calling with.',
+      security: requiresKey,
+      params: ApiKeyParams,
+      response: {
+        204: apiKeyResponses.revoked,
+        ...authErrors,
+        404: problemAuthNotFound(),
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    }
+  }, async (request, reply) => {
+    await app.apiKeys.revoke(request.params.id, request.params.keyId)
+    return reply.code(204).send()
+  })
+}
+
+function problemAuthNotFound () {
+  return { ...notFound, description: 'No such merchant, or it has no active key with this id.' }
+}
+
+export default apiKeys

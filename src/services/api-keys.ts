@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto'
+import { NotFoundError, ValidationError } from '../domain/errors'
+import {
+  SECRET_PATTERN,
+  describeSecret,
+  generateSecret,
+  hashSecret,
+  isKeyUsable,
+  sameHash,
+  type ApiKey,
+  type Principal
+} from '../domain/api-keys'
+import { isGuid } from '../domain/ids'
+import { merchantNotFoundMessage } from '../domain/merchants'
+import type { ApiKeyStore, MerchantStore } from '../store/types'
+
+export interface ApiKeyServiceDeps {
+  apiKeys: ApiKeyStore
+  merchants: MerchantStore
+  /** Milliseconds since the epoch. */
+  clock: () => number
+  /** ADMIN_API_KEY; when unset, the admin key generated on first start (SQLite only) is the operator's. */
+  adminApiKey?: string
+  /** Told about failures of the background lastUsedAt writes (they never fail a request). */
+  onBackgroundError?: (err: unknown) => void
+  /** lastUsedAt is written at most once per this many ms per key and instance (default one minute). */
+  usageGranularityMs?: number
+  /** Recorded uses are written together this long after the first of a batch (default one second). */
+  usageFlushDelayMs?: number
+  newId?: () => string
+}
+
+export interface CreateApiKeyInput {
+  name?: string
+  expiresAt?: string
+}
+
+/** A new key and its secret: the only time the secret exists outside the client. */
+export interface CreatedApiKey {
+  key: ApiKey
+  secret: string
+}
+
+export const DEFAULT_KEY_NAME = 'API key'
+/** Bounds the per-instance memory of when each key's use was last written. */
+const MAX_TRACKED_KEYS = 10_000
+
+export interface ApiKeyService {
+  create: (merchantId: string, input: CreateApiKeyInput) => Promise<CreatedApiKey>
+  list: (merchantId: string) => Promise<ApiKey[]>
+  /** Refused from the next request on, on every instance (authentication reads the database each time). */
+  revoke: (merchantId: string, keyId: string) => Promise<void>
+  /** The principal `token` authenticates, or undefined for an unknown, revoked or expired one. */
+  authenticate: (token: string) => Promise<Principal | undefined>
+  /**
+   * Without ADMIN_API_KEY: generates the admin key if the database has none, stores only its hash
+   * and returns the secret (to be shown once). Undefined when there is nothing to show.
+   */
+  bootstrapAdminKey: () => Promise<string | undefined>
+  /** Writes the recorded uses now (before shutdown). */
+  flushUsage: () => Promise<void>
+}
+
+function merchantNotFound (id: string): NotFoundError {
+  return new NotFoundError(merchantNotFoundMessage(id))
+}
+
+/**
+ * API keys: issue, list, revoke, and authenticate a Bearer token.
+ *
+ * Authentication reads the key by its hash on every request (one indexed lookup, joined with
+ * the merchant's status), with no cache: a revocation or suspension through any instance
+ * applies to the very next request on every instance. lastUsedAt is written at most once per
+ * minute per key and instance, in batches, off the request path.
+ */
+export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
+  const adminHash = deps.adminApiKey === undefined ? undefined : hashSecret(deps.adminApiKey)
+  const newId = deps.newId ?? randomUUID
+  const usage = usageRecorder(deps)
+
+  async function requireMerchant (merchantId: string): Promise<string> {
+    const merchant = isGuid(merchantId) ? await deps.merchants.get(merchantId.toLowerCase()) : undefined
+    if (merchant === undefined) throw merchantNotFound(merchantId)
+    return merchant.id
+  }
+
+  return {
+    async create (merchantId, input) {
+      const id = await requireMerchant(merchantId)
+      const now = deps.clock()
+      if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now) {
+        throw new ValidationError({ expiresAt: ['The expiresAt field must be a time in the future.'] })
+      }
+      const secret = generateSecret()
+      const key: ApiKey = {
+        id: newId(),
+        merchantId: id,
+        role: 'merchant',
+        name: input.name ?? DEFAULT_KEY_NAME,
+        ...describeSecret(secret),
+        createdAt: new Date(now).toISOString(),
+        expiresAt: input.expiresAt === undefined ? null : new Date(input.expiresAt).toISOString(),
+        lastUsedAt: null,
+        revokedAt: null
+      }
+      await deps.apiKeys.create(key)
+      return { key, secret }
+    },
+
+    async list (merchantId) {
+      return await deps.apiKeys.listForMerchant(await requireMerchant(merchantId))
+    },
+
+    async revoke (merchantId, keyId) {
+      const id = await requireMerchant(merchantId)
+      const revoked = isGuid(keyId) && await deps.apiKeys.revoke(id, keyId.toLowerCase(), new Date(deps.clock()).toISOString())
+      if (!revoked) throw new NotFoundError(`Merchant '${id}' has no active API key with the id '${keyId.slice(0, 64)}'.`)
+    },
+
+    async authenticate (token) {
+      const hash = hashSecret(token)
+      // The configured key is compared in constant time; its hash never reaches the database.
+      if (adminHash !== undefined && sameHash(hash, adminHash)) return { kind: 'admin', credentialId: 'ADMIN_API_KEY' }
+      // Anything that is not shaped like a key cannot be one: no lookup.
+      if (!SECRET_PATTERN.test(token)) return undefined
+      const match = await deps.apiKeys.findByHash(hash)
+      const now = deps.clock()
+      if (match === undefined || !sameHash(match.key.secretHash, hash) || !isKeyUsable(match.key, now)) return undefined
+      const { key, merchantStatus } = match
+      let principal: Principal | undefined
+      if (key.role === 'merchant' && key.merchantId !== null && merchantStatus !== null) {
+        principal = { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus }
+      } else if (key.role === 'admin' && adminHash === undefined) {
+        // The generated admin key counts only while no ADMIN_API_KEY is configured: setting one retires it.
+        principal = { kind: 'admin', credentialId: key.id }
+      }
+      if (principal !== undefined) usage.record(key.id, now)
+      return principal
+    },
+
+    async bootstrapAdminKey () {
+      if (adminHash !== undefined) return undefined
+      const secret = generateSecret()
+      const at = new Date(deps.clock()).toISOString()
+      const stored = await deps.apiKeys.createBootstrapAdmin({
+        id: newId(),
+        merchantId: null,
+        role: 'admin',
+        name: 'Generated admin key',
+        ...describeSecret(secret),
+        createdAt: at,
+        expiresAt: null,
+        lastUsedAt: null,
+        revokedAt: null
+      })
+      return stored ? secret : undefined
+    },
+
+    flushUsage: usage.flush
+  }
+}
+
+/** Remembers key uses and writes them in batches, at most once per granularity per key. */
+function usageRecorder (deps: ApiKeyServiceDeps): { record: (keyId: string, now: number) => void, flush: () => Promise<void> } {
+  const granularity = deps.usageGranularityMs ?? 60_000
+  const delay = deps.usageFlushDelayMs ?? 1000
+  const lastWritten = new Map<string, number>()
+  let pending = new Map<string, string>()
+  let timer: NodeJS.Timeout | undefined
+
+  async function flush (): Promise<void> {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    if (pending.size === 0) return
+    const batch = [...pending].map(([id, at]) => ({ id, at }))
+    pending = new Map()
+    try {
+      await deps.apiKeys.recordUse(batch)
+    } catch (err) {
+      deps.onBackgroundError?.(err)
+    }
+  }
+
+  return {
+    record (keyId, now) {
+      const last = lastWritten.get(keyId)
+      if (last !== undefined && now - last < granularity) return
+      if (lastWritten.size >= MAX_TRACKED_KEYS) lastWritten.clear()
+      lastWritten.set(keyId, now)
+      pending.set(keyId, new Date(now).toISOString())
+      timer ??= setTimeout(() => { flush().catch(() => {}) }, delay).unref()
+    },
+    flush
+  }
+}
