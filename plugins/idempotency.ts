@@ -47,7 +47,8 @@ declare module 'fastify' {
  * key rotation still replays) or the admin. Two merchants using the same key get two resources.
  */
 function clientScope (request: FastifyRequest): string {
-  const principal = request.principal
+  // Undefined without the auth plugin (a bare instance); null for an anonymous request.
+  const principal = request.principal ?? null
   if (principal === null) return 'anonymous'
   return principal.kind === 'merchant' ? `merchant:${principal.merchantId}` : 'admin'
 }
