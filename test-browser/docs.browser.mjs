@@ -15,6 +15,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run']
 const PRODUCT = { id: 'sku-browser', name: 'Browser cup', price: 12.5 }
+const ADMIN_API_KEY = 'browser-test-admin-key-0123456789abcdefghijkl'
+const ADMIN = { authorization: `Bearer ${ADMIN_API_KEY}` }
 
 let server
 let serverOutput = ''
@@ -23,7 +25,7 @@ let browser
 
 /** Starts `node dist/src/server.js` on a port the OS picks and resolves with its base URL. */
 function startServer () {
-  const env = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:' }
+  const env = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:', ADMIN_API_KEY }
   server = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${serverOutput}`)), 20_000)
@@ -83,7 +85,7 @@ async function watchForProblems (page) {
 test('Swagger UI renders the products operations and runs GET /products/{id} under the CSP', async () => {
   const put = await fetch(`${base}/products/${PRODUCT.id}`, {
     method: 'PUT',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...ADMIN },
     body: JSON.stringify({ name: PRODUCT.name, price: PRODUCT.price })
   })
   assert.equal(put.status, 200, 'the product was seeded')
@@ -129,6 +131,68 @@ test('Swagger UI renders the products operations and runs GET /products/{id} und
   }
   // Blocked scripts, styles or requests explain a broken UI better than a missing element does.
   assert.deepEqual(problems, [], `the page must work under the CSP without errors:\n${problems.join('\n')}` +
+    (failure === undefined ? '' : `\n(then: ${failure.message})`))
+  if (failure !== undefined) throw failure
+})
+
+/** A merchant and its API key, created the way an operator would (admin key over HTTP). */
+async function merchantKey () {
+  const merchant = await fetch(`${base}/merchants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...ADMIN },
+    body: JSON.stringify({ name: 'Browser merchant', email: 'browser@example.com' })
+  })
+  assert.equal(merchant.status, 201)
+  const { id } = await merchant.json()
+  const key = await fetch(`${base}/merchants/${id}/api-keys`, { method: 'POST', headers: ADMIN })
+  assert.equal(key.status, 201)
+  return (await key.json()).secret
+}
+
+test('Swagger UI: Authorize with a merchant key, then create a payment through Try it out (201)', async () => {
+  const secret = await merchantKey()
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
+  const page = await context.newPage()
+  const problems = await watchForProblems(page)
+  let failure
+  try {
+    await page.goto(`${base}/docs`, { waitUntil: 'load' })
+    const createPayment = page.locator('#operations-payments-createPayment')
+    await createPayment.waitFor({ state: 'visible', timeout: 15_000 })
+
+    await page.locator('.scheme-container button.authorize').click()
+    const modal = page.locator('.modal-ux')
+    await modal.waitFor({ state: 'visible' })
+    await modal.locator('input[aria-label="auth-bearer-value"]').fill(secret)
+    await modal.locator('.auth-btn-wrapper button.authorize').click()
+    await modal.getByRole('button', { name: 'Close' }).click()
+
+    await createPayment.locator('.opblock-summary').click()
+    await createPayment.getByRole('button', { name: 'Try it out' }).click()
+    await createPayment.locator('textarea.body-param__text').fill(JSON.stringify({ amount: 12.5, currency: 'EUR' }))
+    await createPayment.getByRole('button', { name: 'Execute' }).click()
+
+    const live = createPayment.locator('.live-responses-table')
+    await live.waitFor({ state: 'visible', timeout: 15_000 })
+    assert.equal((await live.locator('.response .response-col_status').first().innerText()).trim(), '201')
+    const body = live.locator('.response-col_description pre').first()
+    await body.waitFor({ state: 'visible' })
+    const payment = JSON.parse(await body.innerText())
+    assert.equal(payment.status, 'succeeded')
+    assert.equal(payment.amount, 12.5)
+    assert.match(await createPayment.locator('.curl-command').innerText(), /Authorization: Bearer sk_/, 'the request carried the key')
+
+    const stored = await fetch(`${base}/api/payments/${payment.id}`, { headers: { authorization: `Bearer ${secret}` } })
+    assert.equal(stored.status, 200, 'the payment belongs to the merchant whose key Swagger UI sent')
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    await page.screenshot({ path: join(SCREENSHOTS, 'docs-create-payment.png'), fullPage: true })
+    await page.waitForTimeout(250)
+  } catch (err) {
+    failure = err
+  } finally {
+    await context.close()
+  }
+  assert.deepEqual(problems, [], `the page must work without errors:\n${problems.join('\n')}` +
     (failure === undefined ? '' : `\n(then: ${failure.message})`))
   if (failure !== undefined) throw failure
 })
