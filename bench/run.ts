@@ -193,12 +193,23 @@ function expectStatus (answer: HttpAnswer, status: number, what: string): HttpAn
   return answer
 }
 
+/** The services' ADMIN_API_KEY (a throwaway database per run). */
+const BENCH_ADMIN_KEY = 'bench-admin-key-0123456789abcdefghijklmnopqrstuv'
+
 async function seedService (url: string, runId: string): Promise<Seed> {
-  const seed: Seed = { productId: 'bench-product', putProductId: 'bench-put', replayKey: `${runId}-replay`, paymentId: '' }
   const json = { 'content-type': 'application/json' }
-  expectStatus(await call(url, { method: 'PUT', path: `/products/${seed.productId}`, headers: json, body: PRODUCT_BODY }), 200, 'seed product')
+  const admin = { authorization: `Bearer ${BENCH_ADMIN_KEY}` }
+  // Payments are measured as a client sends them: with a merchant's API key.
+  const merchant = expectStatus(await call(url, {
+    method: 'POST', path: '/merchants', headers: { ...json, ...admin }, body: JSON.stringify({ name: 'Bench', email: `bench-${runId}@example.com` })
+  }), 201, 'seed merchant')
+  const merchantId = (JSON.parse(merchant.body.toString()) as { id: string }).id
+  const key = expectStatus(await call(url, { method: 'POST', path: `/merchants/${merchantId}/api-keys`, headers: admin }), 201, 'seed API key')
+  const merchantAuth = { authorization: `Bearer ${(JSON.parse(key.body.toString()) as { secret: string }).secret}` }
+  const seed: Seed = { productId: 'bench-product', putProductId: 'bench-put', replayKey: `${runId}-replay`, paymentId: '', adminAuth: admin, merchantAuth }
+  expectStatus(await call(url, { method: 'PUT', path: `/products/${seed.productId}`, headers: { ...json, ...admin }, body: PRODUCT_BODY }), 200, 'seed product')
   const payment = expectStatus(await call(url, {
-    method: 'POST', path: '/api/payments', headers: { ...json, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY
+    method: 'POST', path: '/api/payments', headers: { ...json, ...merchantAuth, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY
   }), 201, 'seed payment')
   seed.paymentId = (JSON.parse(payment.body.toString()) as { id: string }).id
   return seed
@@ -458,7 +469,8 @@ async function main (): Promise<void> {
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
-    RATE_LIMIT_MAX: '1000000000'
+    RATE_LIMIT_MAX: '1000000000',
+    ADMIN_API_KEY: BENCH_ADMIN_KEY
   }
   const targets: Target[] = []
   const skipped: Array<{ target: string, reason: string }> = []

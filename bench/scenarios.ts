@@ -6,6 +6,9 @@ export interface Seed {
   putProductId: string
   replayKey: string
   paymentId: string
+  /** Authorization headers: the admin key (product writes) and a merchant key (payments). */
+  adminAuth: { authorization: string }
+  merchantAuth: { authorization: string }
 }
 
 export interface Scenario {
@@ -36,7 +39,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'put-product',
     title: 'PUT /products/{id}',
     writes: true,
-    request: (seed) => ({ method: 'PUT', path: `/products/${seed.putProductId}`, headers: JSON_BODY, body: PRODUCT_BODY })
+    request: (seed) => ({ method: 'PUT', path: `/products/${seed.putProductId}`, headers: { ...JSON_BODY, ...seed.adminAuth }, body: PRODUCT_BODY })
   },
   {
     name: 'post-payment',
@@ -44,20 +47,20 @@ export const SCENARIOS: Scenario[] = [
     writes: true,
     ratioTarget: 0.25,
     peerRatioTarget: 1.5,
-    request: (_seed, runId) => ({ method: 'POST', path: '/api/payments', headers: JSON_BODY, body: PAYMENT_BODY, freshKeyPrefix: runId })
+    request: (seed, runId) => ({ method: 'POST', path: '/api/payments', headers: { ...JSON_BODY, ...seed.merchantAuth }, body: PAYMENT_BODY, freshKeyPrefix: runId })
   },
   {
     name: 'replay-payment',
     title: 'POST /api/payments (replayed key)',
     writes: false,
     ratioTarget: 0.4,
-    request: (seed) => ({ method: 'POST', path: '/api/payments', headers: { ...JSON_BODY, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY })
+    request: (seed) => ({ method: 'POST', path: '/api/payments', headers: { ...JSON_BODY, ...seed.merchantAuth, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY })
   },
   {
     name: 'get-payment',
     title: 'GET /api/payments/{id}',
     writes: false,
     ratioTarget: 0.4,
-    request: (seed) => ({ method: 'GET', path: `/api/payments/${seed.paymentId}`, headers: {} })
+    request: (seed) => ({ method: 'GET', path: `/api/payments/${seed.paymentId}`, headers: { ...seed.merchantAuth } })
   }
 ]

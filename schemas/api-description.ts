@@ -2,6 +2,19 @@
 export const apiDescription = `
 A product, payment and merchant HTTP JSON service.
 
+## Authentication
+Send an API key as \`Authorization: Bearer <key>\` (the **Authorize** button above). Two roles:
+* the **admin key** (the operator's \`ADMIN_API_KEY\`) administers merchants, their API keys and the product catalogue;
+* a **merchant key** (\`sk_…\`, from \`POST /merchants/{id}/api-keys\`, shown once) creates and reads that merchant's
+  payments and reads and updates that merchant (not its \`status\`). The admin key does not act on a merchant's behalf:
+  payment routes answer it 403.
+
+\`GET /products/{id}\` and the health probes are public. A missing, malformed, unknown, revoked or expired key is 401 with
+\`WWW-Authenticate: Bearer realm="product-payment-service"\` (plus \`error="invalid_token"\` when a key was sent); a valid
+key without the right is 403; another merchant's merchant record, keys or payments are 404, as if they did not exist.
+Keys are checked before the request body is read. A merchant may hold several keys (rotate: create, deploy, revoke);
+a revoked key is refused from the next request on. Codes in the products envelope: \`UNAUTHENTICATED\`, \`FORBIDDEN\`.
+
 ## Error shapes
 * **Products** (and infrastructure routes) answer errors with the simple envelope
   \`{ "error": "<message>", "code": "<CODE>" }\`. Codes: \`VALIDATION\`, \`INVALID_JSON\`, \`EMPTY_BODY\`,
@@ -51,7 +64,8 @@ payment is never charged twice, across restarts too.
 
 ## Idempotency (\`Idempotency-Key\` header)
 \`POST /api/payments\` and \`POST /merchants\` accept an optional \`Idempotency-Key\` of 1-255 printable ASCII characters
-(use a UUID). Keys are scoped by client (none until authentication exists), method and path.
+(use a UUID). Keys are scoped by merchant (or the admin), method and route: two merchants never share a key, and the same
+route reached through a differently spelled URL (\`/api/pay%6Dents\`) finds the same key.
 * The first request claims the key. Repeating it with the same body (compared canonically: key order and whitespace do not
   matter) replays the first response exactly — status, body, \`Location\` — with \`Idempotent-Replayed: true\`.
   Declines (402) are replayed too.
@@ -66,7 +80,8 @@ payment is never charged twice, across restarts too.
 
 ## Limits
 * Request bodies are limited to 64 KiB by default (\`BODY_LIMIT\`); larger bodies get 413.
-* Each client IP may make 600 requests per minute by default (\`RATE_LIMIT_MAX\`, \`RATE_LIMIT_WINDOW_MS\`);
+* Each API key (and the admin key) may make 600 requests per minute by default (\`RATE_LIMIT_MAX\`, \`RATE_LIMIT_WINDOW_MS\`);
+  anonymous requests and refused keys count per client IP;
   beyond that, 429 with \`Retry-After\` (seconds) and \`x-ratelimit-*\` headers.
 * JSON bodies: \`__proto__\` and \`constructor.prototype\` members are invalid JSON (400); arrays and objects may nest at
   most 32 levels; text containing NUL or an unpaired UTF-16 surrogate cannot be stored and is a 400 naming the field.

@@ -27,7 +27,7 @@ export const CreatedApiKey = Type.Object({
   secret: Type.String({
     description: 'The key itself, `sk_` + 32 characters (192 random bits). Shown only in this response: store it now. ' +
       'The service keeps only its SHA-256.',
-    examples: ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXXXHd8a']
+    examples: ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a']
   })
 }, { $id: 'CreatedApiKey', title: 'New API key (with its secret)', additionalProperties: false })
 export type CreatedApiKeyType = Static<typeof CreatedApiKey>

@@ -123,3 +123,31 @@ t.test('/docs/json and /docs/yaml serve the same document, /docs serves Swagger 
   t.equal(initializer.statusCode, 200)
   t.match(initializer.headers['content-type'], /javascript/)
 })
+
+t.test('security: a bearer scheme; every operation states its security, public ones none; 401/403 documented with examples', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document & {
+    components: { securitySchemes?: Record<string, { type: string, scheme: string }> }
+    security?: unknown
+  }
+  t.match(doc.components.securitySchemes?.bearer, { type: 'http', scheme: 'bearer' })
+  t.same(doc.security, [{ bearer: [] }], 'secure by default at the top level')
+  const publicOperations = ['GET /products/{id}', 'HEAD /products/{id}', 'GET /health/live', 'GET /health/ready']
+  for (const [name, operation] of operations(doc) as Array<[string, Operation & { security?: unknown }]>) {
+    t.ok(Array.isArray(operation.security), `${name} states its security`)
+    if (operation.tags?.includes('products') && operation.responses?.['405'] !== undefined) continue
+    const isPublic = publicOperations.includes(name)
+    t.same(operation.security, isPublic ? [] : [{ bearer: [] }], `${name}: ${isPublic ? 'public' : 'needs a key'}`)
+    if (isPublic && !name.includes('/products/')) continue
+    const unauthorized = operation.responses?.['401'] as (Response & { headers?: Record<string, unknown>, content?: Record<string, { example?: unknown }> }) | undefined
+    t.ok(unauthorized, `${name} documents 401`)
+    t.ok(unauthorized?.headers?.['www-authenticate'], `${name} 401 documents WWW-Authenticate`)
+    t.ok(Object.values(unauthorized?.content ?? {})[0]?.example, `${name} 401 has an example`)
+  }
+  for (const name of ['PUT /products/{id}', 'POST /merchants', 'PATCH /merchants/{id}', 'POST /api/payments', 'GET /api/payments/{id}']) {
+    const [path, method] = [name.slice(name.indexOf(' ') + 1), name.slice(0, name.indexOf(' ')).toLowerCase()]
+    const forbidden = doc.paths[path]?.[method]?.responses?.['403'] as { content?: Record<string, { example?: unknown }> } | undefined
+    t.ok(Object.values(forbidden?.content ?? {})[0]?.example, `${name} documents 403 with an example`)
+  }
+  const keys = new Set((await generateOpenApiYaml()).match(/sk_[A-Za-z0-9_-]{8,}/g) ?? [])
+  t.same([...keys], ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a'], 'the only key in the document is the marked example')
+})
