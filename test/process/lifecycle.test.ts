@@ -6,6 +6,7 @@ import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { ConfigSchema } from '../../src/config'
 import { ServerProcess } from '../helpers/server-process'
+import { ADMIN_AUTH, TEST_ADMIN_KEY } from '../helpers/app'
 
 // The commands the README gives operators, run as an operator would: built output, a process group of their own,
 // an environment without the test runner's loaders (so what runs is exactly `npm start` / `node dist/...`).
@@ -62,6 +63,7 @@ async function start (t: Test, command: string[], dir: string, logLevel = 'info'
       HOST: '127.0.0.1',
       LOG_LEVEL: logLevel,
       DATABASE_URL: `file:${join(dir, 'service.db')}`,
+      ADMIN_API_KEY: TEST_ADMIN_KEY,
       SHUTDOWN_GRACE_MS: String(GRACE_MS)
     })
   })
@@ -135,7 +137,7 @@ t.test('Ctrl-C on `npm start` (SIGINT to the whole process group: npm and node) 
   // A request in flight keeps the drain going while any forwarded copy of the signal arrives.
   const body = JSON.stringify({ name: 'Drained', price: 1 })
   const put = request(`http://127.0.0.1:${server.port}/products/drain`, {
-    method: 'PUT', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': 'in-flight' }
+    method: 'PUT', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': 'in-flight', ...ADMIN_AUTH }
   })
   const answered = new Promise<number>((resolve, reject) => {
     put.on('response', (res) => { res.resume(); resolve(res.statusCode ?? 0) }).on('error', reject)
@@ -156,11 +158,11 @@ t.test('Ctrl-C on `npm start` (SIGINT to the whole process group: npm and node) 
 
 t.test('a repeated stop signal within a second is the same stop; one later than that gives up draining: exit 1', async (t) => {
   const server = new ServerProcess(t, {
-    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', DATABASE_URL: 'file::memory:', SHUTDOWN_GRACE_MS: '20000', REAPER_INTERVAL_MS: '0', RECOVERY_INTERVAL_MS: '0'
+    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', DATABASE_URL: 'file::memory:', ADMIN_API_KEY: TEST_ADMIN_KEY, SHUTDOWN_GRACE_MS: '20000', REAPER_INTERVAL_MS: '0', RECOVERY_INTERVAL_MS: '0'
   })
   const base = await server.listening()
   // A request whose body never completes keeps the drain waiting.
-  const stuck = request(`${base}/products/stuck`, { method: 'PUT', headers: { 'content-type': 'application/json', 'content-length': '100', 'x-request-id': 'stuck' } })
+  const stuck = request(`${base}/products/stuck`, { method: 'PUT', headers: { 'content-type': 'application/json', 'content-length': '100', 'x-request-id': 'stuck', ...ADMIN_AUTH } })
   stuck.on('error', () => {})
   stuck.write('{"na')
   await server.waitForLog((line) => line.requestId === 'stuck')
