@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { childEnv, type LogLine } from '../helpers/server-process'
+import { TEST_ADMIN_KEY } from '../helpers/app'
 
 const ROOT = resolve(__dirname, '..', '..')
 export const PG_BIN = process.env.FAULT_PG_BIN ?? '/usr/lib/postgresql/15/bin'
@@ -152,7 +153,7 @@ export class ServiceInstance {
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
 
   constructor (t: Test, env: Record<string, string>) {
-    this.child = spawn(process.execPath, [SERVER_JS], { cwd: ROOT, env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+    this.child = spawn(process.execPath, [SERVER_JS], { cwd: ROOT, env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ADMIN_API_KEY: TEST_ADMIN_KEY, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
     let pending = ''
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       pending += chunk
@@ -211,6 +212,8 @@ export interface LoadOptions {
   giveUpAt: number
   /** Per attempt; a hang past this is recorded as status 0 with error 'hang'. */
   attemptTimeoutMs: number
+  /** The merchant key the payments are sent with (one merchant: its Idempotency-Keys span the instances). */
+  auth: { authorization: string }
 }
 
 /**
@@ -235,7 +238,7 @@ export async function keyedLoad (options: LoadOptions): Promise<KeyHistory[]> {
         try {
           const res = await fetch(`${bases[instance]}/api/payments`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'idempotency-key': history.key },
+            headers: { 'content-type': 'application/json', 'idempotency-key': history.key, ...options.auth },
             body: JSON.stringify({ amount, currency: 'EUR' }),
             signal: AbortSignal.timeout(options.attemptTimeoutMs)
           })

@@ -12,6 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import {
   faultTestsUnavailable, keyedLoad, PostgresCluster, RedisServer, ServiceInstance, statusOf, until, verify, type KeyHistory
 } from './faults-fixtures'
+import { provisionMerchant } from '../helpers/server-process'
+import { TEST_ADMIN_KEY } from '../helpers/app'
 
 const REQUEST_TIMEOUT_MS = 15_000
 const LOCK_SECONDS = 15
@@ -41,6 +43,7 @@ async function main (): Promise<void> {
   await instances[0].listening()
   await instances[1].listening()
   const bases = (): string[] => instances.map((instance) => instance.base)
+  const { auth } = await provisionMerchant(instances[0].base, TEST_ADMIN_KEY)
   const measurements: Record<string, unknown> = {}
 
   const read = {
@@ -54,7 +57,7 @@ async function main (): Promise<void> {
     for (const instance of instances.filter((i) => i.alive)) {
       const res = await fetch(`${instance.base}/api/payments`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...auth },
         body: JSON.stringify({ amount: 1, currency: 'EUR' }),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
       })
@@ -70,7 +73,7 @@ async function main (): Promise<void> {
    */
   async function underLoad (t: Test, name: string, fault: () => Promise<void>, expect: { alive: boolean[], settleWithinMs: number }): Promise<KeyHistory[]> {
     let stopAt = Number.POSITIVE_INFINITY
-    const load = keyedLoad({ bases, clients: 6, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
+    const load = keyedLoad({ bases, auth, clients: 6, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
     await sleep(1500)
     const faultStarted = Date.now()
     await fault()

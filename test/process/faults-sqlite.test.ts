@@ -14,6 +14,8 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import { faultTestsUnavailable, keyedLoad, ServiceInstance, statusOf, until, verify } from './faults-fixtures'
+import { provisionMerchant } from '../helpers/server-process'
+import { ADMIN_AUTH, TEST_ADMIN_KEY } from '../helpers/app'
 
 const REQUEST_TIMEOUT_MS = 15_000
 
@@ -65,6 +67,7 @@ async function diskFull (t: Test): Promise<void> {
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS)
   })
   const base = await instance.listening()
+  const { auth } = await provisionMerchant(base, TEST_ADMIN_KEY)
   const db = new BetterSqlite3(join(dir, 'service.db'), { readonly: true, fileMustExist: true })
   t.teardown(() => { db.close() })
   const read = {
@@ -74,7 +77,7 @@ async function diskFull (t: Test): Promise<void> {
   }
 
   let stopAt = Number.POSITIVE_INFINITY
-  const load = keyedLoad({ bases: () => [base], clients: 4, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
+  const load = keyedLoad({ bases: () => [base], auth, clients: 4, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
   await sleep(1000)
   const ballast = join(dir, 'ballast')
   const filled = fillDisk(ballast)
@@ -86,7 +89,7 @@ async function diskFull (t: Test): Promise<void> {
 
   const payment = await fetch(`${base}/api/payments`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...auth },
     body: JSON.stringify({ amount: 12, currency: 'EUR' }),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
   })
@@ -94,7 +97,7 @@ async function diskFull (t: Test): Promise<void> {
   t.match(payment.headers.get('content-type'), /^application\/problem\+json/)
   t.ok(Number(payment.headers.get('retry-after')) > 0, 'with Retry-After')
   t.match(await payment.json(), { type: 'urn:problem-type:service-unavailable', status: 503, title: 'The service is temporarily unavailable.' })
-  const product = await fetch(`${base}/products/disk-full`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x', price: 1 }), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+  const product = await fetch(`${base}/products/disk-full`, { method: 'PUT', headers: { 'content-type': 'application/json', ...ADMIN_AUTH }, body: JSON.stringify({ name: 'x', price: 1 }), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
   t.equal(product.status, 503, 'a product write is 503 too')
   t.match(await product.json(), { code: 'STORE_UNAVAILABLE' })
   t.ok(Number(product.headers.get('retry-after')) > 0, 'with Retry-After')
