@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { buildTestApp } from '../helpers/app'
+import { buildTestApp, defaultMerchantScope } from '../helpers/app'
 import { spyGateway, unavailable } from '../helpers/gateway'
 import type { ChargeRequest, ChargeResult } from '../../src/gateway/types'
 import type { App } from '../../src/app'
@@ -28,7 +28,8 @@ async function withPending (t: Test, pending: number, later: (request: ChargeReq
 }
 
 const recover = async (app: App, options: RecoveryOptions) => await app.payments.recoverPending(options)
-const ref = (key: string) => ({ scope: '', method: 'POST', path: '/api/payments', key })
+/** The key as the default test merchant's payments store it. */
+const ref = async (app: App, key: string) => ({ scope: await defaultMerchantScope(app), method: 'POST', path: '/api/payments', key })
 
 t.test('settles with at most `concurrency` gateway calls at once', async (t) => {
   let inFlight = 0
@@ -62,7 +63,7 @@ t.test('leases one payment at a time per lane: a slow payment holds only its own
   const { app } = await withPending(t, 3, later)
   const pass = recover(app, { ageSeconds: 60, leaseMs: 60_000, concurrency: 1 })
   await firstCall
-  const locked = await Promise.all(['k0', 'k1', 'k2'].map(async (key) => (await app.db.idempotency.get(ref(key)))?.lockedUntil !== null))
+  const locked = await Promise.all(['k0', 'k1', 'k2'].map(async (key) => (await app.db.idempotency.get(await ref(app, key)))?.lockedUntil !== null))
   t.same(locked.filter(Boolean).length, 1, 'only the payment being settled is leased (its key locked); the others stay free')
   releaseFirst()
   t.same(await pass, { settled: 3, stillPending: 0 })
@@ -79,7 +80,7 @@ t.test('stops at once when aborted: the hanging gateway call is abandoned and it
   t.ok(Date.now() - started < 500, `stopped in ${Date.now() - started} ms`)
   t.same(result, { settled: 0, stillPending: 2 })
   for (const key of ['k0', 'k1']) {
-    t.equal((await app.db.idempotency.get(ref(key)))?.lockedUntil, null, `${key} is free: a client retry resumes it at once`)
+    t.equal((await app.db.idempotency.get(await ref(app, key)))?.lockedUntil, null, `${key} is free: a client retry resumes it at once`)
   }
   t.same(await recover(app, { ageSeconds: 60, leaseMs: 120_000, signal: shutdown.signal }), { settled: 0, stillPending: 0 }, 'an aborted worker leases nothing')
 })

@@ -9,7 +9,7 @@ import { guardStore, STORE_RETRY_AFTER_SECONDS, toStoreError, unavailableReason 
 import { guardDatabase, releasingAfterOutages } from '../../src/store/guard'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import type { Database, IdempotencyKeyRef, IdempotencyStore } from '../../src/store/types'
-import { buildTestApp } from '../helpers/app'
+import { buildTestApp, defaultMerchantOf } from '../helpers/app'
 
 const coded = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code })
 
@@ -123,6 +123,7 @@ t.test('a key whose release failed in an outage is freed once the database is ba
 t.test('routes answer 503 with Retry-After in their area\'s shape while the database is away', async (t) => {
   const { db, state } = flaky(createSqliteDatabase('file::memory:', { synchronous: 'FULL' }))
   const app = await buildTestApp(t, {}, { database: guardDatabase(db) })
+  await defaultMerchantOf(app) // its API key exists before the outage; authenticating it during the outage is a 503 too
   state.down = true
 
   const product = await app.inject({ method: 'GET', url: '/products/p1' })
