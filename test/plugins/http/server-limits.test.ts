@@ -131,11 +131,12 @@ t.test('an idle connection that never sends a byte is closed', async (t) => {
 })
 
 t.test('a request that takes longer than CONNECTION_TIMEOUT_MS still gets its answer', async (t) => {
-  const { port } = await listening(t, { CONNECTION_TIMEOUT_MS: '300', GATEWAY_SIM_LATENCY_MS: '900', REQUEST_TIMEOUT_MS: '5000' })
+  const { app, port } = await listening(t, { CONNECTION_TIMEOUT_MS: '300', GATEWAY_SIM_LATENCY_MS: '900', REQUEST_TIMEOUT_MS: '5000' })
+  const { auth } = await merchantWithKey(app)
   const started = Date.now()
   const res = await fetch(`http://127.0.0.1:${port}/api/payments`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...auth },
     body: JSON.stringify({ amount: 10, currency: 'EUR' })
   })
   t.equal(res.status, 201, 'answered, not cut off')
