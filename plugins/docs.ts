@@ -18,7 +18,8 @@ export default fp(async (app) => {
       security: requiresKey,
       tags: [
         { name: 'products', description: 'Read and replace products. Errors use the simple `{ error, code }` envelope.' },
-        { name: 'payments', description: 'Create and read payments. Errors are RFC 9457 problem documents.' },
+        { name: 'payments', description: 'Create, read, list and cancel payments. Errors are RFC 9457 problem documents.' },
+        { name: 'refunds', description: 'Refund payments, fully or in parts, and read the refunds. Errors are RFC 9457 problem documents.' },
         { name: 'merchants', description: 'Create, read and update merchants. Errors are RFC 9457 problem documents.' },
         { name: 'api keys', description: 'A merchant\'s API keys: create (the secret is shown once), list, revoke. Errors are RFC 9457 problem documents.' },
         { name: 'health', description: 'Liveness and readiness probes.' }

@@ -61,6 +61,17 @@ function pathOf (request: FastifyRequest): string {
   return request.routeOptions.url ?? request.url.split('?')[0]
 }
 
+/**
+ * What a key's fingerprint covers besides method and path: the body and, for routes with path
+ * parameters (POST /api/payments/{id}/refunds), those parameters too, so one key reused on another
+ * payment is never taken for the same request even when keys are scoped by route pattern.
+ * Without parameters it is the body alone (fingerprints of existing keys are unchanged).
+ */
+function fingerprintedContent (request: FastifyRequest): unknown {
+  const params = request.params as Record<string, string> | undefined
+  return params === undefined || Object.keys(params).length === 0 ? request.body : { params, body: request.body }
+}
+
 export function requestFingerprint (method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body)}`).digest('hex')
 }
@@ -95,7 +106,7 @@ export default fp(async (app) => {
       const now = app.clock()
       const result = await app.db.idempotency.claim({
         ref,
-        fingerprint: requestFingerprint(ref.method, ref.path, request.body),
+        fingerprint: requestFingerprint(ref.method, ref.path, fingerprintedContent(request)),
         now,
         lockUntil: now + lockMs,
         expiresAt: now + retentionMs

@@ -10,7 +10,8 @@ import type {} from './database'
 export type IdempotencyOutcome = ClaimResult['kind']
 /** `pending`: the gateway's answer is unknown (unavailable, timed out); the payment stays pending. */
 export type SettlementOutcome = 'succeeded' | 'declined' | 'pending'
-export type GatewayCallResult = 'succeeded' | 'declined' | 'unavailable' | 'timeout' | 'aborted' | 'error'
+export type GatewayCallResult = 'succeeded' | 'declined' | 'failed' | 'voided' | 'charged' | 'unavailable' | 'timeout' | 'aborted' | 'error'
+export type GatewayOperation = 'charge' | 'refund' | 'void'
 
 export interface ServiceMetrics {
   /** This app's own registry (never prom-client's global one: tests build many apps in one process). */
@@ -22,7 +23,7 @@ export interface ServiceMetrics {
   /** Starts the metrics listener on METRICS_HOST:METRICS_PORT; resolves with its address. */
   listen: () => Promise<string>
   idempotencyClaim: (outcome: IdempotencyOutcome) => void
-  gatewayCall: (operation: 'charge', result: GatewayCallResult, seconds: number) => void
+  gatewayCall: (operation: GatewayOperation, result: GatewayCallResult, seconds: number) => void
 }
 
 declare module 'fastify' {
@@ -37,23 +38,26 @@ export const UNMATCHED_ROUTE = 'unmatched'
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
-/** Times every charge and counts its outcome; wraps the bounded (time-out) gateway so time-outs are seen. */
+/** Times every gateway call (charge, refund, void) and counts its outcome; wraps the bounded (time-out) gateway so time-outs are seen. */
 export function instrumentGateway (gateway: PaymentGateway, metrics: ServiceMetrics): PaymentGateway {
-  return {
-    async charge (request, options) {
-      const started = performance.now()
-      let result: GatewayCallResult = 'error'
-      try {
-        const outcome = await gateway.charge(request, options)
-        result = outcome.outcome
-        return outcome
-      } catch (err) {
-        if (err instanceof GatewayError) result = err.kind
-        throw err
-      } finally {
-        metrics.gatewayCall('charge', result, (performance.now() - started) / 1000)
-      }
+  async function timed<T extends { outcome: GatewayCallResult }> (operation: GatewayOperation, call: () => Promise<T>): Promise<T> {
+    const started = performance.now()
+    let result: GatewayCallResult = 'error'
+    try {
+      const outcome = await call()
+      result = outcome.outcome
+      return outcome
+    } catch (err) {
+      if (err instanceof GatewayError) result = err.kind
+      throw err
+    } finally {
+      metrics.gatewayCall(operation, result, (performance.now() - started) / 1000)
     }
+  }
+  return {
+    async charge (request, options) { return await timed('charge', async () => await gateway.charge(request, options)) },
+    async refund (request) { return await timed('refund', async () => await gateway.refund(request)) },
+    async void (request) { return await timed('void', async () => await gateway.void(request)) }
   }
 }
 
@@ -109,7 +113,7 @@ export default fp(async (app) => {
   })
   const gatewayDuration = new Histogram({
     name: 'gateway_request_duration_seconds',
-    help: 'Payment gateway calls by operation and result (succeeded, declined, unavailable, timeout, aborted on shutdown, error).',
+    help: 'Payment gateway calls by operation (charge, refund, void) and result (succeeded, declined, failed, voided, charged, unavailable, timeout, aborted on shutdown, error).',
     labelNames: ['operation', 'result'] as const,
     buckets: SECONDS_BUCKETS,
     registers
@@ -187,11 +191,10 @@ export default fp(async (app) => {
     idempotencyClaim (outcome) { idempotencyClaims.inc({ outcome }) },
     gatewayCall (operation, result, seconds) {
       gatewayDuration.observe({ operation, result }, seconds)
-      if (result === 'succeeded' || result === 'declined') settlements.inc({ outcome: result })
-      else {
-        gatewayFailures.inc({ operation, kind: result })
-        settlements.inc({ outcome: 'pending' })
-      }
+      const unknown = result === 'unavailable' || result === 'timeout' || result === 'aborted' || result === 'error'
+      if (unknown) gatewayFailures.inc({ operation, kind: result })
+      // Settlements count payments (charges); refunds and voids have their own operation label above.
+      if (operation === 'charge') settlements.inc({ outcome: unknown ? 'pending' : result })
     }
   }
 

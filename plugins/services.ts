@@ -2,12 +2,14 @@ import fp from 'fastify-plugin'
 import { merchantService, type MerchantService } from '../src/services/merchants'
 import { paymentService, type PaymentService, type RenderSettled } from '../src/services/payments'
 import { productService, type ProductService } from '../src/services/products'
+import { refundService, type RefundService, type RenderRefund } from '../src/services/refunds'
 import type { Merchant } from '../src/domain/merchants'
 import type { StoredResponse } from '../src/store/types'
 
 declare module 'fastify' {
   interface FastifyInstance {
     payments: PaymentService
+    refunds: RefundService
     merchants: MerchantService
     products: ProductService
   }
@@ -16,6 +18,8 @@ declare module 'fastify' {
 export interface ServicesOptions {
   /** How a settled payment is stored on its idempotency key: the payments routes' renderer. */
   renderSettledPayment: RenderSettled
+  /** How a settled refund is stored on its idempotency key: the payments routes' renderer. */
+  renderRefund: RenderRefund
   /** How a new merchant is stored on its idempotency key: the merchants routes' renderer. */
   renderMerchantCreated: (merchant: Merchant) => StoredResponse
 }
@@ -33,6 +37,7 @@ export default fp<ServicesOptions>(async (app, options) => {
     log: app.log,
     renderSettled: options.renderSettledPayment
   }))
+  app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log, renderRefund: options.renderRefund }))
   app.decorate('merchants', merchantService({ merchants: app.db.merchants, clock: app.clock, renderCreated: options.renderMerchantCreated }))
   app.decorate('products', productService(app.db.products))
 }, { name: 'services', dependencies: ['database', 'gateway', 'clock'], fastify: '5.x' })

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
   recoverPendingPayments: () => Promise<{ settled: number, stillPending: number }>
+  recoverPendingRefunds: () => Promise<{ settled: number, stillPending: number }>
 }
 
 declare module 'fastify' {
@@ -44,9 +45,14 @@ export default fp(async (app) => {
     reapExpiredKeys: async () => await app.db.idempotency.reap(app.clock()),
     recoverPendingPayments: async () => await app.payments.recoverPending({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
+      maxAgeSeconds: app.config.PENDING_PAYMENT_MAX_AGE,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
       concurrency: app.config.RECOVERY_CONCURRENCY,
       signal: shutdown.signal
+    }),
+    recoverPendingRefunds: async () => await app.refunds.recoverPending({
+      ageSeconds: app.config.RECOVERY_AGE_SECONDS,
+      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
     })
   }
   app.decorate('backgroundJobs', jobs)
@@ -56,7 +62,8 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => {
     tasks = [
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, logFailure('reaper')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery'))
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, logFailure('refund recovery'))
     ]
   })
   app.addHook('preClose', async () => {

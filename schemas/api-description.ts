@@ -29,7 +29,10 @@ A 500 never contains exception details; quote the request id to the operator ins
 Problem types specific to this service: \`urn:problem-type:payment-declined\` (402),
 \`urn:problem-type:gateway-unavailable\` (503), \`urn:problem-type:idempotency-key-reused\` (409),
 \`urn:problem-type:idempotency-key-in-use\` (409), \`urn:problem-type:merchant-email-taken\` (409),
-\`urn:problem-type:service-unavailable\` (503). Other problems use the RFC 9110 section of their status code as \`type\`.
+\`urn:problem-type:service-unavailable\` (503), \`urn:problem-type:payment-failed\` (402),
+\`urn:problem-type:refund-failed\` (402), \`urn:problem-type:payment-not-refundable\` (409),
+\`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409). Other problems use
+the RFC 9110 section of their status code as \`type\`.
 
 When the database is unavailable (restarting, unreachable, timed out, busy, or out of disk space) every route answers
 503 with \`Retry-After\` (seconds) in its area's shape — problem \`urn:problem-type:service-unavailable\` for payments and
@@ -41,8 +44,19 @@ WebDAV's 507: the client's remedy, retrying later, is the same.)
 * \`amount\` is a JSON number greater than 0 and at most 1000000000, with no more decimal places than the currency's
   ISO 4217 minor unit (USD 2, JPY 0, BHD 3, CLF 4). \`currency\` is an active ISO 4217 code in upper case. Amounts are
   stored as integer minor units and read back exactly as sent (10.1 stays 10.1).
-* States: \`pending\` → \`succeeded\` | \`declined\`. Both final states are terminal; no other move exists.
-  A payment is \`pending\` only while the gateway has not answered (or was unreachable).
+* States: \`pending\` → \`succeeded\` | \`declined\` | \`failed\` | \`canceled\`; \`succeeded\` → \`partially_refunded\` →
+  \`refunded\` (or straight to \`refunded\`). \`declined\`, \`failed\`, \`canceled\` and \`refunded\` are terminal; no other
+  move exists. A payment is \`pending\` only while the gateway has not answered (or was unreachable); the recovery worker
+  retries it with exponential back-off and after \`PENDING_PAYMENT_MAX_AGE\` (default 24 h) settles it \`failed\`
+  (\`failureCode\`), storing that final answer (402 \`payment-failed\`) on its Idempotency-Key.
+* Refunds (\`POST /api/payments/{id}/refunds\`): full (no amount) or partial, several per payment, through the gateway
+  under a key derived from the refund id. Serialised per payment: concurrent refunds never exceed the amount. An amount
+  above what remains is 409 \`refund-exceeds-remaining\` (409, not 422: the remainder is the payment's current state,
+  which other refunds change); a payment that is not \`succeeded\`/\`partially_refunded\` is 409 \`payment-not-refundable\`.
+* Lists (\`GET /api/payments\`, \`GET /api/payments/{id}/refunds\`, \`GET /merchants\`): \`{ data, hasMore }\`, newest first,
+  \`limit\` 1-100 (default 10), cursors \`startingAfter\` / \`endingBefore\` (ids), which never skip or repeat an item.
+* \`metadata\` (payments, refunds, merchants): up to 50 string values, keys ≤ 40 and values ≤ 500 characters;
+  violations are 400 with \`errors.metadata\`. Part of the Idempotency-Key fingerprint.
 * Outcomes: 201 \`succeeded\` with \`Location: /api/payments/{id}\`; 402 problem when declined (the payment is stored as
   \`declined\`, with \`paymentId\` and \`declineCode\`); 503 problem with \`Retry-After\` when the gateway is unavailable or
   times out (the payment is stored as \`pending\` and named by \`paymentId\`; a retry with the same Idempotency-Key resumes it,
@@ -59,13 +73,18 @@ Deterministic outcomes by amount, after Braintree's sandbox — try them from th
 | 5002.00 | gateway time-out → 503, payment pending; the charge was in fact made, so a retry with the same key gets 201 |
 | anything else | succeeded → 201 |
 
+Refunds by refund amount: 4001.00 unavailable (503, refund pending), 4002.00 time-out (503; the refund was made, a
+retry with the same key gets 201), 4003.00 refused (402 \`refund-failed\`), anything else succeeds. Cancel of a
+pending payment voids its charge key; a charge that had gone through is refunded instead.
+
 The simulator keeps its ledger in the service's database keyed by the downstream idempotency key (\`payment-{id}\`), so a
 payment is never charged twice, across restarts too.
 
 ## Idempotency (\`Idempotency-Key\` header)
-\`POST /api/payments\` and \`POST /merchants\` accept an optional \`Idempotency-Key\` of 1-255 printable ASCII characters
+\`POST /api/payments\`, \`POST /api/payments/{id}/refunds\` and \`POST /merchants\` accept an optional \`Idempotency-Key\` of 1-255 printable ASCII characters
 (use a UUID). Keys are scoped by merchant (or the admin), method and route: two merchants never share a key, and the same
-route reached through a differently spelled URL (\`/api/pay%6Dents\`) finds the same key.
+route reached through a differently spelled URL (\`/api/pay%6Dents\`) finds the same key. On refunds the fingerprint covers the payment id too, so a key reused on another payment's
+refunds is never a replay.
 * The first request claims the key. Repeating it with the same body (compared canonically: key order and whitespace do not
   matter) replays the first response exactly — status, body, \`Location\` — with \`Idempotent-Replayed: true\`.
   Declines (402) are replayed too.

@@ -19,7 +19,12 @@ export const ProblemDetails = Type.Object({
     description: 'Validation failures: JSON field name → messages.'
   })),
   paymentId: Type.Optional(Type.String({ format: 'uuid', description: 'The payment this problem concerns.' })),
-  declineCode: Type.Optional(Type.String({ description: 'Why the gateway declined the charge, e.g. card_declined.' }))
+  declineCode: Type.Optional(Type.String({ description: 'Why the gateway declined the charge, e.g. card_declined.' })),
+  failureCode: Type.Optional(Type.String({ description: 'Why a payment failed (pending_expired, gateway_unreachable) or a refund was refused.' })),
+  refundId: Type.Optional(Type.String({ format: 'uuid', description: 'The refund this problem concerns.' })),
+  paymentStatus: Type.Optional(Type.String({ description: 'The payment\'s current status, when it forbids the operation.' })),
+  requestedAmount: Type.Optional(Type.Number({ description: 'The refund amount asked for (major units).' })),
+  remainingAmount: Type.Optional(Type.Number({ description: 'What remains refundable on the payment (major units).' }))
 }, { $id: 'ProblemDetails', title: 'Problem details (RFC 9457)', additionalProperties: false })
 export type ProblemDetailsType = Static<typeof ProblemDetails>
 

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { NON_BLANK_PATTERN } from './patterns'
 import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type MerchantStatus } from '../src/domain/merchants'
+import { Metadata, MetadataPatch, PageQuery, pageOf } from './listing'
 import { jsonResponse, problemResponse } from './common'
 
 const exampleId = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
@@ -61,6 +62,7 @@ export const Merchant = Type.Object({
   country: Type.Optional(Type.String({ description: `${countryDescription} Omitted when not set.`, examples: ['US'] })),
   defaultCurrency: Type.Optional(Type.String({ description: `${currencyDescription} Omitted when not set.`, examples: ['USD'] })),
   status: statusSchema('`active` or `suspended`.'),
+  metadata: Type.Optional(Metadata),
   createdAt: Type.String({ format: 'date-time', description: 'When the merchant was created (ISO 8601, UTC).', examples: ['2026-01-15T09:30:00.000Z'] }),
   updatedAt: Type.String({ format: 'date-time', description: 'When the merchant last changed (ISO 8601, UTC). A patch that changes nothing leaves it as it is.', examples: ['2026-01-15T09:30:00.000Z'] })
 }, {
@@ -74,6 +76,7 @@ export const Merchant = Type.Object({
     country: 'US',
     defaultCurrency: 'USD',
     status: 'active',
+    metadata: { crmId: 'C-981' },
     createdAt: '2026-01-15T09:30:00.000Z',
     updatedAt: '2026-01-15T09:30:00.000Z'
   }]
@@ -86,6 +89,7 @@ export const CreateMerchantBody = Type.Object({
   country: Type.Optional(Type.String({ description: `Optional. ${countryDescription}`, examples: ['US'] })),
   defaultCurrency: Type.Optional(Type.String({ description: `Optional. ${currencyDescription}`, examples: ['USD'] })),
   status: Type.Optional(statusSchema('Optional: `active` (the default) or `suspended`.')),
+  metadata: Type.Optional(Metadata),
   id: readOnlyInRequest('assigned by the service'),
   createdAt: readOnlyInRequest('set by the service'),
   updatedAt: readOnlyInRequest('set by the service')
@@ -109,6 +113,7 @@ export const MerchantPatchBody = Type.Object({
   country: nullable(`${countryDescription} \`null\` removes it.`, 'DE'),
   defaultCurrency: nullable(`${currencyDescription} \`null\` removes it.`, 'EUR'),
   status: Type.Optional(statusSchema('`active` or `suspended`. Cannot be null (required).')),
+  metadata: Type.Optional(MetadataPatch),
   id: readOnlyInRequest('assigned by the service'),
   createdAt: readOnlyInRequest('set by the service'),
   updatedAt: readOnlyInRequest('set by the service')
@@ -117,7 +122,7 @@ export const MerchantPatchBody = Type.Object({
   additionalProperties: false,
   description: 'A JSON Merge Patch (RFC 7396): members that are absent stay unchanged, `null` removes an optional member, ' +
     'any other value replaces it. The body must be a JSON object. Unknown fields are rejected.',
-  examples: [{ country: 'DE', defaultCurrency: null }]
+  examples: [{ country: 'DE', defaultCurrency: null, metadata: { crmId: 'C-982', legacyRef: null } }]
 })
 export type MerchantPatchBodyType = Static<typeof MerchantPatchBody>
 
@@ -189,3 +194,14 @@ export const merchantErrors = {
   internal: problemResponse('Unexpected failure; the body carries only a generic title and the trace id.'),
   unavailable: problemResponse('The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable)')
 }
+
+export const MerchantListQuery = PageQuery
+
+export const MerchantList = pageOf(Type.Ref(Merchant), 'Merchant list', {
+  id: exampleId,
+  name: 'Blue Bottle Roasters',
+  email: 'ops@bluebottle.example',
+  status: 'active',
+  createdAt: '2026-01-15T09:30:00.000Z',
+  updatedAt: '2026-01-15T09:30:00.000Z'
+})

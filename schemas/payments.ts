@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
 import { problemResponse } from './common'
+import { Metadata, pageOf, pageQueryProperties } from './listing'
 export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
@@ -13,7 +14,10 @@ export const PaymentId = Type.String({
 export const PaymentStatus = Type.Unsafe<typeof PAYMENT_STATUSES[number]>({
   type: 'string',
   enum: [...PAYMENT_STATUSES],
-  description: '`pending` until the gateway answers, then `succeeded` or `declined` (both terminal).'
+  description: '`pending` until the gateway answers, then `succeeded` or `declined`. A pending payment ends `failed` when the ' +
+    'recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant ' +
+    'cancels it. Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. ' +
+    '`declined`, `failed`, `canceled` and `refunded` are terminal.'
 })
 
 export const Payment = Type.Object({
@@ -21,10 +25,31 @@ export const Payment = Type.Object({
   status: PaymentStatus,
   amount: Type.Number({ description: 'The amount exactly as sent, in major units of `currency`.', examples: [10.1] }),
   currency: Type.String({ description: 'ISO 4217 currency code.', examples: ['USD'] }),
+  amountRefunded: Type.Number({ description: 'How much of `amount` succeeded refunds gave back, in major units (0 when none).', examples: [0] }),
   declineCode: Type.Optional(Type.String({ description: 'Present when `status` is `declined`.', examples: ['card_declined'] })),
+  failureCode: Type.Optional(Type.String({
+    description: 'Present when `status` is `failed`: `pending_expired` (no charge was made; the payment stayed pending past ' +
+      'PENDING_PAYMENT_MAX_AGE) or `gateway_unreachable` (the gateway could not be asked).',
+    examples: ['pending_expired']
+  })),
+  metadata: Type.Optional(Metadata),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })
-}, { $id: 'Payment', title: 'Payment', additionalProperties: false })
+}, {
+  $id: 'Payment',
+  title: 'Payment',
+  additionalProperties: false,
+  examples: [{
+    id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+    status: 'partially_refunded',
+    amount: 10.1,
+    currency: 'USD',
+    amountRefunded: 2.5,
+    metadata: { orderId: 'A-1042' },
+    createdAt: '2026-01-15T09:30:00.000Z',
+    updatedAt: '2026-01-15T09:35:00.000Z'
+  }]
+})
 export type PaymentType = Static<typeof Payment>
 
 export const CreatePaymentBody = Type.Object({
@@ -40,8 +65,9 @@ export const CreatePaymentBody = Type.Object({
     maxLength: 16,
     description: 'An active ISO 4217 code in upper case, e.g. USD, EUR, JPY, BHD.',
     examples: ['USD']
-  })
-}, { title: 'Payment request', additionalProperties: false })
+  }),
+  metadata: Type.Optional(Metadata)
+}, { title: 'Payment request', additionalProperties: false, examples: [{ amount: 10.1, currency: 'USD', metadata: { orderId: 'A-1042' } }] })
 export type CreatePaymentBodyType = Static<typeof CreatePaymentBody>
 
 export const PaymentParams = Type.Object({
@@ -60,3 +86,20 @@ export const paymentErrors = {
   unavailable: problemResponse('The gateway is unavailable or timed out: the payment is stored as `pending` (outcome unknown), `paymentId` names it (urn:problem-type:gateway-unavailable); or the database is unavailable (urn:problem-type:service-unavailable). Retry with the same Idempotency-Key after Retry-After to resume it.'),
   storeUnavailable: problemResponse('The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable)')
 }
+
+export const PaymentListQuery = Type.Object({
+  ...pageQueryProperties,
+  status: Type.Optional(PaymentStatus),
+  createdGte: Type.Optional(Type.String({ format: 'date-time', description: 'Only payments created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
+  createdLt: Type.Optional(Type.String({ format: 'date-time', description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
+}, { additionalProperties: false })
+
+export const PaymentList = pageOf(Type.Ref(Payment), 'Payment list', {
+  id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+  status: 'succeeded',
+  amount: 10.1,
+  currency: 'USD',
+  amountRefunded: 0,
+  createdAt: '2026-01-15T09:30:00.000Z',
+  updatedAt: '2026-01-15T09:30:01.000Z'
+})

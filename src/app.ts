@@ -21,7 +21,7 @@ import servicesPlugin from '../plugins/services'
 import healthRoutes from '../routes/health'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
-import { renderSettled } from '../routes/payments/responses'
+import { renderRefund, renderSettled } from '../routes/payments/responses'
 import merchantRoutes from '../routes/merchants'
 import { MERCHANTS_PATH, renderMerchantCreated } from '../routes/merchants/responses'
 import clockPlugin, { type Clock } from '../plugins/clock'
@@ -109,7 +109,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(readinessPlugin)
   await app.register(metricsPlugin)
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
-  await app.register(servicesPlugin, { renderSettledPayment: renderSettled, renderMerchantCreated })
+  await app.register(servicesPlugin, { renderSettledPayment: renderSettled, renderRefund, renderMerchantCreated })
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(redisPlugin)

@@ -37,6 +37,8 @@ export const ConfigSchema = Type.Object({
   RECOVERY_AGE_SECONDS: Type.Integer({ ...PositiveInt, default: 120 }),
   /** Pending payments the recovery worker settles at once (each under its own lease). */
   RECOVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  /** Seconds a payment may stay pending before the recovery worker settles it as failed (default 24 h). */
+  PENDING_PAYMENT_MAX_AGE: Type.Integer({ ...PositiveInt, default: 86_400 }),
   CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   /** Time for the whole header section to arrive (slowloris); at most REQUEST_TIMEOUT_MS. */

@@ -28,7 +28,12 @@ export const problemTypes: Record<string, string> = {
   IDEMPOTENCY_KEY_REUSED: 'urn:problem-type:idempotency-key-reused',
   IDEMPOTENCY_KEY_IN_USE: 'urn:problem-type:idempotency-key-in-use',
   EMAIL_TAKEN: 'urn:problem-type:merchant-email-taken',
-  STORE_UNAVAILABLE: 'urn:problem-type:service-unavailable'
+  STORE_UNAVAILABLE: 'urn:problem-type:service-unavailable',
+  PAYMENT_FAILED: 'urn:problem-type:payment-failed',
+  PAYMENT_NOT_REFUNDABLE: 'urn:problem-type:payment-not-refundable',
+  PAYMENT_NOT_CANCELABLE: 'urn:problem-type:payment-not-cancelable',
+  REFUND_EXCEEDS_REMAINING: 'urn:problem-type:refund-exceeds-remaining',
+  REFUND_FAILED: 'urn:problem-type:refund-failed'
 }
 
 const titles: Record<string, string> = {
@@ -40,7 +45,12 @@ const titles: Record<string, string> = {
   IDEMPOTENCY_KEY_REUSED: 'The idempotency key was reused with a different request.',
   IDEMPOTENCY_KEY_IN_USE: 'A request with this idempotency key is still in progress.',
   STORE_UNAVAILABLE: 'The service is temporarily unavailable.',
-  INTERNAL: 'An unexpected error occurred.'
+  INTERNAL: 'An unexpected error occurred.',
+  PAYMENT_FAILED: 'The payment failed.',
+  PAYMENT_NOT_REFUNDABLE: 'The payment cannot be refunded.',
+  PAYMENT_NOT_CANCELABLE: 'The payment cannot be canceled.',
+  REFUND_EXCEEDS_REMAINING: 'The refund exceeds the refundable amount.',
+  REFUND_FAILED: 'The refund was refused.'
 }
 
 export interface ProblemDocument {

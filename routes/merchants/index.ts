@@ -4,7 +4,9 @@ import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/err
 import { mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
 import { ifMatchMatches, ifNoneMatchMatches } from '../../plugins/http/conditional'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
-import { IdempotencyHeaders } from '../../schemas/common'
+import { IdempotencyHeaders, jsonResponse } from '../../schemas/common'
+import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
+import { LIST_LIMIT_DEFAULT, pageRequestErrors } from '../../src/domain/pagination'
 import { renderMerchantCreated } from './responses'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
@@ -15,6 +17,8 @@ import {
   ConditionalPatchHeaders,
   CreateMerchantBody,
   MERGE_PATCH_MEDIA_TYPE,
+  MerchantList,
+  MerchantListQuery,
   MerchantParams,
   MerchantPatchBody,
   merchantErrors,
@@ -46,6 +50,8 @@ function requireMediaType (accepted: string[], describe: string, acceptPatch?: s
 }
 
 const adminOnlyErrors = problemAuthErrors('only the admin key creates merchants', '/merchants',
+  'This operation needs the admin key; a merchant API key may not call it.')
+const listErrors = problemAuthErrors('only the admin key lists merchants', '/merchants',
   'This operation needs the admin key; a merchant API key may not call it.')
 const ownErrors = problemAuthErrors('only the admin key changes `status`', '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7',
   'Only the admin key may change a merchant\'s status; nothing was changed.')
@@ -92,10 +98,38 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         503: merchantErrors.unavailable
       }
     },
-    onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json')
+    onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json'),
+    preValidation: metadataGuard()
   }, async (request, reply) => {
     return await app.idempotency.handle(request, reply, async (key) =>
       renderMerchantCreated(await app.merchants.create(request.body, key?.ref)))
+  })
+
+  app.get('', {
+    config: { auth: 'admin' },
+    schema: {
+      tags: ['merchants'],
+      operationId: 'listMerchants',
+      summary: 'List merchants',
+      description: 'Every merchant, newest first (created time, then id), paginated like the payment list: `limit` (1-100, ' +
+        'default 10), `startingAfter` / `endingBefore` cursors, `hasMore`. The operator\'s view of the merchants: needs the admin key.',
+      security: requiresKey,
+      querystring: MerchantListQuery,
+      response: {
+        200: jsonResponse('A page of merchants.', MerchantList),
+        400: merchantErrors.createValidation,
+        ...listErrors,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal
+      }
+    },
+    preValidation: integerQuery(['limit'])
+  }, async (request) => {
+    const page = { ...request.query, limit: request.query.limit ?? LIST_LIMIT_DEFAULT }
+    const errors = pageRequestErrors(page)
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    const result = await app.merchants.list(page)
+    return { data: result.data.map(toMerchantResource), hasMore: result.hasMore }
   })
 
   app.get('/:id', {
@@ -165,10 +199,10 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: requireMediaType([MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE],
       `PATCH /merchants/{id} takes ${MERGE_PATCH_MEDIA_TYPE} (or application/json)`, ACCEPT_PATCH),
     // Before the schema, for messages it cannot give: a non-object patch, null on a required field.
-    preValidation: async (request) => {
+    preValidation: [async (request) => {
       const errors = mergePatchShapeErrors(request.body)
       if (Object.keys(errors).length > 0) throw new ValidationError(errors)
-    }
+    }, metadataGuard({ allowNull: true })]
   }, async (request, reply) => {
     const ifMatch = request.headers['if-match']
     const merchant = await app.merchants.patch(request.params.id, request.body,

@@ -6,14 +6,37 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
-import { jsonResponse } from '../../schemas/common'
-import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
-import { renderSettled, toPublicPayment } from './responses'
+import { jsonResponse, problemResponse } from '../../schemas/common'
+import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors } from '../../schemas/payments'
+import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors } from '../../schemas/refunds'
+import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
+import { LIST_LIMIT_DEFAULT, normalizeInstant, pageRequestErrors } from '../../src/domain/pagination'
+import { renderRefund, renderSettled, toPage, toPublicPayment, toPublicRefund } from './responses'
 import { Type } from '@sinclair/typebox'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const createAuthErrors = problemAuthErrors('the admin key (payments belong to merchants), or a suspended merchant\'s key', '/api/payments', adminRefused)
 const readAuthErrors = problemAuthErrors('the admin key (payments belong to merchants)', '/api/payments/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f', adminRefused)
+const listAuthErrors = problemAuthErrors('the admin key (payments belong to merchants)', '/api/payments', adminRefused)
+const refundAuthErrors = problemAuthErrors('the admin key (payments belong to merchants)', '/api/payments/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/refunds', adminRefused)
+const cancelAuthErrors = problemAuthErrors('the admin key (payments belong to merchants)', '/api/payments/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/cancel', adminRefused)
+
+/**
+ * The merchant a request acts for: the single seam of payment ownership. Services and stores
+ * filter by it, so another merchant's payment or refund is 404, exactly like one that does not
+ * exist (OWASP API1). Every payment route needs a merchant key (`config.auth: 'merchant'`); a
+ * request without one never gets here, and is refused again here should a route forget it.
+ */
+function ownerOf (request: FastifyRequest): string {
+  const principal = request.principal
+  if (principal?.kind !== 'merchant') throw new ForbiddenError('This operation needs a merchant API key.')
+  return principal.merchantId
+}
+
+/** A body-less POST (a full refund) is an empty request object. */
+async function emptyBodyIsEmptyObject (request: FastifyRequest): Promise<void> {
+  if (request.body === undefined || request.body === null) request.body = {}
+}
 
 /** The payments area: RFC 9457 problem documents for every failure. */
 const payments: FastifyPluginAsyncTypebox = async (app) => {
@@ -60,7 +83,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         500: paymentErrors.internal,
         503: paymentErrors.unavailable
       }
-    }
+    },
+    preValidation: metadataGuard()
   }, async (request, reply) => {
     const principal = request.principal
     if (principal?.kind !== 'merchant') throw new ForbiddenError('This operation needs a merchant API key.')
@@ -75,6 +99,155 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id }
     ), origin))
   })
+
+  app.get('/payments', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['payments'],
+      operationId: 'listPayments',
+      summary: 'List payments',
+      description: 'Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). ' +
+        'Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says ' +
+        'whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones ' +
+        'arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive). Unknown query members are 400.',
+      querystring: PaymentListQuery,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('A page of payments.', PaymentList),
+        400: paymentErrors.validation,
+        ...listAuthErrors,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal
+      }
+    },
+    preValidation: integerQuery(['limit'])
+  }, async (request) => {
+    const query = { ...request.query, limit: request.query.limit ?? LIST_LIMIT_DEFAULT }
+    const errors = pageRequestErrors(query)
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    const page = await app.payments.list({
+      ...query,
+      createdGte: normalizeInstant(query.createdGte),
+      createdLt: normalizeInstant(query.createdLt),
+      merchantId: ownerOf(request)
+    })
+    return toPage(page, toPublicPayment)
+  })
+
+  app.post('/payments/:id/cancel', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['payments'],
+      operationId: 'cancelPayment',
+      summary: 'Cancel a pending payment',
+      description: 'Gives up a `pending` payment (the gateway has not confirmed it): the gateway voids the charge under the ' +
+        'payment\'s downstream key, so it can no longer go through, and the payment becomes `canceled`. If the charge had in fact ' +
+        'gone through, it is refunded in full (a refund with reason `payment_canceled`) and the payment ends `refunded`: money is ' +
+        'never left behind. Idempotent: canceling a canceled payment answers 200 again. Any other settled payment is 409 ' +
+        '`payment-not-cancelable`; a gateway outage is 503 with Retry-After (the payment stays pending; retry the cancel).',
+      params: PaymentParams,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('The payment, `canceled` (or `refunded` when its charge had gone through).', Type.Ref(Payment)),
+        ...cancelAuthErrors,
+        404: paymentErrors.notFound,
+        409: problemResponse('The payment is settled and cannot be canceled (urn:problem-type:payment-not-cancelable, with `paymentStatus`).'),
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: problemResponse('The gateway did not confirm the void; the payment stays pending. Retry after Retry-After.')
+      }
+    }
+  }, async (request) => toPublicPayment(await app.refunds.cancelPayment(request.params.id, ownerOf(request))))
+
+  app.post('/payments/:id/refunds', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['refunds'],
+      operationId: 'createRefund',
+      summary: 'Refund a payment',
+      description: 'Refunds all (no `amount`, or no body) or part of a `succeeded` or `partially_refunded` payment; a payment ' +
+        'may have several refunds up to its amount. The refund goes through the gateway under a key derived from the refund id, ' +
+        'so it is never made twice. 201 with the refund and `Location`; the payment moves to `partially_refunded` or `refunded` ' +
+        'and its `amountRefunded` grows. Refunds of one payment are serialised: concurrent refunds never exceed its amount. ' +
+        'A refund larger than what remains (the amount less succeeded and pending refunds) is 409 `refund-exceeds-remaining` ' +
+        '(409 and not 422: the remaining amount is the payment\'s current state, which other refunds change); a pending, ' +
+        'declined, failed, canceled or fully refunded payment is 409 `payment-not-refundable`; `amount` ≤ 0 or with more ' +
+        'decimals than the currency allows is 400. The gateway refusing the refund is 402 `refund-failed`. A gateway outage ' +
+        'is 503 with Retry-After: the refund stays `pending` with its amount held; retry with the same Idempotency-Key (or let the ' +
+        'recovery worker) finish it. `Idempotency-Key` works exactly as on payments.',
+      params: PaymentParams,
+      headers: IdempotencyHeaders,
+      body: CreateRefundBody,
+      security: requiresKey,
+      response: {
+        201: jsonResponse('The refund succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Refund)),
+        400: refundErrors.validation,
+        ...refundAuthErrors,
+        402: refundErrors.failed,
+        404: refundErrors.notFound,
+        409: refundErrors.conflict,
+        413: paymentErrors.tooLarge,
+        415: paymentErrors.unsupportedMediaType,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: refundErrors.unavailable
+      }
+    },
+    preValidation: [emptyBodyIsEmptyObject, metadataGuard()]
+  }, async (request, reply) => {
+    const origin = { path: request.url.split('?')[0], traceId: request.id }
+    return await app.idempotency.handle(request, reply, async (key) => renderRefund(await app.refunds.create(
+      { ...request.body, paymentId: request.params.id, writtenDecimalPlaces: writtenDecimals.get(request) },
+      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id },
+      ownerOf(request)
+    ), origin))
+  })
+
+  app.get('/payments/:id/refunds', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['refunds'],
+      operationId: 'listRefunds',
+      summary: 'List a payment\'s refunds',
+      description: 'The payment\'s refunds, newest first, paginated like the payment list (`limit`, `startingAfter`, `endingBefore`).',
+      params: PaymentParams,
+      querystring: RefundListQuery,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('A page of refunds.', RefundList),
+        400: paymentErrors.validation,
+        ...refundAuthErrors,
+        404: refundErrors.notFound,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal
+      }
+    },
+    preValidation: integerQuery(['limit'])
+  }, async (request) => {
+    const query = { ...request.query, limit: request.query.limit ?? LIST_LIMIT_DEFAULT }
+    const errors = pageRequestErrors(query)
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    return toPage(await app.refunds.list(request.params.id, query, ownerOf(request)), toPublicRefund)
+  })
+
+  app.get('/payments/:id/refunds/:refundId', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['refunds'],
+      operationId: 'getRefund',
+      summary: 'Read a refund',
+      description: 'The refund in any state. Ids that are not GUIDs, unknown ids and refunds of another payment are 404.',
+      params: RefundParams,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('The refund.', Type.Ref(Refund)),
+        ...refundAuthErrors,
+        404: refundErrors.notFound,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal
+      }
+    }
+  }, async (request) => toPublicRefund(await app.refunds.get(request.params.id, request.params.refundId, ownerOf(request))))
 
   app.get('/payments/:id', {
     config: { auth: 'merchant' },
@@ -95,11 +268,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         503: paymentErrors.storeUnavailable
       }
     }
-  }, async (request) => {
-    // Another merchant's payment is not found, exactly like one that does not exist (OWASP API1).
-    const owner = request.principal?.kind === 'merchant' ? request.principal.merchantId : ''
-    return toPublicPayment(await app.payments.get(request.params.id, owner))
-  })
+  }, async (request) => toPublicPayment(await app.payments.get(request.params.id, ownerOf(request))))
 }
 
 export default payments

@@ -1,6 +1,10 @@
 import { PaymentDeclinedError } from '../../src/domain/errors'
 import { fromMinorUnits } from '../../src/domain/money'
-import type { Payment } from '../../src/domain/payments'
+import { PaymentFailedError, type Payment } from '../../src/domain/payments'
+import { RefundFailedError, type Refund } from '../../src/domain/refunds'
+import type { Metadata } from '../../src/domain/metadata'
+import type { Page } from '../../src/domain/pagination'
+import type { RefundType } from '../../schemas/refunds'
 import { exponentOf, type ResponseOrigin } from '../../src/services/payments'
 import type { StoredResponse } from '../../src/store/types'
 import type { PaymentType } from '../../schemas/payments'
@@ -14,11 +18,59 @@ export function toPublicPayment (payment: Payment): PaymentType {
     status: payment.status,
     amount: fromMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
     currency: payment.currency,
+    amountRefunded: fromMinorUnits(payment.amountRefundedMinor, exponentOf(payment.currency)),
     createdAt: payment.createdAt,
     updatedAt: payment.updatedAt
   }
   if (payment.declineCode !== null) publicPayment.declineCode = payment.declineCode
+  if (payment.failureCode !== null) publicPayment.failureCode = payment.failureCode
+  const metadata = nonEmpty(payment.metadata)
+  if (metadata !== undefined) publicPayment.metadata = metadata
   return publicPayment
+}
+
+function nonEmpty (metadata: Metadata): Metadata | undefined {
+  return Object.keys(metadata).length === 0 ? undefined : metadata
+}
+
+export function toPublicRefund (refund: Refund): RefundType {
+  const exponent = exponentOf(refund.currency)
+  return {
+    id: refund.id,
+    paymentId: refund.paymentId,
+    amount: fromMinorUnits(refund.amountMinor, exponent),
+    currency: refund.currency,
+    status: refund.status,
+    ...(refund.reason !== null ? { reason: refund.reason } : {}),
+    ...(refund.failureCode !== null ? { failureCode: refund.failureCode } : {}),
+    ...(nonEmpty(refund.metadata) !== undefined ? { metadata: refund.metadata } : {}),
+    createdAt: refund.createdAt,
+    updatedAt: refund.updatedAt
+  }
+}
+
+export function toPage<T, R> (page: Page<T>, render: (item: T) => R): { data: R[], hasMore: boolean } {
+  return { data: page.data.map(render), hasMore: page.hasMore }
+}
+
+function problemResponse (error: PaymentDeclinedError | PaymentFailedError | RefundFailedError, origin: ResponseOrigin): StoredResponse {
+  const problem = buildProblem(classifyError(error), { instance: origin.path, traceId: origin.traceId })
+  return { statusCode: error.statusCode, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(problem) }
+}
+
+/**
+ * The response a settled refund answers with, exactly as stored for replays: 201 with the refund
+ * and its Location, or the 402 refund-failed problem. `origin.path` is the refunds collection of
+ * the payment (`…/{paymentId}/refunds`); the Location is built from the refund's own ids.
+ */
+export function renderRefund (refund: Refund, origin: ResponseOrigin): StoredResponse {
+  if (refund.status === 'failed') return problemResponse(new RefundFailedError(refund), origin)
+  const collection = origin.path.split('/').slice(0, -2).join('/')
+  return {
+    statusCode: 201,
+    headers: { 'content-type': JSON_CONTENT_TYPE, location: `${collection}/${refund.paymentId}/refunds/${refund.id}` },
+    body: JSON.stringify(toPublicRefund(refund))
+  }
 }
 
 /**
@@ -27,11 +79,8 @@ export function toPublicPayment (payment: Payment): PaymentType {
  * The route and the recovery worker (through the payments service) both render with this.
  */
 export function renderSettled (payment: Payment, origin: ResponseOrigin): StoredResponse {
-  if (payment.status === 'declined') {
-    const declined = new PaymentDeclinedError(payment.id, payment.declineCode ?? 'declined')
-    const problem = buildProblem(classifyError(declined), { instance: origin.path, traceId: origin.traceId })
-    return { statusCode: 402, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(problem) }
-  }
+  if (payment.status === 'declined') return problemResponse(new PaymentDeclinedError(payment.id, payment.declineCode ?? 'declined'), origin)
+  if (payment.status === 'failed') return problemResponse(new PaymentFailedError(payment.id, payment.failureCode ?? 'failed'), origin)
   return {
     statusCode: 201,
     headers: { 'content-type': JSON_CONTENT_TYPE, location: `${origin.path}/${payment.id}` },

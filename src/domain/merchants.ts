@@ -1,6 +1,7 @@
 import { ConflictError, ValidationError, type FieldErrors } from './errors'
 import { isCountryCode } from './countries'
 import { invalidCurrencyMessage, isActiveCurrency } from './currencies'
+import { mergeMetadata, metadataErrors, type Metadata } from './metadata'
 
 export const MERCHANT_STATUSES = ['active', 'suspended'] as const
 export type MerchantStatus = typeof MERCHANT_STATUSES[number]
@@ -19,6 +20,8 @@ export interface Merchant {
   /** ISO 4217 (active codes only), or null when not set. */
   defaultCurrency: string | null
   status: MerchantStatus
+  /** The client's own key-value pairs ({} when none). */
+  metadata: Metadata
   version: number
   /** ISO 8601 UTC timestamps. */
   createdAt: string
@@ -26,7 +29,7 @@ export interface Merchant {
 }
 
 /** The fields a client may set: everything but id, version and the timestamps. */
-export type MerchantFields = Pick<Merchant, 'name' | 'email' | 'country' | 'defaultCurrency' | 'status'>
+export type MerchantFields = Pick<Merchant, 'name' | 'email' | 'country' | 'defaultCurrency' | 'status' | 'metadata'>
 
 /** The JSON representation: optional fields that are not set are omitted; the version is only in the ETag. */
 export interface MerchantResource {
@@ -36,6 +39,7 @@ export interface MerchantResource {
   country?: string
   defaultCurrency?: string
   status: MerchantStatus
+  metadata?: Metadata
   createdAt: string
   updatedAt: string
 }
@@ -74,6 +78,7 @@ export function toMerchantResource (merchant: Merchant): MerchantResource {
     ...(merchant.country !== null ? { country: merchant.country } : {}),
     ...(merchant.defaultCurrency !== null ? { defaultCurrency: merchant.defaultCurrency } : {}),
     status: merchant.status,
+    ...(Object.keys(merchant.metadata).length > 0 ? { metadata: merchant.metadata } : {}),
     createdAt: merchant.createdAt,
     updatedAt: merchant.updatedAt
   }
@@ -113,6 +118,7 @@ export interface MerchantCreateInput {
   country?: string
   defaultCurrency?: string
   status?: MerchantStatus
+  metadata?: Metadata
   id?: unknown
   createdAt?: unknown
   updatedAt?: unknown
@@ -124,7 +130,7 @@ export function buildMerchant (input: MerchantCreateInput, id: string, now: stri
   for (const field of READ_ONLY_FIELDS) {
     if (input[field] !== undefined) errors[field] = [`The ${field} field ${readOnlyReasons[field]}; do not send it.`]
   }
-  Object.assign(errors, codeErrors(input))
+  Object.assign(errors, codeErrors(input), metadataErrors(input.metadata))
   throwIfAny(errors)
   return {
     id,
@@ -133,6 +139,7 @@ export function buildMerchant (input: MerchantCreateInput, id: string, now: stri
     country: input.country ?? null,
     defaultCurrency: input.defaultCurrency ?? null,
     status: input.status ?? 'active',
+    metadata: input.metadata ?? {},
     version: 1,
     createdAt: now,
     updatedAt: now
@@ -146,6 +153,8 @@ export interface MerchantPatch {
   country?: string | null
   defaultCurrency?: string | null
   status?: MerchantStatus
+  /** Merge-patched key by key: null removes a key. */
+  metadata?: Record<string, string | null> | null
   id?: unknown
   createdAt?: unknown
   updatedAt?: unknown
@@ -183,14 +192,20 @@ export function applyMerchantPatch (current: Merchant, patch: MerchantPatch): Me
       errors[field] = [`The ${field} field is read-only: it ${readOnlyReasons[field]} and cannot be changed.`]
     }
   }
-  Object.assign(errors, codeErrors(patch))
+  Object.assign(errors, codeErrors(patch), metadataErrors(patch.metadata ?? undefined, { allowNull: true }))
   throwIfAny(errors)
+  // RFC 7396 recursively: `metadata: null` removes every key, an object patches key by key.
+  const metadata = patch.metadata === undefined
+    ? current.metadata
+    : patch.metadata === null ? {} : mergeMetadata(current.metadata, patch.metadata)
+  throwIfAny(metadataErrors(metadata))
   return {
     name: patch.name ?? current.name,
     email: patch.email ?? current.email,
     country: patch.country === undefined ? current.country : patch.country,
     defaultCurrency: patch.defaultCurrency === undefined ? current.defaultCurrency : patch.defaultCurrency,
-    status: patch.status ?? current.status
+    status: patch.status ?? current.status,
+    metadata
   }
 }
 
@@ -200,7 +215,8 @@ export function isUnchanged (current: Merchant, fields: MerchantFields): boolean
     current.email === fields.email &&
     current.country === fields.country &&
     current.defaultCurrency === fields.defaultCurrency &&
-    current.status === fields.status
+    current.status === fields.status &&
+    JSON.stringify(current.metadata) === JSON.stringify(fields.metadata)
 }
 
 /** The 404 detail for a merchant id, the same whether the merchant is missing or belongs to someone else. */

@@ -1,8 +1,9 @@
-import type { FieldErrors } from './errors'
-import { decimalPlaces } from './money'
+import { ConflictError, DomainError, type FieldErrors } from './errors'
+import { decimalPlaces, formatMinorUnits, fromMinorUnits } from './money'
 import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
+import type { Metadata } from './metadata'
 
-export const PAYMENT_STATUSES = ['pending', 'succeeded', 'declined'] as const
+export const PAYMENT_STATUSES = ['pending', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]
 
 /** The upper bound on an amount, in major units of any currency. */
@@ -20,16 +21,36 @@ export interface Payment {
   currency: string
   status: PaymentStatus
   declineCode: string | null
+  /** Why a payment ended `failed` (e.g. `pending_expired`), else null. */
+  failureCode: string | null
+  /** Minor units refunded by succeeded refunds. */
+  amountRefundedMinor: number
+  /** Minor units held by refunds still pending at the gateway (they count against the remaining amount). */
+  refundPendingMinor: number
+  metadata: Metadata
   createdAt: string
   updatedAt: string
 }
 
-/** The only moves a payment may make: pending → succeeded | declined. Both are terminal. */
+/**
+ * The only moves a payment may make:
+ *   pending → succeeded | declined | failed | canceled
+ *   succeeded → partially_refunded | refunded
+ *   partially_refunded → partially_refunded | refunded
+ * declined, failed, canceled and refunded are terminal.
+ */
 const allowedMoves: Record<PaymentStatus, readonly PaymentStatus[]> = {
-  pending: ['succeeded', 'declined'],
-  succeeded: [],
-  declined: []
+  pending: ['succeeded', 'declined', 'failed', 'canceled'],
+  succeeded: ['partially_refunded', 'refunded'],
+  partially_refunded: ['partially_refunded', 'refunded'],
+  declined: [],
+  failed: [],
+  canceled: [],
+  refunded: []
 }
+
+/** Statuses from which money can still be refunded. */
+export const REFUNDABLE_STATUSES: readonly PaymentStatus[] = ['succeeded', 'partially_refunded']
 
 export class IllegalTransitionError extends Error {
   override name = 'IllegalTransitionError'
@@ -42,10 +63,109 @@ export function canTransition (from: PaymentStatus, to: PaymentStatus): boolean 
   return allowedMoves[from].includes(to)
 }
 
-/** The one function through which a payment changes status. */
-export function transition (payment: Payment, to: PaymentStatus, at: string, declineCode: string | null = null): Payment {
+export function isSettled (status: PaymentStatus): boolean {
+  return status !== 'pending'
+}
+
+/**
+ * The one function through which a payment changes status. `code` is the
+ * decline code of a `declined` payment or the failure code of a `failed` one.
+ * A refund move (to partially_refunded/refunded) must agree with amountRefundedMinor.
+ */
+export function transition (payment: Payment, to: PaymentStatus, at: string, code: string | null = null): Payment {
   if (!canTransition(payment.status, to)) throw new IllegalTransitionError(payment.status, to)
-  return { ...payment, status: to, declineCode: to === 'declined' ? declineCode : null, updatedAt: at }
+  if (to === 'refunded' && payment.amountRefundedMinor !== payment.amountMinor) throw new IllegalTransitionError(payment.status, to)
+  if (to === 'partially_refunded' && !(payment.amountRefundedMinor > 0 && payment.amountRefundedMinor < payment.amountMinor)) {
+    throw new IllegalTransitionError(payment.status, to)
+  }
+  return {
+    ...payment,
+    status: to,
+    declineCode: to === 'declined' ? code : payment.declineCode,
+    failureCode: to === 'failed' ? code : payment.failureCode,
+    updatedAt: at
+  }
+}
+
+/** Minor units that may still be refunded: the amount less what is refunded or being refunded. */
+export function refundableMinor (payment: Payment): number {
+  return payment.amountMinor - payment.amountRefundedMinor - payment.refundPendingMinor
+}
+
+/**
+ * Holds `amountMinor` of the payment for a new refund (the refund is pending
+ * at the gateway). Throws when the payment cannot be refunded or not by that much.
+ */
+export function reserveRefund (payment: Payment, amountMinor: number, at: string): Payment {
+  if (!REFUNDABLE_STATUSES.includes(payment.status)) throw new PaymentNotRefundableError(payment.id, payment.status)
+  const remaining = refundableMinor(payment)
+  if (amountMinor <= 0 || amountMinor > remaining) throw new RefundExceedsRemainingError(payment.id, amountMinor, remaining, payment.currency)
+  return { ...payment, refundPendingMinor: payment.refundPendingMinor + amountMinor, updatedAt: at }
+}
+
+/** A reserved refund succeeded at the gateway: the money is refunded and the status moves. */
+export function applySucceededRefund (payment: Payment, amountMinor: number, at: string): Payment {
+  const refunded = {
+    ...payment,
+    refundPendingMinor: payment.refundPendingMinor - amountMinor,
+    amountRefundedMinor: payment.amountRefundedMinor + amountMinor
+  }
+  return transition(refunded, refunded.amountRefundedMinor === refunded.amountMinor ? 'refunded' : 'partially_refunded', at)
+}
+
+/** A reserved refund failed at the gateway: the reservation is released, nothing else changes. */
+export function releaseFailedRefund (payment: Payment, amountMinor: number, at: string): Payment {
+  return { ...payment, refundPendingMinor: payment.refundPendingMinor - amountMinor, updatedAt: at }
+}
+
+/** A refund of a payment that is not (or no longer) refundable: pending, declined, failed, canceled or refunded. */
+export class PaymentNotRefundableError extends ConflictError {
+  override readonly code = 'PAYMENT_NOT_REFUNDABLE'
+  constructor (readonly paymentId: string, readonly status: PaymentStatus) {
+    super(status === 'refunded'
+      ? 'The payment is already fully refunded.'
+      : `Only succeeded or partially refunded payments can be refunded; this payment is ${status}.`)
+    Object.assign(this.extensions, { paymentId, paymentStatus: status })
+  }
+}
+
+/**
+ * A refund larger than what remains refundable. A 409: the remaining amount is
+ * the payment's current state, which other refunds change (the same request may
+ * have fitted a moment earlier).
+ */
+export class RefundExceedsRemainingError extends ConflictError {
+  override readonly code = 'REFUND_EXCEEDS_REMAINING'
+  constructor (readonly paymentId: string, requestedMinor: number, remainingMinor: number, currency: string) {
+    const exponent = minorUnitsOf(currency) ?? 2
+    super(`The refund amount exceeds what remains refundable on this payment (${formatMinorUnits(remainingMinor, exponent)} ${currency}).`)
+    Object.assign(this.extensions, {
+      paymentId,
+      requestedAmount: fromMinorUnits(requestedMinor, exponent),
+      remainingAmount: fromMinorUnits(remainingMinor, exponent)
+    })
+  }
+}
+
+/** A payment the recovery worker settled as `failed` (its stored response, 402 like a decline). */
+export class PaymentFailedError extends DomainError {
+  readonly statusCode = 402
+  readonly code = 'PAYMENT_FAILED'
+  constructor (readonly paymentId: string, readonly failureCode: string) {
+    super(failureCode === 'pending_expired'
+      ? 'The payment stayed pending past its maximum age without a charge and was given up; no money moved.'
+      : `The payment failed (${failureCode}).`)
+    Object.assign(this.extensions, { paymentId, failureCode })
+  }
+}
+
+/** Cancel of a payment that is no longer pending. */
+export class PaymentNotCancelableError extends ConflictError {
+  override readonly code = 'PAYMENT_NOT_CANCELABLE'
+  constructor (readonly paymentId: string, readonly status: PaymentStatus) {
+    super(`Only pending payments can be canceled; this payment is ${status}.`)
+    Object.assign(this.extensions, { paymentId, paymentStatus: status })
+  }
 }
 
 /**
@@ -65,4 +185,22 @@ export function validatePaymentInput (input: { amount: number, currency: string 
       : `The amount field must have at most ${exponent} decimal places for ${input.currency}.`]
   }
   return errors
+}
+
+/** A new payment, pending until the gateway answers. */
+export function newPendingPayment (fields: { id: string, amountMinor: number, currency: string, at: string, metadata?: Metadata, merchantId?: string | null }): Payment {
+  return {
+    id: fields.id,
+    amountMinor: fields.amountMinor,
+    currency: fields.currency,
+    status: 'pending',
+    declineCode: null,
+    failureCode: null,
+    amountRefundedMinor: 0,
+    refundPendingMinor: 0,
+    metadata: fields.metadata ?? {},
+    merchantId: fields.merchantId ?? null,
+    createdAt: fields.at,
+    updatedAt: fields.at
+  }
 }

@@ -1,12 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
-import type { LedgerStore } from '../store/types'
-import { GatewayError, type ChargeResult, type PaymentGateway } from './types'
+import type { LedgerEntry, LedgerStore } from '../store/types'
+import { GatewayError, type ChargeResult, type PaymentGateway, type RefundResult, type VoidResult } from './types'
 
 export const SIMULATED_DECLINE_CODE = 'card_declined'
+export const SIMULATED_REFUND_FAILURE_CODE = 'refund_declined'
+/** What a charge under a key that was voided first answers. */
+export const VOIDED_DECLINE_CODE = 'payment_voided'
 
 /**
- * Deterministic outcomes by amount, after Braintree's sandbox:
+ * Deterministic charge outcomes by amount, after Braintree's sandbox:
  * 2000.00–2999.99 declined, 5001.00 unavailable, 5002.00 times out, anything else succeeds.
  */
 export function simulatedOutcome (amount: string): 'succeeded' | 'declined' | 'unavailable' | 'timeout' {
@@ -18,18 +21,32 @@ export function simulatedOutcome (amount: string): 'succeeded' | 'declined' | 'u
 }
 
 /**
+ * Deterministic refund outcomes by refund amount (in the 4000s, which charges
+ * always succeed): 4001.00 unavailable, 4002.00 times out (the refund is made,
+ * the answer lost), 4003.00 refused by the gateway; anything else succeeds.
+ */
+export function simulatedRefundOutcome (amount: string): 'succeeded' | 'failed' | 'unavailable' | 'timeout' {
+  const value = Number(amount)
+  if (value === 4001) return 'unavailable'
+  if (value === 4002) return 'timeout'
+  if (value === 4003) return 'failed'
+  return 'succeeded'
+}
+
+/**
  * A gateway that behaves like a real external one: its ledger lives in the
  * service's database keyed by the downstream idempotency key, so repeating a
- * charge under the same key returns the first result and never charges twice,
- * across restarts too.
+ * charge, refund or void under the same key returns the first result and never
+ * moves money twice, across restarts too.
  */
 export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: number }): PaymentGateway {
+  const latency = async (): Promise<void> => { if (options.latencyMs > 0) await sleep(options.latencyMs) }
   return {
     async charge (request, { signal } = {}) {
       if (options.latencyMs > 0) await sleep(options.latencyMs, undefined, { signal }).catch(() => {})
       if (signal?.aborted === true) throw new GatewayError('aborted', 'the charge was abandoned (shutting down)')
       const previous = await ledger.get(request.idempotencyKey)
-      if (previous !== undefined) return resultOf(previous)
+      if (previous !== undefined) return chargeResultOf(previous)
       const outcome = simulatedOutcome(request.amount)
       if (outcome === 'unavailable') throw new GatewayError('unavailable', 'the simulated gateway is unavailable (amount 5001.00)')
       const entry = await ledger.recordOnce({
@@ -43,13 +60,62 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
       // 5002.00: the charge is made but the answer never arrives, like a real
       // timeout after the gateway did its work; a retry with the same key sees it.
       if (outcome === 'timeout') return await new Promise<never>(() => {})
-      return resultOf(entry)
+      return chargeResultOf(entry)
+    },
+
+    async refund (request) {
+      await latency()
+      const previous = await ledger.get(request.idempotencyKey)
+      if (previous !== undefined) return refundResultOf(previous)
+      const outcome = simulatedRefundOutcome(request.amount)
+      if (outcome === 'unavailable') throw new GatewayError('unavailable', 'the simulated gateway is unavailable for refunds (amount 4001.00)')
+      const charge = await ledger.get(request.chargeIdempotencyKey)
+      const failureCode = charge === undefined || charge.outcome !== 'succeeded'
+        ? 'charge_not_found'
+        : outcome === 'failed' ? SIMULATED_REFUND_FAILURE_CODE : null
+      const entry = await ledger.recordOnce({
+        idempotencyKey: request.idempotencyKey,
+        chargeId: `re_${randomUUID()}`,
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+        outcome: failureCode === null ? 'succeeded' : 'declined',
+        declineCode: failureCode
+      })
+      if (outcome === 'timeout') return await new Promise<never>(() => {})
+      return refundResultOf(entry)
+    },
+
+    async void (request) {
+      await latency()
+      // A tombstone under the charge's key: a charge arriving later finds it and is not made.
+      const entry = await ledger.recordOnce({
+        idempotencyKey: request.chargeIdempotencyKey,
+        chargeId: `void_${randomUUID()}`,
+        amountMinor: 0,
+        currency: 'XXX',
+        outcome: 'voided',
+        declineCode: null
+      })
+      return voidResultOf(entry)
     }
   }
 }
 
-function resultOf (entry: { chargeId: string, outcome: 'succeeded' | 'declined', declineCode: string | null }): ChargeResult {
+function chargeResultOf (entry: LedgerEntry): ChargeResult {
+  if (entry.outcome === 'voided') return { outcome: 'declined', chargeId: entry.chargeId, declineCode: VOIDED_DECLINE_CODE }
   return entry.outcome === 'declined'
     ? { outcome: 'declined', chargeId: entry.chargeId, declineCode: entry.declineCode ?? SIMULATED_DECLINE_CODE }
     : { outcome: 'succeeded', chargeId: entry.chargeId }
+}
+
+function refundResultOf (entry: LedgerEntry): RefundResult {
+  return entry.outcome === 'succeeded'
+    ? { outcome: 'succeeded', gatewayRefundId: entry.chargeId }
+    : { outcome: 'failed', gatewayRefundId: entry.chargeId, failureCode: entry.declineCode ?? SIMULATED_REFUND_FAILURE_CODE }
+}
+
+function voidResultOf (entry: LedgerEntry): VoidResult {
+  if (entry.outcome === 'voided') return { outcome: 'voided' }
+  if (entry.outcome === 'declined') return { outcome: 'declined', chargeId: entry.chargeId, declineCode: entry.declineCode ?? SIMULATED_DECLINE_CODE }
+  return { outcome: 'charged', chargeId: entry.chargeId }
 }

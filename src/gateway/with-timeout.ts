@@ -1,7 +1,7 @@
 import { GatewayError, type PaymentGateway } from './types'
 
 /**
- * Bounds every charge: a gateway that does not answer within `timeoutMs` is treated as timed out,
+ * Bounds every gateway call (charge, refund, void): a gateway that does not answer within `timeoutMs` is treated as timed out,
  * and one whose caller's signal aborts (shutdown) is abandoned at once.
  */
 export function withTimeout (gateway: PaymentGateway, timeoutMs: number): PaymentGateway {
@@ -22,6 +22,20 @@ export function withTimeout (gateway: PaymentGateway, timeoutMs: number): Paymen
         clearTimeout(timer)
         if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
       }
+    },
+    async refund (request) { return await bounded(gateway.refund(request)) },
+    async void (request) { return await bounded(gateway.void(request)) }
+  }
+
+  async function bounded<T> (call: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new GatewayError('timeout', `the gateway did not answer within ${timeoutMs} ms`)) }, timeoutMs)
+    })
+    try {
+      return await Promise.race([call, timeout])
+    } finally {
+      clearTimeout(timer)
     }
   }
 }

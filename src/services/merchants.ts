@@ -11,6 +11,7 @@ import {
   type MerchantCreateInput,
   type MerchantPatch
 } from '../domain/merchants'
+import type { Page, PageRequest } from '../domain/pagination'
 import type { IdempotencyKeyRef, MerchantStore, StoredResponse } from '../store/types'
 
 export interface MerchantDeps {
@@ -113,12 +114,15 @@ export interface MerchantService {
   get: (id: string) => Promise<Merchant>
   /** `mayChangeStatus: false`: a patch that changes `status` is refused (ForbiddenError) and writes nothing. */
   patch: (id: string, patch: MerchantPatch, precondition?: MerchantPrecondition, options?: { mayChangeStatus?: boolean }) => Promise<Merchant>
+  /** A page of merchants, newest first (the operator's view). */
+  list: (page: PageRequest) => Promise<Page<Merchant>>
 }
 
 export function merchantService (deps: MerchantDeps): MerchantService {
   return {
     create: async (input, key) => await createMerchant(deps, input, key),
     get: async (id) => await getMerchant(deps, id),
-    patch: async (id, patch, precondition, options) => await patchMerchant(deps, id, patch, precondition, options)
+    patch: async (id, patch, precondition, options) => await patchMerchant(deps, id, patch, precondition, options),
+    list: async (page) => await deps.merchants.list(page)
   }
 }

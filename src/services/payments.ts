@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
-import { transition, type Payment } from '../domain/payments'
+import { newPendingPayment, transition, type Payment } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { minorUnitsOf } from '../domain/currencies'
 import { GatewayError, type PaymentGateway } from '../gateway/types'
-import type { Database, IdempotencyKeyRef, StoredResponse } from '../store/types'
+import type { Database, IdempotencyKeyRef, PaymentListQuery, StoredResponse } from '../store/types'
+import type { Metadata } from '../domain/metadata'
+import type { Page } from '../domain/pagination'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -44,6 +46,8 @@ export interface PaymentKey {
 export interface RecoveryOptions {
   /** Pending payments older than this are considered abandoned. */
   ageSeconds: number
+  /** Pending payments older than this are given up: voided at the gateway and settled as `failed`. */
+  maxAgeSeconds?: number
   /** How long the worker holds one payment (and its key) while settling it; longer than a gateway call. */
   leaseMs: number
   /** Payments settled at once (RECOVERY_CONCURRENCY). */
@@ -55,13 +59,15 @@ export interface RecoveryOptions {
 export interface PaymentService {
   /** Creates (or resumes under its key) and settles a payment: succeeded or declined; GatewayUnavailableError when unknown. */
   /** `merchantId`: the merchant whose key asked; the payment belongs to it. */
-  create: (input: { amount: number, currency: string, merchantId: string }, key?: PaymentKey) => Promise<Payment>
-  /** The payment with this id; NotFoundError for an unknown id or one that is not a GUID. */
+  create: (input: { amount: number, currency: string, merchantId: string, metadata?: Metadata }, key?: PaymentKey) => Promise<Payment>
   /**
-   * With `owner` (a merchant id), a payment of another merchant, or of none (created before
+   * The payment with this id; NotFoundError for an unknown id or one that is not a GUID. With
+   * `owner` (a merchant id), a payment of another merchant, or of none (created before
    * authentication), is not found: the same NotFoundError as an unknown id.
    */
   get: (id: string, owner?: string) => Promise<Payment>
+  /** A page of payments, newest first; UnknownCursorError for a cursor outside the list. */
+  list: (query: PaymentListQuery) => Promise<Page<Payment>>
   /** Settles payments left pending by a crash or an outage (the recovery worker's pass). */
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
 }
@@ -82,7 +88,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * stays pending and GatewayUnavailableError is thrown: freeing the key is the
    * caller's (the idempotency plugin's) job.
    */
-  async function settle (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }, signal?: AbortSignal): Promise<Payment> {
+  async function settle (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
     const completion = (settled: Payment) => key === undefined
       ? undefined
       : { ref: key.ref, response: deps.renderSettled(settled, { path: key.ref.path, traceId: key.traceId }) }
@@ -101,7 +107,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       }, { signal })
     } catch (err) {
       if (err instanceof GatewayError) {
-        deps.log.warn({ paymentId: payment.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
+        if (options.quiet !== true) deps.log.warn({ paymentId: payment.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
         throw new GatewayUnavailableError(
           err.kind === 'timeout'
             ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
@@ -119,6 +125,32 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     return await deps.db.payments.complete(final, completion(final))
   }
 
+  /**
+   * Gives up on a payment pending past PENDING_PAYMENT_MAX_AGE: the gateway is
+   * asked to void its charge (so a late charge under the key cannot go through).
+   * No charge existed → `failed` (pending_expired); the charge had gone through
+   * → `succeeded` (the truth; the merchant may refund it); declined → `declined`.
+   * A gateway still unreachable after the maximum age cannot tell: the payment is
+   * settled `failed` (gateway_unreachable) and an error is logged for follow-up.
+   */
+  async function expire (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }): Promise<Payment> {
+    const at = new Date(deps.clock()).toISOString()
+    let final: Payment
+    try {
+      const result = await deps.gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })
+      final = result.outcome === 'voided'
+        ? transition(payment, 'failed', at, 'pending_expired')
+        : result.outcome === 'charged' ? transition(payment, 'succeeded', at) : transition(payment, 'declined', at, result.declineCode)
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.error({ paymentId: payment.id, gatewayFailure: err.kind }, 'pending payment expired while the gateway is unreachable; its outcome at the gateway is unverified')
+      final = transition(payment, 'failed', at, 'gateway_unreachable')
+    }
+    return await deps.db.payments.complete(final, key === undefined
+      ? undefined
+      : { ref: key.ref, response: deps.renderSettled(final, { path: key.ref.path, traceId: key.traceId }) })
+  }
+
   return {
     /**
      * Creates a payment (or resumes the one an earlier attempt under the same key
@@ -131,16 +163,14 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         if (existing !== undefined) return await settle(existing, key)
       }
       const now = new Date(deps.clock()).toISOString()
-      const payment: Payment = {
+      const payment = newPendingPayment({
         id: newId(),
         merchantId: input.merchantId,
         amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
         currency: input.currency,
-        status: 'pending',
-        declineCode: null,
-        createdAt: now,
-        updatedAt: now
-      }
+        metadata: input.metadata,
+        at: now
+      })
       await deps.db.payments.create(payment, key?.ref)
       return await settle(payment, key)
     },
@@ -150,6 +180,10 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       const payment = owner === undefined || (found !== undefined && found.merchantId !== null && found.merchantId === owner.toLowerCase()) ? found : undefined
       if (payment === undefined) throw new NotFoundError(`No payment has the id '${id.length <= 64 ? id : `${id.slice(0, 64)}…`}'.`)
       return payment
+    },
+
+    async list (query) {
+      return await deps.db.payments.list(query)
     },
 
     /**
@@ -176,17 +210,28 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       let gatewayDown = false
       const recoverOne = async (payment: Payment): Promise<void> => {
         let ref: IdempotencyKeyRef | undefined
+        const ageMs = deps.clock() - Date.parse(payment.createdAt)
         try {
           const record = await deps.db.idempotency.findByResource(payment.id)
           ref = record === undefined || record.recoveryPoint === 'finished'
             ? undefined
             : { scope: record.scope, method: record.method, path: record.path, key: record.key }
-          await settle(payment, ref === undefined ? undefined : { ref, traceId }, signal)
+          const keyed = ref === undefined ? undefined : { ref, traceId }
+          const final = options.maxAgeSeconds !== undefined && ageMs >= options.maxAgeSeconds * 1000
+            ? await expire(payment, keyed)
+            : await settle(payment, keyed, signal, { quiet: true })
           settled++
+          // One line per state change; attempts that change nothing log nothing.
+          deps.log.info({ paymentId: payment.id, status: final.status, failureCode: final.failureCode ?? undefined, traceId }, 'recovery settled a pending payment')
         } catch (err) {
           stillPending++
-          if (err instanceof GatewayUnavailableError) gatewayDown = true
-          else deps.log.error({ err, paymentId: payment.id, traceId }, 'recovery of a pending payment failed')
+          if (err instanceof GatewayUnavailableError) {
+            gatewayDown = true
+            // Still unknown: not again before the back-off (about its age: attempts grow geometrically).
+            await deps.db.payments.deferRecovery(payment.id, deps.clock() + recoveryBackoffMs(ageMs, options.leaseMs))
+          } else {
+            deps.log.error({ err, paymentId: payment.id, traceId }, 'recovery of a pending payment failed')
+          }
           if (ref !== undefined) await deps.db.idempotency.release(ref)
         }
       }
@@ -201,10 +246,15 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         }
       }
       const lanes = await Promise.allSettled(Array.from({ length: options.concurrency ?? 4 }, lane))
-      if (settled + stillPending > 0) deps.log.info({ settled, stillPending, aborted: signal?.aborted === true, traceId }, 'recovery worker pass')
+      if (signal?.aborted === true && settled + stillPending > 0) deps.log.info({ settled, stillPending, aborted: true, traceId }, 'recovery worker pass')
       const failure = lanes.find((result): result is PromiseRejectedResult => result.status === 'rejected')
       if (failure !== undefined) throw failure.reason
       return { settled, stillPending }
     }
   }
+}
+
+/** Back-off of the recovery worker: about the payment's age (so attempts grow geometrically), from one lease to an hour. */
+export function recoveryBackoffMs (ageMs: number, leaseMs: number): number {
+  return Math.min(Math.max(ageMs, leaseMs), 3_600_000)
 }

@@ -103,6 +103,7 @@ export function guardDatabase (db: Database): Database {
     products: guardStore(db.products),
     merchants: guardStore(db.merchants),
     payments: guardStore(db.payments),
+    refunds: guardStore(db.refunds),
     ledger: guardStore(db.ledger),
     apiKeys: guardStore(db.apiKeys),
     idempotency,

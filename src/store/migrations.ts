@@ -7,6 +7,8 @@ export interface Migration {
 
 /** What SQLite and PostgreSQL spell differently in the DDL; everything else is written once below. */
 export interface Dialect {
+  /** Which database, for the few changes that are procedures rather than spellings (SQLite cannot alter a CHECK). */
+  kind: 'sqlite' | 'postgres'
   /** 64-bit integers: money in minor units, epoch-millisecond times. */
   bigint: string
   /** Floating-point numbers (product prices). */
@@ -16,9 +18,11 @@ export interface Dialect {
 }
 
 export const dialects = {
-  sqlite: { bigint: 'INTEGER', double: 'REAL', table: ' STRICT' },
-  postgres: { bigint: 'BIGINT', double: 'DOUBLE PRECISION', table: '' }
+  sqlite: { kind: 'sqlite', bigint: 'INTEGER', double: 'REAL', table: ' STRICT' },
+  postgres: { kind: 'postgres', bigint: 'BIGINT', double: 'DOUBLE PRECISION', table: '' }
 } satisfies Record<string, Dialect>
+
+import { lifecycleSchema } from './lifecycle-migrations'
 
 export const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
 
@@ -111,8 +115,9 @@ const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string
     `
   },
   {
-    // Versions 20-29: authentication. Payments created before it keep merchant_id NULL:
-    // they belong to no merchant, so no merchant key can read them (see README, Authentication).
+    // Versions 20-29: authentication. payments.merchant_id and its (merchant_id, created_at, id)
+    // index come from the lifecycle migration (v4); payments created before it keep merchant_id
+    // NULL: they belong to no merchant, so no merchant key can read them (see README, Authentication).
     version: 20,
     name: 'api keys and payment owners',
     ddl: (d) => `
@@ -134,14 +139,13 @@ const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string
       CREATE INDEX api_keys_merchant ON api_keys (merchant_id, created_at);
       -- At most one generated admin key (two instances starting at once store one).
       CREATE UNIQUE INDEX api_keys_single_admin ON api_keys (role) WHERE role = 'admin';
-      ALTER TABLE payments ADD COLUMN merchant_id TEXT;
-      CREATE INDEX payments_merchant ON payments (merchant_id, created_at);
     `
-  }
+  },
+  ...lifecycleSchema
 ]
 
 export function migrationsFor (dialect: Dialect): Migration[] {
-  return schema.map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialect) }))
+  return [...schema].sort((a, b) => a.version - b.version).map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialect) }))
 }
 
 /**

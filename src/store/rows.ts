@@ -1,6 +1,7 @@
-import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint } from './types'
+import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
+import type { Metadata } from '../domain/metadata'
 
 /** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
 export interface IdempotencyRow {
@@ -44,8 +45,17 @@ export interface PaymentRow {
   currency: string
   status: string
   decline_code: string | null
+  failure_code: string | null
+  amount_refunded_minor: number | string
+  refund_pending_minor: number | string
+  metadata: string
   created_at: string
   updated_at: string
+}
+
+/** Metadata is stored as the JSON text of the object the client sent. */
+export function metadataFromColumn (text: string | null): Metadata {
+  return text === null || text === '' ? {} : JSON.parse(text) as Metadata
 }
 
 export function paymentFromRow (row: PaymentRow): Payment {
@@ -56,9 +66,60 @@ export function paymentFromRow (row: PaymentRow): Payment {
     currency: row.currency,
     status: row.status as Payment['status'],
     declineCode: row.decline_code,
+    failureCode: row.failure_code,
+    amountRefundedMinor: Number(row.amount_refunded_minor),
+    refundPendingMinor: Number(row.refund_pending_minor),
+    metadata: metadataFromColumn(row.metadata),
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
+}
+
+/** The column values of a payment, in PAYMENT_COLUMNS order. */
+export const PAYMENT_COLUMNS = [
+  'id', 'amount_minor', 'currency', 'status', 'decline_code', 'failure_code', 'amount_refunded_minor',
+  'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at'
+] as const
+
+export function paymentValues (payment: Payment): unknown[] {
+  return [payment.id, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.failureCode,
+    payment.amountRefundedMinor, payment.refundPendingMinor, JSON.stringify(payment.metadata), payment.merchantId,
+    payment.createdAt, payment.updatedAt]
+}
+
+export interface RefundRow {
+  id: string
+  payment_id: string
+  amount_minor: number | string
+  currency: string
+  status: string
+  reason: string | null
+  failure_code: string | null
+  metadata: string
+  created_at: string
+  updated_at: string
+}
+
+export function refundFromRow (row: RefundRow): Refund {
+  return {
+    id: row.id,
+    paymentId: row.payment_id,
+    amountMinor: Number(row.amount_minor),
+    currency: row.currency,
+    status: row.status as Refund['status'],
+    reason: row.reason,
+    failureCode: row.failure_code,
+    metadata: metadataFromColumn(row.metadata),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+export const REFUND_COLUMNS = ['id', 'payment_id', 'amount_minor', 'currency', 'status', 'reason', 'failure_code', 'metadata', 'created_at', 'updated_at'] as const
+
+export function refundValues (refund: Refund): unknown[] {
+  return [refund.id, refund.paymentId, refund.amountMinor, refund.currency, refund.status, refund.reason, refund.failureCode,
+    JSON.stringify(refund.metadata), refund.createdAt, refund.updatedAt]
 }
 
 export interface LedgerRow {
@@ -113,6 +174,7 @@ export interface MerchantRow {
   country: string | null
   default_currency: string | null
   status: string
+  metadata: string
   version: number
   created_at: string
   updated_at: string
@@ -126,6 +188,7 @@ export function merchantFromRow (row: MerchantRow): Merchant {
     country: row.country,
     defaultCurrency: row.default_currency,
     status: row.status as MerchantStatus,
+    metadata: metadataFromColumn(row.metadata),
     version: row.version,
     createdAt: row.created_at,
     updatedAt: row.updated_at

@@ -16,7 +16,10 @@ export interface ProductStore {
 }
 
 export type { Payment } from '../domain/payments'
-import type { Payment } from '../domain/payments'
+import type { Payment, PaymentStatus } from '../domain/payments'
+import type { Refund } from '../domain/refunds'
+import type { CreatedRange, Page, PageRequest } from '../domain/pagination'
+export type { Refund } from '../domain/refunds'
 
 /** Identifies one idempotency key: (client scope, method, path, key). */
 export interface IdempotencyKeyRef {
@@ -105,9 +108,60 @@ export interface PaymentStore {
    * payments' keys are locked for the same lease, so clients get 409 meanwhile.
    */
   leaseAbandoned: (options: { createdBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Payment[]>
+  /**
+   * The recovery worker's back-off: a still-pending payment is not leased again
+   * before `notBefore` (epoch ms). Its key is left as the lease set it.
+   */
+  deferRecovery: (id: string, notBefore: number) => Promise<void>
+  /**
+   * A page of payments, newest first (created time, then id). `merchantId`
+   * limits it to one merchant's payments. A cursor id that is not in the list
+   * (unknown, or another merchant's) throws UnknownCursorError.
+   */
+  list: (query: PaymentListQuery) => Promise<Page<Payment>>
   count: () => Promise<number>
   /** Payments still pending (a partial index makes this cheap; read on every metrics scrape). */
   countPending: () => Promise<number>
+}
+
+export interface PaymentListQuery extends PageRequest, CreatedRange {
+  /** Undefined: every payment (no tenancy); a string: that merchant's payments only. */
+  merchantId?: string
+  status?: PaymentStatus
+}
+
+/** A new refund and the payment it holds money on, as one decision made under the payment's lock. */
+export interface RefundDecision {
+  refund: Refund
+  payment: Payment
+}
+
+/**
+ * Refunds. Every write that touches a payment's refunded amounts runs with
+ * that payment locked (SELECT … FOR UPDATE on PostgreSQL; SQLite's single
+ * writer) and hands the current row to a domain decision, so concurrent
+ * refunds of one payment are serialised and never exceed its amount.
+ */
+export interface RefundStore {
+  /**
+   * Locks the payment, lets `decide` (which throws a domain error to refuse)
+   * build the pending refund and the payment with the money held, and writes
+   * both; with `key`, records the key's recovery point in the same transaction.
+   * Resolves undefined when the payment does not exist (or is not `merchantId`'s).
+   */
+  create: (paymentId: string, decide: (payment: Payment) => RefundDecision, options?: { key?: IdempotencyKeyRef, merchantId?: string }) => Promise<RefundDecision | undefined>
+  /** The refund, when it belongs to `paymentId`. */
+  get: (paymentId: string, refundId: string) => Promise<Refund | undefined>
+  /**
+   * Settles a pending refund: locks its payment, lets `settle` move both, and
+   * writes them (with the key's response). A refund no longer pending is left
+   * as it is (a concurrent settlement won); returns what is stored afterwards.
+   */
+  complete: (refundId: string, settle: (refund: Refund, payment: Payment) => RefundDecision, completion?: KeyCompletion) => Promise<RefundDecision>
+  /** A page of one payment's refunds, newest first. */
+  list: (paymentId: string, page: PageRequest) => Promise<Page<Refund>>
+  /** Leases up to `limit` refunds pending since before `createdBefore` for the recovery worker. */
+  leasePending: (options: { createdBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Refund[]>
 }
 
 export interface LedgerEntry {
@@ -115,7 +169,8 @@ export interface LedgerEntry {
   chargeId: string
   amountMinor: number
   currency: string
-  outcome: 'succeeded' | 'declined'
+  /** voided: a tombstone written by a void before any charge under the key. */
+  outcome: 'succeeded' | 'declined' | 'voided'
   declineCode: string | null
 }
 
@@ -153,6 +208,8 @@ export interface MerchantStore {
    * email collision.
    */
   update: (id: string, expectedVersion: number, fields: MerchantFields, updatedAt: string) => Promise<MerchantUpdateResult>
+  /** A page of merchants, newest first (created time, then id). */
+  list: (page: PageRequest) => Promise<Page<Merchant>>
 }
 
 export type { ApiKey } from '../domain/api-keys'
@@ -191,6 +248,7 @@ export interface Database {
   readonly products: ProductStore
   readonly merchants: MerchantStore
   readonly payments: PaymentStore
+  readonly refunds: RefundStore
   readonly idempotency: IdempotencyStore
   readonly ledger: LedgerStore
   readonly apiKeys: ApiKeyStore

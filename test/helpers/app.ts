@@ -60,6 +60,7 @@ export async function merchantWithKey (app: App, fields: { status?: 'active' | '
     email: `test-merchant-${process.pid}-${merchantCounter}-${randomUUID()}@auth.example`,
     country: null,
     defaultCurrency: null,
+    metadata: {},
     status: fields.status ?? 'active',
     version: 1,
     createdAt: now,

@@ -8,6 +8,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { ADMIN_AUTH, TEST_ADMIN_KEY, buildTestApp, merchantWithKey, type MerchantCredentials } from '../helpers/app'
 import { spyGateway, type SpyGateway } from '../helpers/gateway'
 import { ACCESS_LEVELS } from '../../src/domain/api-keys'
+import { newPendingPayment } from '../../src/domain/payments'
 import type { App } from '../../src/app'
 
 const REALM = 'Bearer realm="product-payment-service"'
@@ -145,7 +146,7 @@ t.test('payments created before authentication belong to no merchant: no key rea
   const { app, alice } = await setup(t)
   const at = new Date().toISOString()
   const legacy = '22222222-2222-4222-8222-222222222222'
-  await app.db.payments.create({ id: legacy, merchantId: null, amountMinor: 100, currency: 'USD', status: 'succeeded', declineCode: null, createdAt: at, updatedAt: at })
+  await app.db.payments.create({ ...newPendingPayment({ id: legacy, amountMinor: 100, currency: 'USD', at }), status: 'succeeded' })
   t.equal((await app.inject({ method: 'GET', url: `/api/payments/${legacy}`, headers: alice.auth })).statusCode, 404)
 })
 

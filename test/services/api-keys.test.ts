@@ -26,6 +26,7 @@ async function addMerchant (db: Database, status: 'active' | 'suspended') {
     email: `s${n}@example.com`,
     country: null,
     defaultCurrency: null,
+    metadata: {},
     status,
     version: 1,
     createdAt: 'x',
@@ -61,7 +62,7 @@ t.test('authenticate: admin key, merchant keys, and everything refused', async (
   t.equal(await service.authenticate(`${secret.slice(0, -1)}A` === secret ? `${secret.slice(0, -1)}B` : `${secret.slice(0, -1)}A`), undefined, 'a near miss')
   t.equal(await service.authenticate('sk_'), undefined)
   t.equal(await service.authenticate(ADMIN.slice(0, -1)), undefined)
-  await db.merchants.update(merchant.id, 1, { name: 'M', email: merchant.email, country: null, defaultCurrency: null, status: 'suspended' }, 'y')
+  await db.merchants.update(merchant.id, 1, { name: 'M', email: merchant.email, country: null, defaultCurrency: null, metadata: {}, status: 'suspended' }, 'y')
   t.match(await service.authenticate(secret), { merchantStatus: 'suspended' }, 'suspension applies at once')
   clock.now += 60_000
   t.equal(await service.authenticate(secret), undefined, 'expired')

@@ -11,6 +11,7 @@ function racingStore (base: Merchant, losses: number): MerchantStore & { updates
     updates: 0,
     async create (m: Merchant) { return m },
     async get () { return stored },
+    async list () { return { data: [], hasMore: false } },
     async update (_id: string, expectedVersion: number, fields: Parameters<MerchantStore['update']>[2], updatedAt: string): Promise<MerchantUpdateResult> {
       store.updates++
       if (store.updates <= losses) {
@@ -33,6 +34,7 @@ const base: Merchant = {
   country: 'US',
   defaultCurrency: null,
   status: 'active',
+  metadata: {},
   version: 1,
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z'
@@ -61,7 +63,8 @@ t.test('patchMerchant: a merchant deleted between read and write is 404', async 
   const store: MerchantStore = {
     create: async (m) => m,
     get: async () => base,
-    update: async () => ({ kind: 'not_found' })
+    update: async () => ({ kind: 'not_found' }),
+    list: async () => ({ data: [], hasMore: false })
   }
   await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { name: 'x' }), { statusCode: 404, code: 'NOT_FOUND' })
 })

@@ -1,6 +1,7 @@
 import type { Test } from 'tap'
 import { describeSecret, generateSecret, type ApiKey } from '../../src/domain/api-keys'
 import type { Merchant } from '../../src/domain/merchants'
+import { newPendingPayment } from '../../src/domain/payments'
 import type { Database } from '../../src/store/types'
 
 let counter = 0
@@ -17,6 +18,7 @@ function merchant (status: Merchant['status'] = 'active'): Merchant {
     email: `keys-${n}@example.com`,
     country: null,
     defaultCurrency: null,
+    metadata: {},
     status,
     version: 1,
     createdAt: '2026-01-01T00:00:00.000Z',
@@ -128,7 +130,7 @@ export function apiKeyStoreContract (t: Test, makeDatabase: () => Promise<Databa
     const db = await fresh(t)
     const owner = await db.merchants.create(merchant())
     const at = '2026-01-01T00:00:00.000Z'
-    const owned = { id: `pay-${next()}`, merchantId: owner.id, amountMinor: 100, currency: 'EUR', status: 'pending' as const, declineCode: null, createdAt: at, updatedAt: at }
+    const owned = newPendingPayment({ id: `pay-${next()}`, merchantId: owner.id, amountMinor: 100, currency: 'EUR', at })
     const legacy = { ...owned, id: `pay-${next()}`, merchantId: null }
     await db.payments.create(owned)
     await db.payments.create(legacy)

@@ -1,5 +1,7 @@
 import type { Test } from 'tap'
 import type { ClaimRequest, Database, IdempotencyKeyRef, Payment, StoredResponse } from '../../src/store/types'
+import { newPendingPayment } from '../../src/domain/payments'
+import { lifecycleStoreContract } from './lifecycle.contract'
 
 /**
  * The store contract, independent of the database: SQLite (test/store/sqlite.test.ts)
@@ -30,18 +32,7 @@ function iso (ms: number): string {
 }
 
 function pendingPayment (overrides: Partial<Payment> = {}): Payment {
-  const at = iso(T0)
-  return {
-    id: uniqueId('pay'),
-    merchantId: null,
-    amountMinor: 1234,
-    currency: 'USD',
-    status: 'pending',
-    declineCode: null,
-    createdAt: at,
-    updatedAt: at,
-    ...overrides
-  }
+  return { ...newPendingPayment({ id: uniqueId('pay'), amountMinor: 1234, currency: 'USD', at: iso(T0) }), ...overrides }
 }
 
 function keyRef (key = uniqueId('key')): IdempotencyKeyRef {
@@ -396,4 +387,5 @@ export function storeContract (t: Test, makeDatabase: MakeDatabase): void {
   t.test('payments', async (t) => { paymentStoreContract(t, makeDatabase) })
   t.test('idempotency keys', async (t) => { idempotencyStoreContract(t, makeDatabase) })
   t.test('gateway ledger', async (t) => { ledgerStoreContract(t, makeDatabase) })
+  t.test('payment lifecycle', async (t) => { lifecycleStoreContract(t, makeDatabase) })
 }

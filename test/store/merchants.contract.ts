@@ -13,6 +13,7 @@ function merchant (overrides: Partial<Merchant> = {}): Merchant {
     country: null,
     defaultCurrency: null,
     status: 'active',
+    metadata: {},
     version: 1,
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
@@ -21,7 +22,7 @@ function merchant (overrides: Partial<Merchant> = {}): Merchant {
 }
 
 function fieldsOf (m: Merchant): MerchantFields {
-  return { name: m.name, email: m.email, country: m.country, defaultCurrency: m.defaultCurrency, status: m.status }
+  return { name: m.name, email: m.email, country: m.country, defaultCurrency: m.defaultCurrency, status: m.status, metadata: m.metadata }
 }
 
 /**

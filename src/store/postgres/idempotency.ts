@@ -128,7 +128,8 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
         name: 'idem-reap',
         text: `DELETE FROM idempotency_keys k
           WHERE k.expires_at <= $1
-            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = k.resource_id AND p.status = 'pending')`,
+            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = k.resource_id AND p.status = 'pending')
+            AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.id = k.resource_id AND r.status = 'pending')`,
         values: [now]
       })
       return result.rowCount ?? 0

@@ -5,6 +5,7 @@ import { postgresMigrations } from './migrations'
 import { postgresProductStore } from './products'
 import { postgresMerchantStore } from './merchants'
 import { postgresPaymentStore } from './payments'
+import { postgresRefundStore } from './refunds'
 import { postgresIdempotencyStore } from './idempotency'
 import { postgresLedgerStore } from './ledger'
 import { postgresApiKeyStore } from './api-keys'
@@ -31,6 +32,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     products: postgresProductStore(pool),
     merchants: postgresMerchantStore(pool),
     payments: postgresPaymentStore(pool),
+    refunds: postgresRefundStore(pool),
     idempotency: postgresIdempotencyStore(pool),
     ledger: postgresLedgerStore(pool),
     apiKeys: postgresApiKeyStore(pool),

@@ -3,6 +3,7 @@ import { merchantFromRow as fromRow, type MerchantRow } from '../rows'
 import type { MerchantStore } from '../types'
 import { postgresKeyStatements } from './idempotency'
 import { inTransaction, uniqueViolationOf, type PgPool } from './connection'
+import { listPage } from '../listing'
 
 /** A unique violation of the lower(email) index becomes the domain conflict the SQLite store throws too. */
 async function translate<T> (write: () => Promise<T>): Promise<T> {
@@ -14,7 +15,7 @@ async function translate<T> (write: () => Promise<T>): Promise<T> {
   }
 }
 
-const COLUMNS = 'id, name, email, country, default_currency, status, version, created_at, updated_at'
+const COLUMNS = 'id, name, email, country, default_currency, status, metadata, version, created_at, updated_at'
 
 export function postgresMerchantStore (pool: PgPool): MerchantStore {
   return {
@@ -23,9 +24,9 @@ export function postgresMerchantStore (pool: PgPool): MerchantStore {
         await inTransaction(pool, 'READ COMMITTED', async (client) => {
           await client.query({
             name: 'merchant-insert',
-            text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            text: `INSERT INTO merchants (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
             values: [merchant.id, merchant.name, merchant.email, merchant.country, merchant.defaultCurrency,
-              merchant.status, merchant.version, merchant.createdAt, merchant.updatedAt]
+              merchant.status, JSON.stringify(merchant.metadata), merchant.version, merchant.createdAt, merchant.updatedAt]
           })
           if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         })
@@ -47,15 +48,20 @@ export function postgresMerchantStore (pool: PgPool): MerchantStore {
         const updated = await client.query<MerchantRow>({
           name: 'merchant-update',
           text: `UPDATE merchants
-            SET name = $3, email = $4, country = $5, default_currency = $6, status = $7, version = version + 1, updated_at = $8
+            SET name = $3, email = $4, country = $5, default_currency = $6, status = $7, metadata = $9, version = version + 1, updated_at = $8
             WHERE id = $1 AND version = $2
             RETURNING ${COLUMNS}`,
-          values: [id, expectedVersion, fields.name, fields.email, fields.country, fields.defaultCurrency, fields.status, updatedAt]
+          values: [id, expectedVersion, fields.name, fields.email, fields.country, fields.defaultCurrency, fields.status, updatedAt, JSON.stringify(fields.metadata)]
         })
         if (updated.rows.length === 1) return { kind: 'updated' as const, merchant: fromRow(updated.rows[0]) }
         const { rows } = await client.query<MerchantRow>({ name: 'merchant-get', text: `SELECT ${COLUMNS} FROM merchants WHERE id = $1`, values: [id] })
         return rows.length === 0 ? { kind: 'not_found' as const } : { kind: 'version_mismatch' as const, current: fromRow(rows[0]) }
       }))
+    },
+    async list (page) {
+      const result = await listPage<MerchantRow>('postgres', async (text, values) => (await pool.query<MerchantRow>(text, values)).rows,
+        { table: 'merchants', scope: {}, page })
+      return { data: result.data.map(fromRow), hasMore: result.hasMore }
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { PaymentStore } from '../types'
-import { paymentFromRow, type PaymentRow } from '../rows'
+import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
+import { listPage } from '../listing'
 import { inTransaction, type PgPool } from './connection'
 import { postgresKeyStatements as keys } from './idempotency'
 
@@ -17,9 +18,8 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
       await inTransaction(pool, 'READ COMMITTED', async (client) => {
         await client.query({
           name: 'pay-insert',
-          text: `INSERT INTO payments (id, merchant_id, amount_minor, currency, status, decline_code, created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          values: [payment.id, payment.merchantId, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.createdAt, payment.updatedAt]
+          text: `INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
+          values: paymentValues(payment)
         })
         if (key !== undefined) await keys.markResourceCreated(client, key, payment.id)
       })
@@ -34,9 +34,9 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         const finalized = await client.query({
           name: 'pay-finalize',
-          text: `UPDATE payments SET status = $2, decline_code = $3, updated_at = $4, recovery_lease_until = NULL
+          text: `UPDATE payments SET status = $2, decline_code = $3, failure_code = $4, updated_at = $5, recovery_lease_until = NULL
             WHERE id = $1 AND status = 'pending'`,
-          values: [final.id, final.status, final.declineCode, final.updatedAt]
+          values: [final.id, final.status, final.declineCode, final.failureCode, final.updatedAt]
         })
         if (completion !== undefined) await keys.storeResponse(client, completion.ref, completion.response)
         // Read back only when another writer settled the payment first (then its outcome stands).
@@ -99,6 +99,24 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
         })
         return leased.map(paymentFromRow)
       })
+    },
+
+    async deferRecovery (id, notBefore) {
+      await pool.query({
+        name: 'pay-defer',
+        text: "UPDATE payments SET recovery_lease_until = $2 WHERE id = $1 AND status = 'pending'",
+        values: [id, notBefore]
+      })
+    },
+
+    async list (query) {
+      const page = await listPage<PaymentRow>('postgres', async (text, values) => (await pool.query<PaymentRow>(text, values)).rows, {
+        table: 'payments',
+        scope: { merchant_id: query.merchantId },
+        filters: [['status', '=', query.status], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
+        page: query
+      })
+      return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
     },
 
     async count () {

@@ -41,7 +41,8 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
   const reap = db.prepare(`
     DELETE FROM idempotency_keys
     WHERE expires_at <= ?
-      AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = idempotency_keys.resource_id AND p.status = 'pending')`)
+      AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = idempotency_keys.resource_id AND p.status = 'pending')
+      AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.id = idempotency_keys.resource_id AND r.status = 'pending')`)
 
   const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
     const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt }

@@ -4,6 +4,7 @@ import { sqliteMigrations } from './migrations'
 import { sqliteProductStore } from './products'
 import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
+import { sqliteRefundStore } from './refunds'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
 import { sqliteApiKeyStore } from './api-keys'
@@ -27,6 +28,7 @@ export function createSqliteDatabase (url: string, options: SqliteOptions): Data
     products: sqliteProductStore(db, writes),
     merchants: sqliteMerchantStore(db),
     payments: sqlitePaymentStore(db, writes),
+    refunds: sqliteRefundStore(db, writes),
     idempotency: sqliteIdempotencyStore(db, writes),
     ledger: sqliteLedgerStore(db, writes),
     instrumentation: {

@@ -2,6 +2,7 @@ import { EmailTakenError, type Merchant } from '../../domain/merchants'
 import { merchantFromRow as fromRow, type MerchantRow } from '../rows'
 import type { KeyCompletion, MerchantStore } from '../types'
 import type { SqliteHandle } from './connection'
+import { listPage } from '../listing'
 import { sqliteKeyStatements } from './idempotency'
 
 /** better-sqlite3 reports `UNIQUE constraint failed: index 'merchants_email_unique'`. */
@@ -20,22 +21,22 @@ function translate<T> (write: () => T): T {
 }
 
 export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
-  const columns = 'id, name, email, country, default_currency, status, version, created_at, updated_at'
+  const columns = 'id, name, email, country, default_currency, status, metadata, version, created_at, updated_at'
   const select = db.prepare<[string], MerchantRow>(`SELECT ${columns} FROM merchants WHERE id = ?`)
   const insert = db.prepare(`
     INSERT INTO merchants (${columns})
-    VALUES (@id, @name, @email, @country, @defaultCurrency, @status, @version, @createdAt, @updatedAt)
+    VALUES (@id, @name, @email, @country, @defaultCurrency, @status, @metadata, @version, @createdAt, @updatedAt)
   `)
   // The compare-and-set: only the writer that still sees `expectedVersion` wins.
   const update = db.prepare(`
     UPDATE merchants
     SET name = @name, email = @email, country = @country, default_currency = @defaultCurrency,
-        status = @status, version = version + 1, updated_at = @updatedAt
+        status = @status, metadata = @metadata, version = version + 1, updated_at = @updatedAt
     WHERE id = @id AND version = @expectedVersion
   `)
   const keys = sqliteKeyStatements(db)
   const insertCompleting = db.transaction((merchant: Merchant, completion?: KeyCompletion) => {
-    insert.run(merchant)
+    insert.run({ ...merchant, metadata: JSON.stringify(merchant.metadata) })
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
   })
   const updateAndRead = db.transaction((params: Record<string, unknown>) => {
@@ -54,10 +55,15 @@ export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
       return row === undefined ? undefined : fromRow(row)
     },
     async update (id, expectedVersion, fields, updatedAt) {
-      const { changed, row } = translate(() => updateAndRead.immediate({ ...fields, id, expectedVersion, updatedAt }))
+      const { changed, row } = translate(() => updateAndRead.immediate({ ...fields, metadata: JSON.stringify(fields.metadata), id, expectedVersion, updatedAt }))
       if (row === undefined) return { kind: 'not_found' }
       if (changed === 0) return { kind: 'version_mismatch', current: fromRow(row) }
       return { kind: 'updated', merchant: fromRow(row) }
+    },
+    async list (page) {
+      const result = await listPage<MerchantRow>('sqlite', async (text, values) => db.prepare(text).all(...values) as MerchantRow[],
+        { table: 'merchants', scope: {}, page })
+      return { data: result.data.map(fromRow), hasMore: result.hasMore }
     }
   }
 }

@@ -1,18 +1,25 @@
+import type BetterSqlite3 from 'better-sqlite3'
 import type { IdempotencyKeyRef, KeyCompletion, Payment, PaymentStore } from '../types'
-import { paymentFromRow, type PaymentRow } from '../rows'
+import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
+import { listPage } from '../listing'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
 
 export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): PaymentStore {
   const keys = sqliteKeyStatements(db)
-  const insert = db.prepare(`
-    INSERT INTO payments (id, merchant_id, amount_minor, currency, status, decline_code, created_at, updated_at)
-    VALUES (@id, @merchantId, @amountMinor, @currency, @status, @declineCode, @createdAt, @updatedAt)`)
+  const insert = db.prepare(`INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`)
   const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
   const finalize = db.prepare(`
-    UPDATE payments SET status = @status, decline_code = @declineCode, updated_at = @updatedAt, recovery_lease_until = NULL
+    UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL
     WHERE id = @id AND status = 'pending'`)
+  const defer = db.prepare("UPDATE payments SET recovery_lease_until = ? WHERE id = ? AND status = 'pending'")
+  const statements = new Map<string, BetterSqlite3.Statement>()
+  const run = async (text: string, values: unknown[]): Promise<PaymentRow[]> => {
+    let statement = statements.get(text)
+    if (statement === undefined) statements.set(text, statement = db.prepare(text))
+    return statement.all(...values) as PaymentRow[]
+  }
   const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
     WHERE p.status = 'pending' AND p.created_at < @createdBefore
@@ -25,11 +32,11 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const countPending = db.prepare("SELECT count(*) FROM payments WHERE status = 'pending'").pluck()
 
   const create = db.transaction((payment: Payment, key?: IdempotencyKeyRef) => {
-    insert.run(payment)
+    insert.run(...paymentValues(payment))
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion): Payment => {
-    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, updatedAt: final.updatedAt }).changes === 1
+    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt }).changes === 1
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
     // Read back only when another writer settled the payment first (then its outcome stands).
     return finalized ? final : paymentFromRow(select.get(final.id) as PaymentRow)
@@ -51,6 +58,16 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     },
     async complete (final, completion) { return await writes.run(() => complete(final, completion)) },
     async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) },
+    async deferRecovery (id, notBefore) { await writes.run(() => defer.run(notBefore, id)) },
+    async list (query) {
+      const page = await listPage('sqlite', run, {
+        table: 'payments',
+        scope: { merchant_id: query.merchantId },
+        filters: [['status', '=', query.status], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
+        page: query
+      })
+      return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
+    },
     async count () { return count.get() as number },
     async countPending () { return countPending.get() as number }
   }

@@ -2,6 +2,7 @@ import t from 'tap'
 import { buildTestApp, defaultMerchantOf, defaultMerchantScope } from '../../helpers/app'
 import { spyGateway, unavailable } from '../../helpers/gateway'
 import type { ChargeResult } from '../../../src/gateway/types'
+import { newPendingPayment } from '../../../src/domain/payments'
 import { requestFingerprint } from '../../../plugins/idempotency'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
@@ -164,7 +165,7 @@ t.test('a crashed request holds its key only for the lock lease', async (t) => {
   // Simulate a request that claimed the key, created its payment and died before the gateway answered.
   await app.db.idempotency.claim({ ref, fingerprint: requestFingerprint('POST', '/api/payments', { amount: 9, currency: 'USD' }), now: clock.now, lockUntil: clock.now + 60_000, expiresAt: clock.now + 86_400_000 })
   const iso = new Date(clock.now).toISOString()
-  await app.db.payments.create({ id: '11111111-1111-4111-8111-111111111111', merchantId: merchant.merchantId, amountMinor: 900, currency: 'USD', status: 'pending', declineCode: null, createdAt: iso, updatedAt: iso }, ref)
+  await app.db.payments.create(newPendingPayment({ id: '11111111-1111-4111-8111-111111111111', merchantId: merchant.merchantId, amountMinor: 900, currency: 'USD', at: iso }), ref)
 
   clock.now += 30_000
   const during = await app.inject(post('crashed', { amount: 9, currency: 'USD' }))

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../../helpers/app'
 import { spyGateway, unavailable } from '../../helpers/gateway'
-import { canTransition, IllegalTransitionError, transition } from '../../../src/domain/payments'
+import { canTransition, IllegalTransitionError, newPendingPayment, transition } from '../../../src/domain/payments'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 const JSON_UTF8 = 'application/json; charset=utf-8'
@@ -233,7 +233,7 @@ t.test('a 500 carries a generic title only, and is logged with the request id', 
 })
 
 t.test('state transitions: only pending → succeeded | declined', async (t) => {
-  const pending = { id: 'p', merchantId: null, amountMinor: 1, currency: 'USD', status: 'pending' as const, declineCode: null, createdAt: 'a', updatedAt: 'a' }
+  const pending = newPendingPayment({ id: 'p', amountMinor: 1, currency: 'USD', at: 'a' })
   t.equal(transition(pending, 'succeeded', 'b').status, 'succeeded')
   t.same(transition(pending, 'declined', 'b', 'card_declined'), { ...pending, status: 'declined', declineCode: 'card_declined', updatedAt: 'b' })
   t.notOk(canTransition('succeeded', 'declined'))

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto'
+import { GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
+import { isGuid } from '../domain/ids'
+import { formatMinorUnits } from '../domain/money'
+import { applySucceededRefund, PaymentNotCancelableError, releaseFailedRefund, reserveRefund, transition, type Payment } from '../domain/payments'
+import { refundAmountMinor, transitionRefund, type Refund } from '../domain/refunds'
+import type { Metadata } from '../domain/metadata'
+import type { Page, PageRequest } from '../domain/pagination'
+import { GatewayError, type PaymentGateway, type RefundResult } from '../gateway/types'
+import type { Database, IdempotencyKeyRef, StoredResponse } from '../store/types'
+import { downstreamKeyFor, exponentOf, GATEWAY_RETRY_AFTER_SECONDS, type Logger, type ResponseOrigin } from './payments'
+
+/** Renders a settled refund as the response stored on its idempotency key (the payments routes' renderer). */
+export type RenderRefund = (refund: Refund, origin: ResponseOrigin) => StoredResponse
+
+export interface RefundDeps {
+  db: Database
+  gateway: PaymentGateway
+  clock: () => number
+  log: Logger
+  renderRefund: RenderRefund
+}
+
+export interface RefundInput {
+  paymentId: string
+  /** Major units; undefined refunds everything that remains. */
+  amount?: number
+  /** Decimals of the amount as the client wrote it (JSON can carry more than the double keeps). */
+  writtenDecimalPlaces?: number
+  reason?: string
+  metadata?: Metadata
+}
+
+/** A key the request owns, the refund a previous attempt created under it (if any), and the request's trace id. */
+export interface RefundKey {
+  ref: IdempotencyKeyRef
+  resourceId: string | null
+  traceId: string
+}
+
+/** `merchantId`: the owner the request acts for; undefined until requests carry a principal (every payment is visible). */
+export interface RefundService {
+  /** Refunds (part of) a payment: the refund succeeded or failed; GatewayUnavailableError leaves it pending. */
+  create: (input: RefundInput, key?: RefundKey, merchantId?: string) => Promise<Refund>
+  get: (paymentId: string, refundId: string, merchantId?: string) => Promise<Refund>
+  list: (paymentId: string, page: PageRequest, merchantId?: string) => Promise<Page<Refund>>
+  /**
+   * Cancels a pending payment: the gateway voids its charge. When the charge had in
+   * fact gone through, it is refunded in full (the payment ends `refunded`, the
+   * refund listed with reason CANCEL_REFUND_REASON); otherwise the payment ends
+   * `canceled`. Idempotent; PaymentNotCancelableError for any other settled payment.
+   */
+  cancelPayment: (paymentId: string, merchantId?: string) => Promise<Payment>
+  /** Settles refunds left pending by an outage or a crash (the recovery worker's pass). */
+  recoverPending: (options: { ageSeconds: number, leaseMs: number, batchSize?: number }) => Promise<{ settled: number, stillPending: number }>
+}
+
+/** The reason of the refund that gives back a charge found to have gone through when its payment was canceled. */
+export const CANCEL_REFUND_REASON = 'payment_canceled'
+
+export function refundDownstreamKey (refundId: string): string {
+  return `refund-${refundId}`
+}
+
+function shortId (id: string): string {
+  return id.length <= 64 ? id : `${id.slice(0, 64)}…`
+}
+
+export function refundService (deps: RefundDeps): RefundService {
+  const nowIso = (): string => new Date(deps.clock()).toISOString()
+
+  async function visiblePayment (paymentId: string, merchantId: string | undefined): Promise<Payment> {
+    const payment = isGuid(paymentId) ? await deps.db.payments.get(paymentId.toLowerCase()) : undefined
+    if (payment === undefined || (merchantId !== undefined && payment.merchantId !== merchantId)) {
+      throw new NotFoundError(`No payment has the id '${shortId(paymentId)}'.`)
+    }
+    return payment
+  }
+
+  function gatewayUnavailable (paymentId: string, message: string): GatewayUnavailableError {
+    return new GatewayUnavailableError(message, paymentId, GATEWAY_RETRY_AFTER_SECONDS)
+  }
+
+  /** Resumes the refund of a cancel whose charge had gone through (a retry of the cancel). */
+  async function resumeCancelRefund (payment: Payment): Promise<Payment | undefined> {
+    const refunds = await deps.db.refunds.list(payment.id, { limit: 100 })
+    const refund = refunds.data.find((candidate) => candidate.reason === CANCEL_REFUND_REASON && candidate.status !== 'failed')
+    if (refund === undefined) return undefined
+    await settle(refund)
+    return await deps.db.payments.get(payment.id)
+  }
+
+  /**
+   * Asks the gateway to refund a pending refund under its own downstream key
+   * (so a retry never refunds twice) and records the outcome on the refund and
+   * its payment in one transaction, with the key's response.
+   */
+  async function settle (refund: Refund, key?: { ref: IdempotencyKeyRef, traceId: string }): Promise<Refund> {
+    const render = (settled: Refund): StoredResponse | undefined => key === undefined
+      ? undefined
+      : deps.renderRefund(settled, { path: key.ref.path, traceId: key.traceId })
+    if (refund.status !== 'pending') {
+      const response = render(refund)
+      if (key !== undefined && response !== undefined) await deps.db.idempotency.finish(key.ref, response)
+      return refund
+    }
+    let result: RefundResult
+    try {
+      result = await deps.gateway.refund({
+        idempotencyKey: refundDownstreamKey(refund.id),
+        chargeIdempotencyKey: downstreamKeyFor(refund.paymentId),
+        amountMinor: refund.amountMinor,
+        amount: formatMinorUnits(refund.amountMinor, exponentOf(refund.currency)),
+        currency: refund.currency
+      })
+    } catch (err) {
+      if (err instanceof GatewayError) {
+        const unavailable = new GatewayUnavailableError(
+          'The payment gateway did not confirm the refund; the refund is pending and its amount stays held. Retry with the same Idempotency-Key to resume it.',
+          refund.paymentId,
+          GATEWAY_RETRY_AFTER_SECONDS
+        )
+        unavailable.extensions.refundId = refund.id
+        throw unavailable
+      }
+      throw err
+    }
+    const at = nowIso()
+    const final = result.outcome === 'succeeded'
+      ? transitionRefund(refund, 'succeeded', at)
+      : transitionRefund(refund, 'failed', at, result.failureCode)
+    const response = render(final)
+    const stored = await deps.db.refunds.complete(refund.id, (current, payment) => ({
+      refund: final,
+      payment: final.status === 'succeeded' ? applySucceededRefund(payment, current.amountMinor, at) : releaseFailedRefund(payment, current.amountMinor, at)
+    }), key === undefined || response === undefined ? undefined : { ref: key.ref, response })
+    if (stored.refund.status === final.status) {
+      deps.log.info({ refundId: refund.id, paymentId: refund.paymentId, status: final.status, paymentStatus: stored.payment.status }, 'refund settled')
+    } else if (key !== undefined) {
+      // Another attempt settled it first: answer (and store) what it recorded.
+      const winner = render(stored.refund)
+      if (winner !== undefined) await deps.db.idempotency.finish(key.ref, winner)
+    }
+    return stored.refund
+  }
+
+  const service: RefundService = {
+    async create (input, key, merchantId) {
+      if (key?.resourceId != null) {
+        const existing = await deps.db.refunds.get(input.paymentId.toLowerCase(), key.resourceId)
+        if (existing !== undefined) return await settle(existing, key)
+      }
+      const paymentId = input.paymentId.toLowerCase()
+      if (!isGuid(paymentId)) throw new NotFoundError(`No payment has the id '${shortId(input.paymentId)}'.`)
+      const at = nowIso()
+      const decision = await deps.db.refunds.create(paymentId, (payment) => {
+        const amount = refundAmountMinor(payment, input.amount, input.writtenDecimalPlaces)
+        if ('errors' in amount) throw new ValidationError(amount.errors)
+        return {
+          payment: reserveRefund(payment, amount.amountMinor, at),
+          refund: {
+            id: randomUUID(),
+            paymentId,
+            amountMinor: amount.amountMinor,
+            currency: payment.currency,
+            status: 'pending',
+            reason: input.reason ?? null,
+            failureCode: null,
+            metadata: input.metadata ?? {},
+            createdAt: at,
+            updatedAt: at
+          }
+        }
+      }, { key: key?.ref, merchantId })
+      if (decision === undefined) throw new NotFoundError(`No payment has the id '${shortId(input.paymentId)}'.`)
+      deps.log.info({ refundId: decision.refund.id, paymentId, amountMinor: decision.refund.amountMinor }, 'refund created (pending)')
+      return await settle(decision.refund, key)
+    },
+
+    async cancelPayment (paymentId, merchantId) {
+      const payment = await visiblePayment(paymentId, merchantId)
+      if (payment.status === 'canceled') return payment
+      if (payment.status !== 'pending') {
+        const resumed = await resumeCancelRefund(payment)
+        if (resumed !== undefined) return resumed
+        throw new PaymentNotCancelableError(payment.id, payment.status)
+      }
+      let result
+      try {
+        result = await deps.gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err
+        throw gatewayUnavailable(payment.id, 'The payment gateway did not confirm the cancel; the payment is still pending. Retry the cancel after Retry-After.')
+      }
+      const at = nowIso()
+      if (result.outcome === 'voided') {
+        const stored = await deps.db.payments.complete(transition(payment, 'canceled', at))
+        if (stored.status !== 'canceled') throw new PaymentNotCancelableError(stored.id, stored.status)
+        deps.log.info({ paymentId: payment.id, status: 'canceled' }, 'payment canceled')
+        return stored
+      }
+      if (result.outcome === 'declined') {
+        const stored = await deps.db.payments.complete(transition(payment, 'declined', at, result.declineCode))
+        throw new PaymentNotCancelableError(stored.id, stored.status)
+      }
+      // The charge went through before the void: record it truthfully, then give the money back.
+      const charged = await deps.db.payments.complete(transition(payment, 'succeeded', at))
+      deps.log.info({ paymentId: payment.id, status: charged.status }, 'canceled payment had been charged; refunding it')
+      await service.create({ paymentId: payment.id, reason: CANCEL_REFUND_REASON })
+      return await visiblePayment(payment.id, merchantId)
+    },
+
+    async get (paymentId, refundId, merchantId) {
+      await visiblePayment(paymentId, merchantId)
+      const refund = isGuid(refundId) ? await deps.db.refunds.get(paymentId.toLowerCase(), refundId.toLowerCase()) : undefined
+      if (refund === undefined) throw new NotFoundError(`The payment has no refund with the id '${shortId(refundId)}'.`)
+      return refund
+    },
+
+    async list (paymentId, page, merchantId) {
+      await visiblePayment(paymentId, merchantId)
+      return await deps.db.refunds.list(paymentId.toLowerCase(), page)
+    },
+
+    /**
+     * Refunds pending for longer than `ageSeconds` (an outage, a crash) are
+     * asked again under their downstream key: the gateway refunds at most once.
+     * Their key, if unfinished, gets the final response.
+     */
+    async recoverPending (options) {
+      const now = deps.clock()
+      const leased = await deps.db.refunds.leasePending({
+        createdBefore: new Date(now - options.ageSeconds * 1000).toISOString(),
+        now,
+        leaseUntil: now + options.leaseMs,
+        limit: options.batchSize ?? 50
+      })
+      const traceId = `recovery-${randomUUID()}`
+      let settled = 0
+      for (const refund of leased) {
+        const record = await deps.db.idempotency.findByResource(refund.id)
+        const ref: IdempotencyKeyRef | undefined = record === undefined || record.recoveryPoint === 'finished'
+          ? undefined
+          : { scope: record.scope, method: record.method, path: record.path, key: record.key }
+        try {
+          await settle(refund, ref === undefined ? undefined : { ref, traceId })
+          settled++
+        } catch (err) {
+          if (!(err instanceof GatewayUnavailableError)) deps.log.error({ err, refundId: refund.id, traceId }, 'recovery of a pending refund failed')
+        }
+      }
+      return { settled, stillPending: leased.length - settled }
+    }
+  }
+  return service
+}

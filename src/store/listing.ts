@@ -1,0 +1,52 @@
+import { UnknownCursorError, type Page, type PageRequest } from '../domain/pagination'
+
+/**
+ * Cursor pagination, written once for both dialects (they agree on row-value
+ * comparisons and differ only in placeholders). Order: created_at DESC, id DESC
+ * (ISO-8601 text compares in time order). A page is `limit + 1` rows of one
+ * index range scan: the extra row only says whether there is more.
+ */
+export type Dialect = 'sqlite' | 'postgres'
+export type RunQuery<R> = (text: string, values: unknown[]) => Promise<R[]>
+
+export interface ListSpec {
+  table: string
+  /** Equality conditions that define the list (owner, parent); a cursor must lie inside them. */
+  scope: Record<string, unknown>
+  /** Further conditions: [column, operator, value]; undefined values are skipped. */
+  filters?: Array<[string, '=' | '>=' | '<', unknown]>
+  page: PageRequest
+}
+
+export async function listPage<R extends { id: string, created_at: string }> (dialect: Dialect, run: RunQuery<R>, spec: ListSpec): Promise<Page<R>> {
+  const values: unknown[] = []
+  const param = (value: unknown): string => {
+    values.push(value)
+    return dialect === 'postgres' ? `$${values.length}` : '?'
+  }
+  const conditions: string[] = []
+  for (const [column, value] of Object.entries(spec.scope)) {
+    if (value !== undefined) conditions.push(`${column} = ${param(value)}`)
+  }
+  const scopeConditions = [...conditions]
+  const scopeValues = [...values]
+
+  const cursorId = spec.page.startingAfter ?? spec.page.endingBefore
+  const newerFirst = spec.page.endingBefore === undefined
+  if (cursorId !== undefined) {
+    const cursorText = `SELECT id, created_at FROM ${spec.table} WHERE ${[...scopeConditions, `id = ${dialect === 'postgres' ? `$${scopeValues.length + 1}` : '?'}`].join(' AND ')}`
+    const [cursor] = await run(cursorText, [...scopeValues, cursorId])
+    if (cursor === undefined) throw new UnknownCursorError(spec.page.startingAfter !== undefined ? 'startingAfter' : 'endingBefore', cursorId)
+    conditions.push(`(created_at, id) ${newerFirst ? '<' : '>'} (${param(cursor.created_at)}, ${param(cursor.id)})`)
+  }
+  for (const [column, operator, value] of spec.filters ?? []) {
+    if (value !== undefined) conditions.push(`${column} ${operator} ${param(value)}`)
+  }
+  const direction = newerFirst ? 'DESC' : 'ASC'
+  const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
+  const text = `SELECT * FROM ${spec.table} ${where} ORDER BY created_at ${direction}, id ${direction} LIMIT ${param(spec.page.limit + 1)}`
+  const rows = await run(text, values)
+  const hasMore = rows.length > spec.page.limit
+  const data = rows.slice(0, spec.page.limit)
+  return { data: newerFirst ? data : data.reverse(), hasMore }
+}
