@@ -64,11 +64,13 @@ function problemResponse (error: PaymentDeclinedError | PaymentFailedError | Ref
  * the payment (`…/{paymentId}/refunds`); the Location is built from the refund's own ids.
  */
 export function renderRefund (refund: Refund, origin: ResponseOrigin): StoredResponse {
-  if (refund.status === 'failed') return problemResponse(new RefundFailedError(refund), origin)
-  const collection = origin.path.split('/').slice(0, -2).join('/')
+  // origin.path may be the route pattern (`…/:id/refunds`, what idempotency keys store): the
+  // payment's segment is rebuilt from the refund itself.
+  const refunds = `${origin.path.split('/').slice(0, -2).join('/')}/${refund.paymentId}/refunds`
+  if (refund.status === 'failed') return problemResponse(new RefundFailedError(refund), { ...origin, path: refunds })
   return {
     statusCode: 201,
-    headers: { 'content-type': JSON_CONTENT_TYPE, location: `${collection}/${refund.paymentId}/refunds/${refund.id}` },
+    headers: { 'content-type': JSON_CONTENT_TYPE, location: `${refunds}/${refund.id}` },
     body: JSON.stringify(toPublicRefund(refund))
   }
 }
