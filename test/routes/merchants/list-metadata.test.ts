@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from '../../helpers/app'
+import { ADMIN_AUTH, buildTestApp, merchantWithKey } from '../../helpers/app'
 import { manualClock } from '../../helpers/payments'
 
 const json = { 'content-type': 'application/json' }
@@ -59,4 +59,17 @@ t.test('GET /merchants: newest first, cursors, limit rules', async (t) => {
   for (const query of ['limit=0', 'limit=101', 'limit=x', 'startingAfter=nope', 'other=1']) {
     t.equal((await app.inject(`/merchants?${query}`)).statusCode, 400, query)
   }
+})
+
+t.test('GET /merchants is the admin\'s: a merchant key is 403, no key 401', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const withMerchantKey = await app.inject({ url: '/merchants', headers: merchant.auth })
+  t.equal(withMerchantKey.statusCode, 403)
+  t.equal(withMerchantKey.headers['content-type'], 'application/problem+json; charset=utf-8')
+  t.notOk('data' in withMerchantKey.json(), 'no merchant is listed')
+  const anonymous = await app.inject({ url: '/merchants', headers: { authorization: undefined } })
+  t.equal(anonymous.statusCode, 401)
+  t.match(anonymous.headers['www-authenticate'], /^Bearer realm=/)
+  t.equal((await app.inject({ url: '/merchants', headers: ADMIN_AUTH })).statusCode, 200, 'the admin key lists')
 })
