@@ -38,7 +38,7 @@ export interface RefundKey {
   traceId: string
 }
 
-/** `merchantId`: the owner the request acts for; undefined until requests carry a principal (every payment is visible). */
+/** `merchantId`: the owner the request acts for; the routes always pass the request's merchant (another merchant's payment is NotFoundError); undefined only in core tests (no tenancy). */
 export interface RefundService {
   /** Refunds (part of) a payment: the refund succeeded or failed; GatewayUnavailableError leaves it pending. */
   create: (input: RefundInput, key?: RefundKey, merchantId?: string) => Promise<Refund>
