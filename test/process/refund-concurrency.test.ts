@@ -6,7 +6,8 @@
  * Skipped with a message when PostgreSQL is unreachable (failed with REQUIRE_POSTGRES=1).
  */
 import t from 'tap'
-import { ServerProcess } from '../helpers/server-process'
+import { provisionMerchant, ServerProcess } from '../helpers/server-process'
+import { TEST_ADMIN_KEY } from '../helpers/app'
 import { ensurePostgres, freshSchema } from '../helpers/postgres'
 
 async function main (): Promise<void> {
@@ -14,23 +15,24 @@ async function main (): Promise<void> {
 
   t.test('two instances on PostgreSQL: 20 concurrent 1.00 refunds of 10.00 → exactly 10 × 201', async (t) => {
     const schema = await freshSchema(t)
-    const env = { PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '10', GATEWAY_SIM_LATENCY_MS: '30' }
+    const env = { PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '10', GATEWAY_SIM_LATENCY_MS: '30', ADMIN_API_KEY: TEST_ADMIN_KEY }
     const instances = [new ServerProcess(t, env), new ServerProcess(t, env)]
     const bases = await Promise.all(instances.map(async (server) => {
       const line = await server.waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('Server listening at '), 90_000)
       return (line.msg as string).slice('Server listening at '.length)
     }))
 
-    const created = await fetch(`${bases[0]}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: 10, currency: 'USD' }) })
+    const merchant = await provisionMerchant(bases[0], TEST_ADMIN_KEY)
+    const created = await fetch(`${bases[0]}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json', ...merchant.auth }, body: JSON.stringify({ amount: 10, currency: 'USD' }) })
     t.equal(created.status, 201)
     const paymentId = (await created.json() as { id: string }).id
     // Warm both up so the refunds really race.
-    await Promise.all(bases.map(async (base) => { await (await fetch(`${base}/api/payments/${paymentId}`)).arrayBuffer() }))
+    await Promise.all(bases.map(async (base) => { await (await fetch(`${base}/api/payments/${paymentId}`, { headers: merchant.auth })).arrayBuffer() }))
 
     const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
       const res = await fetch(`${bases[i % 2]}/api/payments/${paymentId}/refunds`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `refund-${i}`, 'x-forwarded-for': `10.2.0.${i}` },
+        headers: { 'content-type': 'application/json', ...merchant.auth, 'idempotency-key': `refund-${i}`, 'x-forwarded-for': `10.2.0.${i}` },
         body: JSON.stringify({ amount: 1 })
       })
       return { instance: i % 2, status: res.status, body: await res.json() as { type?: string } }
