@@ -6,7 +6,7 @@ import { ifMatchMatches, ifNoneMatchMatches } from '../../plugins/http/condition
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { IdempotencyHeaders, jsonResponse } from '../../schemas/common'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
-import { LIST_LIMIT_DEFAULT, pageRequestErrors } from '../../src/domain/pagination'
+import { validPageRequest } from '../../src/domain/pagination'
 import { renderMerchantCreated } from './responses'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
@@ -125,9 +125,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: integerQuery(['limit'])
   }, async (request) => {
-    const page = { ...request.query, limit: request.query.limit ?? LIST_LIMIT_DEFAULT }
-    const errors = pageRequestErrors(page)
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    const page = validPageRequest(request.query)
     const result = await app.merchants.list(page)
     return { data: result.data.map(toMerchantResource), hasMore: result.hasMore }
   })

@@ -10,7 +10,7 @@ import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors } from '../../schemas/payments'
 import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors } from '../../schemas/refunds'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
-import { LIST_LIMIT_DEFAULT, normalizeInstant, pageRequestErrors } from '../../src/domain/pagination'
+import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { renderRefund, renderSettled, toPage, toPublicPayment, toPublicRefund } from './responses'
 import { Type } from '@sinclair/typebox'
 
@@ -122,9 +122,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: integerQuery(['limit'])
   }, async (request) => {
-    const query = { ...request.query, limit: request.query.limit ?? LIST_LIMIT_DEFAULT }
-    const errors = pageRequestErrors(query)
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    const query = validPageRequest(request.query)
     const page = await app.payments.list({
       ...query,
       createdGte: normalizeInstant(query.createdGte),
@@ -224,9 +222,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: integerQuery(['limit'])
   }, async (request) => {
-    const query = { ...request.query, limit: request.query.limit ?? LIST_LIMIT_DEFAULT }
-    const errors = pageRequestErrors(query)
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    const query = validPageRequest(request.query)
     return toPage(await app.refunds.list(request.params.id, query, ownerOf(request)), toPublicRefund)
   })
 

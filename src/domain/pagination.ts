@@ -62,3 +62,11 @@ export function pageRequestErrors (request: PageRequest & CreatedRange): Record<
 export function normalizeInstant (value: string | undefined): string | undefined {
   return value === undefined ? undefined : new Date(value).toISOString()
 }
+
+/** A list request with the default limit applied; a ValidationError naming every bad field otherwise. */
+export function validPageRequest<T extends Partial<PageRequest> & CreatedRange> (query: T): T & { limit: number } {
+  const page = { ...query, limit: query.limit ?? LIST_LIMIT_DEFAULT }
+  const errors = pageRequestErrors(page)
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+  return page
+}
