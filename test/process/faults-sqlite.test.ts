@@ -1,5 +1,5 @@
 /**
- * A full disk under SQLite, with a real process on a small tmpfs: while nothing can be written,
+ * A full disk under SQLite, with a real process on a small tmpfs filled with ballast: while nothing can be written,
  * payments answer 503 problems and products 503 envelopes (with Retry-After, never a 500) and
  * /health/ready is 503; once space is freed the instance is ready and serving again by itself,
  * every acknowledged payment is stored with its status and no key was charged twice.
@@ -16,8 +16,20 @@ import BetterSqlite3 from 'better-sqlite3'
 import { faultTestsUnavailable, keyedLoad, ServiceInstance, statusOf, until, verify } from './faults-fixtures'
 import { provisionMerchant } from '../helpers/server-process'
 import { ADMIN_AUTH, TEST_ADMIN_KEY } from '../helpers/app'
+import { WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/connection'
 
 const REQUEST_TIMEOUT_MS = 15_000
+const MiB = 1024 * 1024
+/**
+ * The tmpfs holds the service's own steady-state footprint with room to spare: the WAL grows to
+ * WAL_AUTOCHECKPOINT_PAGES pages (4 KiB, plus a 24-byte frame header each) before its first checkpoint.
+ * On a smaller disk the load's WAL itself fills it before the ballast is written: removing the
+ * (empty) ballast then frees nothing, the WAL can never be checkpointed, and the test only shows
+ * a disk that stays full (what happened at 16 MiB after wal_autocheckpoint went from 1000 to 4000).
+ */
+const TMPFS_MIB = Math.ceil(WAL_AUTOCHECKPOINT_PAGES * (4096 + 24) / MiB) + 48
+/** The ballast must be what fills the disk, so that deleting it frees space. */
+const MIN_BALLAST = 16 * MiB
 
 /** Writes zeros into `path` until the file system is full; returns the bytes written. */
 function fillDisk (path: string): number {
@@ -53,7 +65,7 @@ async function main (): Promise<void> {
 
 async function diskFull (t: Test): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'faults-disk-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', dir])
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MIB}m`, 'tmpfs', dir])
   t.teardown(() => {
     execFileSync('umount', ['-l', dir])
     rmSync(dir, { recursive: true, force: true })
@@ -82,6 +94,7 @@ async function diskFull (t: Test): Promise<void> {
   const ballast = join(dir, 'ballast')
   const filled = fillDisk(ballast)
   const fullAt = Date.now()
+  t.ok(filled >= MIN_BALLAST, `the ballast (${filled} bytes), not the service's WAL, filled the disk, so deleting it frees space`)
   const notReadyAfterMs = await until(async () => await statusOf(`${base}/health/ready`) === 503, 30_000, 200)
   t.pass(`disk full (${filled} bytes of ballast): /health/ready is 503 after ${notReadyAfterMs} ms`)
   const ready = await (await fetch(`${base}/health/ready`)).json() as { checks: Record<string, string> }

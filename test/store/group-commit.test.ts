@@ -102,3 +102,77 @@ t.test('immediateWrites commits each write on its own, at once', async (t) => {
   t.same(names(db), ['x'])
   writes.flush()
 })
+
+/**
+ * SQLITE_FULL for real and fast, without a full disk: `max_page_count` caps the database file, and a
+ * statement that needs a page beyond it fails with SQLITE_FULL. Like a full disk during a statement,
+ * SQLite then rolls back the WHOLE transaction (there is no statement journal to undo the statement alone).
+ */
+function capped (db: SqliteHandle): string {
+  db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true })) + 2}`)
+  return 'x'.repeat(100_000) // needs some 25 new pages
+}
+
+t.test('a write after which SQLite rolled back the whole transaction (SQLITE_FULL): nothing of the batch runs outside a transaction', async (t) => {
+  const db = database(t)
+  const insert = db.prepare('INSERT INTO items (name) VALUES (?)')
+  insert.run('seed') // the table's first page exists
+  const huge = capped(db)
+  const writes = groupCommit(db)
+  const outcomes = await Promise.allSettled([
+    writes.run(() => insert.run('before')),
+    writes.run(() => insert.run(huge)),
+    writes.run(() => insert.run('after'))
+  ])
+  t.same(outcomes.map((o) => o.status), ['rejected', 'rejected', 'fulfilled'],
+    'the write before it was undone with the transaction (rejected), the one after it ran in a new batch (committed)')
+  t.match((outcomes[0] as PromiseRejectedResult).reason, { code: 'SQLITE_FULL' }, 'the earlier write hears why it was undone')
+  t.match((outcomes[1] as PromiseRejectedResult).reason, { code: 'SQLITE_FULL' })
+  t.same(names(db), ['seed', 'after'], 'every answer matches the database: what was acknowledged is stored, nothing else')
+  t.equal(db.inTransaction, false)
+  t.equal(await writes.run(() => insert.run('later').changes), 1, 'the queue keeps working afterwards')
+})
+
+t.test('a ROLLBACK that fails still rejects the batch, and the transaction it left open is rolled back before the next', async (t) => {
+  const real = database(t)
+  real.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)')
+  // A fault-injecting handle: the first ROLLBACK fails as on a disk that has just gone bad.
+  let failRollbacks = 1
+  const db = new Proxy(real, {
+    get (target, name) {
+      if (name === 'exec') {
+        return (sql: string) => {
+          if (sql === 'ROLLBACK' && failRollbacks-- > 0) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' })
+          return target.exec(sql)
+        }
+      }
+      const member = Reflect.get(target, name, target) as unknown
+      return typeof member === 'function' ? member.bind(target) : member
+    }
+  })
+  const writes = groupCommit(db)
+  const settled = Promise.allSettled([
+    writes.run(() => real.prepare('INSERT INTO items (name) VALUES (?)').run('kept?')),
+    writes.run(() => real.prepare('INSERT INTO children (parent) VALUES (42)').run()) // the COMMIT fails
+  ])
+  const outcomes = await Promise.race([settled, new Promise<'hang'>((resolve) => setTimeout(() => { resolve('hang') }, 2000))])
+  if (outcomes === 'hang') {
+    t.fail('the batch never settled')
+    return
+  }
+  t.same(outcomes.map((o) => o.status), ['rejected', 'rejected'], 'both writes hear the COMMIT failed')
+  t.match((outcomes[0] as PromiseRejectedResult).reason, /FOREIGN KEY/)
+  t.equal(real.inTransaction, true, 'the failed ROLLBACK left the transaction open')
+  t.equal(await writes.run(() => real.prepare('INSERT INTO items (name) VALUES (?)').run('next').changes), 1,
+    'the next batch rolls the leftover back first and commits')
+  t.same(names(real), ['next'], 'nothing of the failed batch was committed')
+  t.equal(real.inTransaction, false)
+
+  // A leftover that cannot be rolled back either: that batch fails with the ROLLBACK's own error (a 503)
+  // and runs nothing; the rollback is tried once more on the way out.
+  real.exec('BEGIN')
+  failRollbacks = 1
+  await t.rejects(writes.run(() => real.prepare('INSERT INTO items (name) VALUES (?)').run('not run')), { code: 'SQLITE_IOERR' })
+  t.equal(real.inTransaction, false)
+  t.same(names(real), ['next'])
+})

@@ -8,6 +8,11 @@ import { StoreUnavailableError } from '../../src/domain/errors'
 import { guardStore, STORE_RETRY_AFTER_SECONDS, toStoreError, unavailableReason } from '../../src/store/unavailable'
 import { guardDatabase, releasingAfterOutages } from '../../src/store/guard'
 import { createSqliteDatabase } from '../../src/store/sqlite'
+import { migrateSqlite, openSqlite } from '../../src/store/sqlite/connection'
+import { sqliteMigrations } from '../../src/store/sqlite/migrations'
+import { groupCommit } from '../../src/store/sqlite/group-commit'
+import { sqliteIdempotencyStore } from '../../src/store/sqlite/idempotency'
+import { sqliteProductStore } from '../../src/store/sqlite/products'
 import type { Database, IdempotencyKeyRef, IdempotencyStore } from '../../src/store/types'
 import { buildTestApp, defaultMerchantOf } from '../helpers/app'
 
@@ -118,6 +123,40 @@ t.test('a key whose release failed in an outage is freed once the database is ba
   state.down = true
   await t.rejects(keys.release(ref), { message: 'bug' })
   state.down = false
+})
+
+/*
+ * The disk-full regression (issue 16), fast: a write that fills the database (SQLITE_FULL, for real:
+ * max_page_count caps the file) shares a group commit with key claims. SQLite rolls the whole batch
+ * transaction back; a claim queued after that write once ran on its own (autocommit) and committed, then
+ * heard "cannot commit - no transaction is active" (a 500): the key stayed locked, its retries 409 for
+ * the whole lock time although nothing ran. Every claim's answer must match the database.
+ */
+t.test('a key claimed in the same group commit as a write that fills the database: every claim\'s answer matches the database', async (t) => {
+  const handle = openSqlite('file::memory:', { synchronous: 'FULL' })
+  t.teardown(() => { handle.close() })
+  migrateSqlite(handle, sqliteMigrations)
+  const writes = groupCommit(handle)
+  const products = guardStore(sqliteProductStore(handle, writes))
+  const inner = sqliteIdempotencyStore(handle, writes)
+  const keys = releasingAfterOutages(guardStore(inner))
+  t.teardown(() => { keys.stop() })
+  const claimOf = (key: string, now = 1000) => ({
+    ref: { scope: 'merchant:m', method: 'POST', path: '/api/payments', key }, fingerprint: 'f', now, lockUntil: now + 30_000, expiresAt: now + 86_400_000
+  })
+  t.equal((await keys.claim(claimOf('warm-up'))).kind, 'new')
+  handle.pragma(`max_page_count = ${Number(handle.pragma('page_count', { simple: true })) + 2}`)
+  const filling = { id: 'p1', name: 'x'.repeat(200_000), price: 1 }
+
+  const [before, full, after] = await Promise.allSettled([keys.claim(claimOf('before')), products.put(filling), keys.claim(claimOf('after'))])
+  t.match(full, { status: 'rejected', reason: { code: 'STORE_UNAVAILABLE', reason: 'full' } }, 'the filling write is a 503 (full)')
+  t.match(before, { status: 'rejected', reason: { code: 'STORE_UNAVAILABLE', reason: 'full' } }, 'a claim undone with the batch hears why (503, never a 500)')
+  t.equal(await inner.get(claimOf('before').ref), undefined, '...and is not in the database')
+  t.match(after, { status: 'fulfilled', value: { kind: 'new' } }, 'a claim queued after it runs in a new batch and succeeds')
+  t.equal((await inner.get(claimOf('after').ref))?.lockedUntil, 31_000, '...and is in the database, as answered')
+
+  const retried = await keys.claim(claimOf('before', 2000))
+  t.equal(retried.kind, 'new', 'the retry of the undone claim is served at once, not 409 for the lock time')
 })
 
 t.test('routes answer 503 with Retry-After in their area\'s shape while the database is away', async (t) => {

@@ -5,6 +5,15 @@ import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL, type Migrat
 
 export type SqliteHandle = BetterSqlite3.Database
 
+/**
+ * Checkpoint the WAL into the database file every this many pages (16 MiB of 4 KiB pages) instead of
+ * SQLite's 1000: a hot index page rewritten by many commits is copied back once per checkpoint, so fewer,
+ * larger checkpoints write (and fsync) less. The price is disk headroom: the WAL grows to about 16 MiB
+ * before its first checkpoint, and a WAL that fills the disk on its way there cannot be checkpointed
+ * (that writes into the database file) until space is freed elsewhere.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 4000
+
 export interface SqliteOptions {
   synchronous: 'FULL' | 'NORMAL'
 }
@@ -22,10 +31,8 @@ export function openSqlite (url: string, options: SqliteOptions): SqliteHandle {
   const db = new BetterSqlite3(path)
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${options.synchronous}`)
-  // Checkpoint the WAL into the database file every 4000 pages (16 MiB) instead of SQLite's 1000: a hot
-  // index page rewritten by many commits is copied back once per checkpoint, so fewer, larger checkpoints
-  // write (and fsync) less. After a checkpoint the WAL file is truncated back to at most 64 MiB.
-  db.pragma('wal_autocheckpoint = 4000')
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)
+  // After a checkpoint the WAL file is truncated back to at most 64 MiB.
   db.pragma('journal_size_limit = 67108864')
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')

@@ -39,6 +39,18 @@ export function immediateWrites (db: SqliteHandle): WriteQueue {
  * WAL sync is shared by all the requests waiting for it instead of being paid
  * once per write. The writes still run one at a time, in call order, so each
  * sees the effects of those before it, exactly as separate transactions would.
+ *
+ * Every outcome is known and reported: no write ever runs outside the batch's
+ * transaction. SQLite rolls back the WHOLE transaction when a statement fails
+ * with SQLITE_FULL, SQLITE_IOERR or SQLITE_NOMEM outside a statement journal
+ * (https://sqlite.org/lang_transaction.html, "Response To Errors Within A
+ * Transaction"); the writes that ran before it in the batch are then rejected
+ * with that error (they are undone), and the ones after it run in a new batch.
+ * Left to run on, they would each commit on their own (autocommit) and then be
+ * reported as failed by the batch's COMMIT ("no transaction is active"): a key
+ * claimed while its client heard 503, locked for the whole lock time. A ROLLBACK
+ * that fails still rejects the batch (never a promise left unsettled), and the
+ * transaction it left open is rolled back before the next batch begins.
  */
 export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => void): WriteQueue {
   // Called inside the batch's transaction, a better-sqlite3 transaction function is a savepoint.
@@ -46,33 +58,59 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
   let queue: Pending[] = []
   let scheduled = false
 
-  function flush (): void {
-    scheduled = false
-    if (queue.length === 0) return
-    const batch = queue
-    queue = []
+  /** Rolls back whatever transaction is open; the error when even that failed (it is tried again before the next batch). */
+  function rollback (): unknown {
+    try {
+      if (db.open && db.inTransaction) db.exec('ROLLBACK')
+      return undefined
+    } catch (error) {
+      return error
+    }
+  }
+
+  /** Runs one batch; returns the writes it did not get to (its transaction was lost before them). */
+  function commit (batch: Pending[]): Pending[] {
     onBatch?.(batch.length)
     const outcomes: Array<{ ok: true, value: unknown } | { ok: false, error: unknown }> = []
+    let rest: Pending[] = []
     try {
+      // A transaction left open by a ROLLBACK that failed: nothing in it was acknowledged.
+      const leftOpen = rollback()
+      if (leftOpen !== undefined) throw leftOpen
       db.exec('BEGIN IMMEDIATE')
-      for (const pending of batch) {
+      for (const [i, pending] of batch.entries()) {
         try {
           outcomes.push({ ok: true, value: inSavepoint(pending.operation) })
         } catch (error) {
           outcomes.push({ ok: false, error })
         }
+        if (!db.inTransaction) {
+          // SQLite rolled the whole transaction back: what ran so far is undone, the rest gets a new one.
+          rest = batch.slice(i + 1)
+          batch = batch.slice(0, i + 1)
+          const last = outcomes[i]
+          throw last.ok ? new Error('the batch transaction ended inside a write') : last.error
+        }
       }
       db.exec('COMMIT')
     } catch (error) {
-      if (db.open && db.inTransaction) db.exec('ROLLBACK')
+      rollback()
       for (const pending of batch) pending.reject(error)
-      return
+      return rest
     }
     for (const [i, pending] of batch.entries()) {
       const outcome = outcomes[i]
       if (outcome.ok) pending.resolve(outcome.value)
       else pending.reject(outcome.error)
     }
+    return rest
+  }
+
+  function flush (): void {
+    scheduled = false
+    let batch = queue
+    queue = []
+    while (batch.length > 0) batch = commit(batch)
   }
 
   return {
