@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { DomainError, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
+import { isRefusal, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
 import { canonicalJson } from './http/canonical-json'
 import type { IdempotencyKeyRef, IdempotencyRecord, StoredResponse } from '../src/store/types'
 
@@ -135,7 +135,7 @@ export default fp(async (app) => {
       try {
         return sendStored(reply, await work(claim.key))
       } catch (err) {
-        const nothingCreated = record.recoveryPoint === 'started' && err instanceof DomainError && err.statusCode < 500
+        const nothingCreated = record.recoveryPoint === 'started' && isRefusal(err)
         await (nothingCreated ? app.db.idempotency.abandon(ref) : app.db.idempotency.release(ref)).catch((cleanupError: unknown) => {
           request.log.error({ err: cleanupError }, 'could not free an idempotency key')
         })

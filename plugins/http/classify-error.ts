@@ -1,5 +1,55 @@
-import { DomainError, ValidationError, type FieldErrors } from '../../src/domain/errors'
+import {
+  AUTH_REALM, DomainError, MethodNotAllowedError, UnauthenticatedError, UnsupportedMediaTypeError, ValidationError,
+  type DomainErrorKind, type FieldErrors
+} from '../../src/domain/errors'
 import { fieldErrorsFromSchema, type SchemaIssue } from './field-messages'
+
+/**
+ * The one place domain errors become HTTP: the status of each kind of domain error, and the
+ * headers its facts turn into (Allow, Accept-Patch, WWW-Authenticate here; Retry-After for any
+ * error that says when to retry).
+ */
+const httpByKind: { [K in DomainErrorKind]: { statusCode: number, headers?: (error: DomainError) => Record<string, string> } } = {
+  validation: { statusCode: 400 },
+  unauthenticated: {
+    statusCode: 401,
+    headers: (error) => ({ 'www-authenticate': bearerChallenge(error instanceof UnauthenticatedError && error.tokenSent) })
+  },
+  payment_refused: { statusCode: 402 },
+  forbidden: { statusCode: 403 },
+  not_found: { statusCode: 404 },
+  method_not_allowed: {
+    statusCode: 405,
+    headers: (error): Record<string, string> => error instanceof MethodNotAllowedError ? { allow: error.allowed.join(', ') } : {}
+  },
+  conflict: { statusCode: 409 },
+  precondition_failed: { statusCode: 412 },
+  unsupported_media_type: {
+    statusCode: 415,
+    headers: (error): Record<string, string> => error instanceof UnsupportedMediaTypeError && error.acceptPatch !== undefined ? { 'accept-patch': error.acceptPatch } : {}
+  },
+  rate_limited: { statusCode: 429 },
+  unavailable: { statusCode: 503 }
+}
+
+/** The HTTP status of a domain error. */
+export function statusOf (error: DomainError): number {
+  return httpByKind[error.kind].statusCode
+}
+
+/** The response headers a domain error's facts call for. */
+export function headersOf (error: DomainError): Record<string, string> {
+  const headers = httpByKind[error.kind].headers?.(error) ?? {}
+  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds)
+  return headers
+}
+
+/** The RFC 6750 challenge: `error="invalid_token"` when a credential was sent and refused. */
+export function bearerChallenge (tokenSent: boolean): string {
+  return tokenSent
+    ? `Bearer realm="${AUTH_REALM}", error="invalid_token", error_description="The API key is unknown, revoked or expired."`
+    : `Bearer realm="${AUTH_REALM}"`
+}
 
 /** What every error handler needs to know about an error, whatever its shape. */
 export interface ClassifiedError {
@@ -44,10 +94,10 @@ export function isUnroutedRequestError (error: FrameworkError, request: { is404?
 export function classifyError (error: FrameworkError): ClassifiedError {
   if (error instanceof DomainError) {
     return {
-      statusCode: error.statusCode,
+      statusCode: statusOf(error),
       code: error.code,
       message: error.message,
-      headers: error.headers,
+      headers: headersOf(error),
       fieldErrors: error instanceof ValidationError ? error.errors : undefined,
       domain: error,
       internal: false

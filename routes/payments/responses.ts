@@ -54,8 +54,9 @@ export function toPage<T, R> (page: Page<T>, render: (item: T) => R): { data: R[
 }
 
 function problemResponse (error: PaymentDeclinedError | PaymentFailedError | RefundFailedError, origin: ResponseOrigin): StoredResponse {
-  const problem = buildProblem(classifyError(error), { instance: origin.path, traceId: origin.traceId })
-  return { statusCode: error.statusCode, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(problem) }
+  const failure = classifyError(error)
+  const problem = buildProblem(failure, { instance: origin.path, traceId: origin.traceId })
+  return { statusCode: failure.statusCode, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(problem) }
 }
 
 /**

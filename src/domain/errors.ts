@@ -1,29 +1,57 @@
 /**
- * Domain errors. Routes throw these; each area's error handler renders them in
- * its own shape (envelope or problem document) through one central mapping.
+ * Domain errors: what went wrong, in the core's words. Each carries its `kind` (the family a
+ * transport maps onto its own answer: plugins/http/classify-error.ts holds the one table of
+ * HTTP statuses and headers), a stable `code`, a message, and the facts a client can act on:
+ * the fields at fault, when to retry, which methods or formats would have been accepted,
+ * whether a credential was sent. No status code, header or media type lives here.
  */
 export type FieldErrors = Record<string, string[]>
 
+export type DomainErrorKind =
+  | 'validation'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'precondition_failed'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  /** The payment (or refund) was refused or given up: a final answer, not a fault of the request. */
+  | 'payment_refused'
+  /** A dependency (gateway, database) cannot serve now; the same request may succeed later. */
+  | 'unavailable'
+
 export abstract class DomainError extends Error {
-  abstract readonly statusCode: number
+  abstract readonly kind: DomainErrorKind
   abstract readonly code: string
-  readonly headers: Record<string, string> = {}
-  /** Extra members for problem documents (RFC 9457 extensions). */
+  /** Facts about the failure a client can act on (ids, codes, amounts), beside the message. */
   readonly extensions: Record<string, unknown> = {}
+  /** When retrying the same request may succeed, after how many seconds. */
+  declare readonly retryAfterSeconds?: number
+}
+
+/**
+ * True for a domain error that is the request's final answer (invalid input, a refusal, a state
+ * that does not allow it), false for a passing unavailability of a dependency and for anything
+ * that is not a domain error. Such a request changed nothing: it may be forgotten, not retried.
+ */
+export function isRefusal (error: unknown): error is DomainError {
+  return error instanceof DomainError && error.kind !== 'unavailable'
 }
 
 export class NotFoundError extends DomainError {
-  readonly statusCode = 404
+  readonly kind = 'not_found'
   readonly code = 'NOT_FOUND'
 }
 
 export class ConflictError extends DomainError {
-  readonly statusCode = 409
+  readonly kind = 'conflict'
   readonly code: string = 'CONFLICT'
 }
 
 export class ValidationError extends DomainError {
-  readonly statusCode = 400
+  readonly kind = 'validation'
   readonly code = 'VALIDATION'
   constructor (readonly errors: FieldErrors) {
     super(summarizeFieldErrors(errors))
@@ -31,30 +59,29 @@ export class ValidationError extends DomainError {
 }
 
 export class MethodNotAllowedError extends DomainError {
-  readonly statusCode = 405
+  readonly kind = 'method_not_allowed'
   readonly code = 'METHOD_NOT_ALLOWED'
-  constructor (allowed: string[]) {
+  constructor (readonly allowed: readonly string[]) {
     super('method not allowed')
-    this.headers.allow = allowed.join(', ')
   }
 }
 
 export class UnsupportedMediaTypeError extends DomainError {
-  readonly statusCode = 415
+  readonly kind = 'unsupported_media_type'
   readonly code = 'UNSUPPORTED_MEDIA_TYPE'
-  constructor (message: string, acceptPatch?: string) {
+  /** `acceptPatch`: the patch formats the resource accepts, when the request was a patch. */
+  constructor (message: string, readonly acceptPatch?: string) {
     super(message)
-    if (acceptPatch !== undefined) this.headers['accept-patch'] = acceptPatch
   }
 }
 
 export class PreconditionFailedError extends DomainError {
-  readonly statusCode = 412
+  readonly kind = 'precondition_failed'
   readonly code = 'PRECONDITION_FAILED'
 }
 
 export class PaymentDeclinedError extends DomainError {
-  readonly statusCode = 402
+  readonly kind = 'payment_refused'
   readonly code = 'PAYMENT_DECLINED'
   constructor (readonly paymentId: string, readonly declineCode: string) {
     super(`The payment was declined by the card issuer (${declineCode}).`)
@@ -63,11 +90,10 @@ export class PaymentDeclinedError extends DomainError {
 }
 
 export class GatewayUnavailableError extends DomainError {
-  readonly statusCode = 503
+  readonly kind = 'unavailable'
   readonly code = 'GATEWAY_UNAVAILABLE'
-  constructor (message: string, readonly paymentId: string | undefined, retryAfterSeconds: number) {
+  constructor (message: string, readonly paymentId: string | undefined, override readonly retryAfterSeconds: number) {
     super(message)
-    this.headers['retry-after'] = String(retryAfterSeconds)
     if (paymentId !== undefined) this.extensions.paymentId = paymentId
   }
 }
@@ -78,9 +104,8 @@ export class IdempotencyKeyReusedError extends ConflictError {
 
 export class IdempotencyKeyInUseError extends ConflictError {
   override readonly code = 'IDEMPOTENCY_KEY_IN_USE'
-  constructor (message: string, retryAfterSeconds: number) {
+  constructor (message: string, override readonly retryAfterSeconds: number) {
     super(message)
-    this.headers['retry-after'] = String(retryAfterSeconds)
   }
 }
 
@@ -89,49 +114,40 @@ export function summarizeFieldErrors (errors: FieldErrors): string {
 }
 
 export class RateLimitedError extends DomainError {
-  readonly statusCode = 429
+  readonly kind = 'rate_limited'
   readonly code = 'RATE_LIMITED'
-  constructor (retryAfterSeconds: number) {
+  constructor (override readonly retryAfterSeconds: number) {
     super(`too many requests; retry after ${retryAfterSeconds} seconds`)
-    this.headers['retry-after'] = String(retryAfterSeconds)
   }
 }
 
 /**
  * The database cannot serve right now (unreachable, restarting, timed out, busy
- * or out of space). Nothing was half-written: a retry after `Retry-After`
- * seconds (with the same Idempotency-Key) resumes where the request stopped.
+ * or out of space). Nothing was half-written: a retry after `retryAfterSeconds`
+ * (with the same Idempotency-Key) resumes where the request stopped.
  */
 export class StoreUnavailableError extends DomainError {
-  readonly statusCode = 503
+  readonly kind = 'unavailable'
   readonly code = 'STORE_UNAVAILABLE'
-  constructor (message: string, readonly reason: 'unreachable' | 'timeout' | 'busy' | 'full' | 'io', retryAfterSeconds: number, options?: { cause?: unknown }) {
+  constructor (message: string, readonly reason: 'unreachable' | 'timeout' | 'busy' | 'full' | 'io', override readonly retryAfterSeconds: number, options?: { cause?: unknown }) {
     super(message, options)
-    this.headers['retry-after'] = String(retryAfterSeconds)
   }
 }
 
 /** No credential, or one that is malformed, unknown, revoked or expired (RFC 6750). */
 export class UnauthenticatedError extends DomainError {
-  readonly statusCode = 401
+  readonly kind = 'unauthenticated'
   readonly code = 'UNAUTHENTICATED'
-  /** `tokenSent`: a credential was presented (and refused), so the challenge says `error="invalid_token"`. */
+  /** `tokenSent`: a credential was presented (and refused), not merely missing. */
   constructor (message: string, readonly tokenSent: boolean) {
     super(message)
-    this.headers['www-authenticate'] = bearerChallenge(tokenSent)
   }
 }
 
 export const AUTH_REALM = 'product-payment-service'
 
-export function bearerChallenge (tokenSent: boolean): string {
-  return tokenSent
-    ? `Bearer realm="${AUTH_REALM}", error="invalid_token", error_description="The API key is unknown, revoked or expired."`
-    : `Bearer realm="${AUTH_REALM}"`
-}
-
 /** A valid credential without the right to do this (RFC 6750 insufficient_scope, without scopes). */
 export class ForbiddenError extends DomainError {
-  readonly statusCode = 403
+  readonly kind = 'forbidden'
   readonly code = 'FORBIDDEN'
 }

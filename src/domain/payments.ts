@@ -130,7 +130,7 @@ export class PaymentNotRefundableError extends ConflictError {
 }
 
 /**
- * A refund larger than what remains refundable. A 409: the remaining amount is
+ * A refund larger than what remains refundable. A conflict: the remaining amount is
  * the payment's current state, which other refunds change (the same request may
  * have fitted a moment earlier).
  */
@@ -147,9 +147,9 @@ export class RefundExceedsRemainingError extends ConflictError {
   }
 }
 
-/** A payment the recovery worker settled as `failed` (its stored response, 402 like a decline). */
+/** A payment the recovery worker settled as `failed` (its stored response, refused like a decline). */
 export class PaymentFailedError extends DomainError {
-  readonly statusCode = 402
+  readonly kind = 'payment_refused'
   readonly code = 'PAYMENT_FAILED'
   constructor (readonly paymentId: string, readonly failureCode: string) {
     super(failureCode === 'pending_expired'

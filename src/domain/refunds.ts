@@ -68,11 +68,11 @@ export function refundAmountMinor (payment: Payment, amount: number | undefined,
 }
 
 /**
- * The gateway refused the refund (402, like a declined charge): the refund is
+ * The gateway refused the refund (like a declined charge): the refund is
  * stored as `failed`, the payment's money was not returned and stays refundable.
  */
 export class RefundFailedError extends DomainError {
-  readonly statusCode = 402
+  readonly kind = 'payment_refused'
   readonly code = 'REFUND_FAILED'
   constructor (readonly refund: Refund) {
     super(`The gateway refused the refund (${refund.failureCode ?? 'refund_failed'}); the amount remains refundable.`)

@@ -51,9 +51,9 @@ t.test('which errors mean "the database cannot serve right now"', async (t) => {
   const mapped = toStoreError(coded('SQLITE_FULL', 'database or disk is full'))
   t.ok(mapped instanceof StoreUnavailableError)
   const error = mapped as StoreUnavailableError
-  t.equal(error.statusCode, 503)
+  t.equal(error.kind, 'unavailable')
   t.equal(error.reason, 'full')
-  t.equal(error.headers['retry-after'], String(STORE_RETRY_AFTER_SECONDS.full))
+  t.equal(error.retryAfterSeconds, STORE_RETRY_AFTER_SECONDS.full)
   t.match(error.message, /out of storage space/)
   t.equal((error.cause as Error).message, 'database or disk is full', 'the driver error is kept as the cause (logged, never shown)')
   t.equal(toStoreError(error), error, 'mapped once')
