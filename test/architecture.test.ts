@@ -1,6 +1,8 @@
 import t from 'tap'
 import { ESLint } from 'eslint'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
+import ts from 'typescript'
 
 // The dependency rule lives in eslint.config.mjs and runs in `npm test` (npm run lint). These cases
 // prove it fails on imports that go the wrong way and accepts the ones the layering allows.
@@ -45,3 +47,78 @@ for (const [name, file, code] of allowed) {
     t.same(await ruleViolations(file, code), [])
   })
 }
+
+// The core speaks no HTTP: domain errors and services carry facts (kind, code, retryAfterSeconds,
+// allowed methods, ...) and plugins/http/classify-error.ts alone turns them into statuses and headers.
+// Checked on the syntax tree, so comments and prose in messages do not count; an identifier
+// `statusCode` or `headers`, or a header name used as a string or as a key, does.
+const HEADER_NAMES = [
+  'retry-after', 'www-authenticate', 'accept-patch', 'content-type', 'content-length', 'cache-control', 'if-match',
+  'if-none-match', 'idempotency-key', 'idempotent-replayed', 'x-request-id', 'last-modified', 'accept-post',
+  'allow', 'location', 'etag', 'vary', 'authorization', 'accept', 'link'
+]
+/** One-word header names are ordinary words too (`'allow'` is an access decision): they count only as keys. */
+const KEY_ONLY = new Set(HEADER_NAMES.filter((name) => !name.includes('-')))
+const HTTP_IDENTIFIERS = new Set(['statusCode', 'headers'])
+
+function httpLeaks (fileName: string, code: string): string[] {
+  const source = ts.createSourceFile(fileName, code, ts.ScriptTarget.ES2022, true)
+  const leaks: string[] = []
+  const where = (node: ts.Node): string => `${fileName}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`
+  const isKey = (node: ts.Node): boolean => {
+    const parent = node.parent
+    return (ts.isPropertyAssignment(parent) && parent.name === node) ||
+      (ts.isElementAccessExpression(parent) && parent.argumentExpression === node) ||
+      (ts.isPropertyAccessExpression(parent) && parent.name === node) ||
+      ((ts.isPropertyDeclaration(parent) || ts.isPropertySignature(parent) || ts.isParameter(parent)) && parent.name === node)
+  }
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) {
+      if (HTTP_IDENTIFIERS.has(node.text)) leaks.push(`${where(node)} ${node.text}`)
+      else if (KEY_ONLY.has(node.text.toLowerCase()) && isKey(node)) leaks.push(`${where(node)} ${node.text} (a header name as a key)`)
+    } else if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      const text = node.text.toLowerCase()
+      if (HEADER_NAMES.includes(text) && (!KEY_ONLY.has(text) || isKey(node))) leaks.push(`${where(node)} '${node.text}'`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return leaks
+}
+
+function tsFiles (dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    return entry.isDirectory() ? tsFiles(path) : entry.name.endsWith('.ts') ? [path] : []
+  })
+}
+
+t.test('src/domain and src/services hold no status code and no HTTP header name', async (t) => {
+  const files = ['src/domain', 'src/services'].flatMap((dir) => tsFiles(join(root, dir)))
+  t.ok(files.length >= 10, `${files.length} files checked`)
+  const leaks = files.flatMap((file) => httpLeaks(relative(root, file), readFileSync(file, 'utf8')))
+  t.same(leaks, [], leaks.join('\n'))
+})
+
+t.test('the HTTP check finds what the domain errors used to carry, and not the words of the domain', async (t) => {
+  const old = `export class RateLimitedError extends DomainError {
+  readonly statusCode = 429
+  constructor (seconds: number) { super('x'); this.headers['retry-after'] = String(seconds) }
+}
+export class MethodNotAllowedError extends DomainError {
+  constructor (allowed: string[]) { super('x'); this.headers.allow = allowed.join(', ') }
+}
+export const created = { status: 201, location: '/api/payments/1' }
+setHeader('WWW-Authenticate', 'Bearer')
+`
+  t.same(httpLeaks('probe.ts', old).map((leak) => leak.replace(/^probe\.ts:\d+ /, '')), [
+    'statusCode', 'headers', "'retry-after'", 'headers', 'allow (a header name as a key)', 'location (a header name as a key)', "'WWW-Authenticate'"
+  ])
+  const domain = `// a statusCode in a comment, 'retry-after' too
+export type AccessDecision = 'allow' | 'forbidden'
+export function decide (): AccessDecision { return 'allow' }
+export const message = 'Retry with the same Idempotency-Key after Retry-After seconds.'
+export class X { constructor (readonly retryAfterSeconds: number, readonly allowed: string[]) {} }
+`
+  t.same(httpLeaks('probe.ts', domain), [])
+})
