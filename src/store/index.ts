@@ -10,7 +10,7 @@ export interface OpenDatabaseOptions {
 /** Picks the store implementation from DATABASE_URL: `file:` → SQLite, `postgres(ql)://` → PostgreSQL. */
 export async function openDatabase (config: Config, options: OpenDatabaseOptions = {}): Promise<Database> {
   if (config.DATABASE_URL.startsWith('file:')) {
-    return createSqliteDatabase(config.DATABASE_URL, { synchronous: config.SQLITE_SYNCHRONOUS })
+    return await createSqliteDatabase(config.DATABASE_URL, { synchronous: config.SQLITE_SYNCHRONOUS })
   }
   // Loaded only when configured: the PostgreSQL driver is a large module and start-up time counts.
   const { createPostgresDatabase } = require('./postgres') as typeof import('./postgres')

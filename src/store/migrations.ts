@@ -24,7 +24,7 @@ export const dialects = {
 
 import { lifecycleSchema } from './lifecycle-migrations'
 
-export const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
+const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
 
 /**
  * The schema, for both stores (same version numbers, names, tables and columns, so the rows.ts
@@ -149,15 +149,56 @@ export function migrationsFor (dialect: Dialect): Migration[] {
 }
 
 /**
- * The one migration plan: the migrations not yet applied, in version order. Each store applies
- * them in its own transaction primitive (SQLite: synchronous IMMEDIATE transactions; PostgreSQL:
- * under an advisory lock, since several instances may start at once).
+ * What a dialect supplies to the one migration loop: access to its migration connection and the
+ * two steps where SQLite and PostgreSQL differ, keeping concurrent migrators apart and the
+ * transaction each migration runs in.
  */
-export function pendingMigrations (migrations: Migration[], applied: ReadonlySet<number>): Migration[] {
-  return [...migrations].sort((a, b) => a.version - b.version).filter((m) => !applied.has(m.version))
+export interface MigrationRunner {
+  dialect: Dialect['kind']
+  /** Runs SQL that may hold several statements (a migration's DDL). */
+  exec: (sql: string) => Promise<void>
+  /** Runs one statement with `RECORD_MIGRATION`'s placeholders; the rows it returns. */
+  query: <R>(sql: string, params?: unknown[]) => Promise<R[]>
+  /**
+   * Runs the whole migration so that two processes starting at once do not both migrate
+   * (PostgreSQL: a session advisory lock; SQLite: each migration's IMMEDIATE transaction).
+   */
+  exclusively: <T>(run: () => Promise<T>) => Promise<T>
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction: (work: () => Promise<void>) => Promise<void>
 }
 
-export const RECORD_MIGRATION = {
+const dialectNames: Record<Dialect['kind'], string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
+
+const RECORD_MIGRATION: Record<Dialect['kind'], string> = {
   sqlite: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
   postgres: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)'
+}
+
+/**
+ * The one migration loop: applies the migrations not yet recorded in schema_migrations, in version
+ * order, each with its record in one transaction (DDL is transactional in both dialects). A failing
+ * migration is rolled back, not recorded, and names itself; those before it stay applied.
+ * Returns the versions this call applied.
+ */
+export async function migrate (runner: MigrationRunner, migrations: readonly Migration[]): Promise<number[]> {
+  return await runner.exclusively(async () => {
+    await runner.exec(SCHEMA_MIGRATIONS_DDL)
+    const rows = await runner.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const applied = new Set(rows.map((row) => Number(row.version)))
+    const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => !applied.has(m.version))
+    const newlyApplied: number[] = []
+    for (const migration of pending) {
+      try {
+        await runner.transaction(async () => {
+          await runner.exec(migration.sql)
+          await runner.query(RECORD_MIGRATION[runner.dialect], [migration.version, migration.name, new Date().toISOString()])
+        })
+      } catch (err) {
+        throw new Error(`${dialectNames[runner.dialect]} migration ${migration.version} (${migration.name}) failed: ${(err as Error).message}`, { cause: err })
+      }
+      newlyApplied.push(migration.version)
+    }
+    return newlyApplied
+  })
 }

@@ -4,8 +4,8 @@ import { simulatedGateway, simulatedRefundOutcome, VOIDED_DECLINE_CODE } from '.
 import { withTimeout } from '../../src/gateway/with-timeout'
 import { GatewayError } from '../../src/gateway/types'
 
-function gatewayOnNewLedger (t: Test) {
-  const db = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+async function gatewayOnNewLedger (t: Test) {
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   return simulatedGateway(db.ledger, { latencyMs: 0 })
 }
@@ -18,7 +18,7 @@ t.test('refund outcomes by amount; a repeat under the same key returns the first
   t.equal(simulatedRefundOutcome('4002.00'), 'timeout')
   t.equal(simulatedRefundOutcome('4003.00'), 'failed')
   t.equal(simulatedRefundOutcome('10.00'), 'succeeded')
-  const gateway = gatewayOnNewLedger(t)
+  const gateway = await gatewayOnNewLedger(t)
   await gateway.charge(charge('payment-1', '9000.00'))
   const first = await gateway.refund(refund('refund-1', 'payment-1', '10.00'))
   t.equal(first.outcome, 'succeeded')
@@ -32,7 +32,7 @@ t.test('refund outcomes by amount; a repeat under the same key returns the first
 })
 
 t.test('void: a tombstone before a charge, the charge itself after one', async (t) => {
-  const gateway = gatewayOnNewLedger(t)
+  const gateway = await gatewayOnNewLedger(t)
   t.same(await gateway.void({ chargeIdempotencyKey: 'payment-a' }), { outcome: 'voided' })
   t.match(await gateway.charge(charge('payment-a', '10.00')), { outcome: 'declined', declineCode: VOIDED_DECLINE_CODE }, 'a late charge is not made')
   await gateway.charge(charge('payment-b', '10.00'))

@@ -13,8 +13,8 @@ import { GatewayUnavailableError, NotFoundError } from '../../src/domain/errors'
 import type { Database, IdempotencyKeyRef, IdempotencyStore } from '../../src/store/types'
 
 /** An in-memory SQLite database that counts what happens to idempotency keys. */
-function countingDatabase (): { db: Database, calls: Record<'claim' | 'release' | 'abandon' | 'finish', IdempotencyKeyRef[]> } {
-  const real = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+async function countingDatabase (): Promise<{ db: Database, calls: Record<'claim' | 'release' | 'abandon' | 'finish', IdempotencyKeyRef[]> }> {
+  const real = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   const calls = { claim: [] as IdempotencyKeyRef[], release: [] as IdempotencyKeyRef[], abandon: [] as IdempotencyKeyRef[], finish: [] as IdempotencyKeyRef[] }
   const store = real.idempotency
   const idempotency: IdempotencyStore = {
@@ -29,7 +29,7 @@ function countingDatabase (): { db: Database, calls: Record<'claim' | 'release' 
 
 /** The idempotency plugin alone on a bare Fastify instance, with one route whose work the test chooses. */
 async function bareApp (t: Test, work: () => Promise<never> | never) {
-  const { db, calls } = countingDatabase()
+  const { db, calls } = await countingDatabase()
   const app = Fastify()
   await app.register(configPlugin, { config: testConfig() })
   await app.register(clockPlugin, {})
@@ -64,7 +64,7 @@ t.test('plugin on a bare instance: a client error before anything was created ab
 })
 
 t.test('one gateway outage releases the payment\'s idempotency key exactly once', async (t) => {
-  const { db, calls } = countingDatabase()
+  const { db, calls } = await countingDatabase()
   const gateway = spyGateway(unavailable)
   const app = await buildTestApp(t, {}, { gateway, database: db })
   const res = await app.inject({

@@ -9,7 +9,7 @@ const ADMIN = 'configured-admin-key-0123456789abcdefghij'
 const T0 = Date.parse('2026-05-01T00:00:00Z')
 
 async function setup (t: Test, overrides: Partial<ApiKeyServiceDeps> = {}) {
-  const db = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   const clock = { now: T0 }
   const service = apiKeyService({ apiKeys: db.apiKeys, merchants: db.merchants, clock: () => clock.now, adminApiKey: ADMIN, usageFlushDelayMs: 5, ...overrides })

@@ -49,13 +49,13 @@ t.test('patchMerchant re-applies a merge patch after losing a race, keeping the 
 
 t.test('patchMerchant gives up with 409 after PATCH_ATTEMPTS lost races', async (t) => {
   const store = racingStore(base, PATCH_ATTEMPTS)
-  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { country: 'DE' }), { statusCode: 409, code: 'CONFLICT' })
+  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { country: 'DE' }), { kind: 'conflict', code: 'CONFLICT' })
   t.equal(store.updates, PATCH_ATTEMPTS)
 })
 
 t.test('patchMerchant with If-Match answers 412 when a race changed the version', async (t) => {
   const store = racingStore(base, 1)
-  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { country: 'DE' }, (current) => current.version === 1), { statusCode: 412, code: 'PRECONDITION_FAILED' })
+  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { country: 'DE' }, (current) => current.version === 1), { kind: 'precondition_failed', code: 'PRECONDITION_FAILED' })
   t.equal(store.updates, 1, 'no second write')
 })
 
@@ -66,5 +66,5 @@ t.test('patchMerchant: a merchant deleted between read and write is 404', async 
     update: async () => ({ kind: 'not_found' }),
     list: async () => ({ data: [], hasMore: false })
   }
-  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { name: 'x' }), { statusCode: 404, code: 'NOT_FOUND' })
+  await t.rejects(patchMerchant({ merchants: store, clock: () => T0 }, base.id, { name: 'x' }), { kind: 'not_found', code: 'NOT_FOUND' })
 })

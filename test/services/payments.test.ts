@@ -9,7 +9,7 @@ const render: RenderSettled = (payment, origin) => ({ statusCode: 0, headers: {}
 const MERCHANT = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa'
 
 t.test('the payments service returns domain payments and throws domain errors; it never frees a key itself', async (t) => {
-  const db = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   let released = 0
   const release = db.idempotency.release
@@ -27,7 +27,7 @@ t.test('the payments service returns domain payments and throws domain errors; i
 })
 
 t.test('a settled payment is returned as a domain object', async (t) => {
-  const db = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   const payments = paymentService({ db, gateway: spyGateway(), clock: () => 0, log: silent, renderSettled: render })
   const payment = await payments.create({ amount: 12.34, currency: 'USD', merchantId: MERCHANT })

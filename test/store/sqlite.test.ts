@@ -6,7 +6,7 @@ import { merchantStoreContract } from './merchants.contract'
 import { storeContract } from './contract'
 import { apiKeyStoreContract } from './api-keys.contract'
 
-const makeSqlite = async () => createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+const makeSqlite = async () => await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
 
 t.test('SQLite: merchant store contract', async (t) => {
   merchantStoreContract(t, makeSqlite)
@@ -23,9 +23,23 @@ t.test('SQLite: API key store contract', async (t) => {
 t.test('SQLite: migrating a database with payments gives them no merchant', async (t) => {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { db.close() })
-  migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
+  await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(migrateSqlite(db, sqliteMigrations), [20])
+  t.same(await migrateSqlite(db, sqliteMigrations), [20])
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
+})
+
+t.test('SQLite migrations: a restart applies nothing; a failing migration rolls back, is not recorded and names itself', async (t) => {
+  const db = openSqlite('file::memory:', { synchronous: 'FULL' })
+  t.teardown(() => { db.close() })
+  const all = sqliteMigrations.map((m) => m.version)
+  t.same(await migrateSqlite(db, sqliteMigrations), all, 'every migration, in version order')
+  t.same(await migrateSqlite(db, sqliteMigrations), [], 'a restart applies nothing')
+  const broken = [...sqliteMigrations, { version: 999, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); SELECT no_such_function()' }]
+  await t.rejects(migrateSqlite(db, broken), /SQLite migration 999 \(broken\) failed: no such function/)
+  t.notOk(db.inTransaction, 'no transaction left open')
+  t.same(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").all(), [], 'rolled back')
+  t.same(db.prepare('SELECT version FROM schema_migrations WHERE version = 999').all(), [], 'not recorded')
+  t.equal((db.prepare('SELECT count(*) AS n FROM schema_migrations').get() as { n: number }).n, all.length)
 })

@@ -91,7 +91,7 @@ function flaky (db: Database): { db: Database, state: { down: boolean, error: ()
 }
 
 t.test('a key whose release failed in an outage is freed once the database is back, and only if still ours', async (t) => {
-  const inner = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  const inner = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await inner.close() })
   const { db, state } = flaky(inner)
   const keys: IdempotencyStore & { stop: () => void } = releasingAfterOutages(guardStore(db.idempotency))
@@ -135,7 +135,7 @@ t.test('a key whose release failed in an outage is freed once the database is ba
 t.test('a key claimed in the same group commit as a write that fills the database: every claim\'s answer matches the database', async (t) => {
   const handle = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { handle.close() })
-  migrateSqlite(handle, sqliteMigrations)
+  await migrateSqlite(handle, sqliteMigrations)
   const writes = groupCommit(handle)
   const products = guardStore(sqliteProductStore(handle, writes))
   const inner = sqliteIdempotencyStore(handle, writes)
@@ -160,7 +160,7 @@ t.test('a key claimed in the same group commit as a write that fills the databas
 })
 
 t.test('routes answer 503 with Retry-After in their area\'s shape while the database is away', async (t) => {
-  const { db, state } = flaky(createSqliteDatabase('file::memory:', { synchronous: 'FULL' }))
+  const { db, state } = flaky(await createSqliteDatabase('file::memory:', { synchronous: 'FULL' }))
   const app = await buildTestApp(t, {}, { database: guardDatabase(db) })
   await defaultMerchantOf(app) // its API key exists before the outage; authenticating it during the outage is a 503 too
   state.down = true

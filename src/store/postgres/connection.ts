@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL, type Migration } from '../migrations'
+import { migrate, type Migration, type MigrationRunner } from '../migrations'
 import { unavailableReason } from '../unavailable'
 
 export type PgPool = pg.Pool
@@ -112,43 +112,51 @@ export async function inTransaction<T> (pool: PgPool, isolation: Isolation, work
 const MIGRATION_LOCK_CLASS = 0x5053 // "PS"
 
 /**
- * Applies pending migrations in version order, each in its own transaction
- * (PostgreSQL DDL is transactional), holding a session advisory lock for the
- * whole run: when several instances start at once, one migrates and the others
- * wait, then find nothing left to do. Returns the versions this call applied.
+ * Applies the pending migrations (the one loop in ../migrations.ts) on one connection of `pool`.
+ * Returns the versions this call applied.
  */
-export async function migratePostgres (pool: PgPool, migrations: Migration[]): Promise<number[]> {
+export async function migratePostgres (pool: PgPool, migrations: readonly Migration[]): Promise<number[]> {
   const { client, release } = await checkOut(pool)
   let broken: Error | undefined
   try {
-    await client.query("SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))", [MIGRATION_LOCK_CLASS])
-    try {
-      await client.query(SCHEMA_MIGRATIONS_DDL)
-      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
-      const applied = new Set(rows.map((row) => row.version))
-      const newlyApplied: number[] = []
-      for (const migration of pendingMigrations(migrations, applied)) {
-        await client.query('BEGIN')
-        try {
-          await client.query(migration.sql)
-          await client.query(RECORD_MIGRATION.postgres, [migration.version, migration.name, new Date().toISOString()])
-          await client.query('COMMIT')
-        } catch (err) {
-          await client.query('ROLLBACK')
-          throw new Error(`PostgreSQL migration ${migration.version} (${migration.name}) failed: ${(err as Error).message}`, { cause: err })
-        }
-        newlyApplied.push(migration.version)
-      }
-      return newlyApplied
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))", [MIGRATION_LOCK_CLASS])
-    }
+    return await migrate(postgresMigrationRunner(client), migrations)
   } catch (err) {
     broken = err as Error
     throw err
   } finally {
     // A connection that saw an error is dropped: it may still hold the lock or an open transaction.
     release(broken)
+  }
+}
+
+/**
+ * PostgreSQL's steps: a session advisory lock held for the whole run, so that when several
+ * instances start at once one migrates and the others wait, then find nothing left to do; each
+ * migration in its own transaction (PostgreSQL DDL is transactional).
+ */
+function postgresMigrationRunner (client: PgClient): MigrationRunner {
+  return {
+    dialect: 'postgres',
+    exec: async (sql) => { await client.query(sql) },
+    query: async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+    exclusively: async (run) => {
+      await client.query("SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))", [MIGRATION_LOCK_CLASS])
+      try {
+        return await run()
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))", [MIGRATION_LOCK_CLASS])
+      }
+    },
+    transaction: async (work) => {
+      await client.query('BEGIN')
+      try {
+        await work()
+        await client.query('COMMIT')
+      } catch (err) {
+        await client.query('ROLLBACK')
+        throw err
+      }
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL, type Migration } from '../migrations'
+import { migrate, type Migration, type MigrationRunner } from '../migrations'
 
 export type SqliteHandle = BetterSqlite3.Database
 
@@ -39,18 +39,36 @@ export function openSqlite (url: string, options: SqliteOptions): SqliteHandle {
   return db
 }
 
-/** Applies pending migrations in order, each in its own transaction. */
-export function migrateSqlite (db: SqliteHandle, migrations: Migration[]): number[] {
-  db.exec(SCHEMA_MIGRATIONS_DDL)
-  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
-  const record = db.prepare(RECORD_MIGRATION.sqlite)
-  const newlyApplied: number[] = []
-  for (const migration of pendingMigrations(migrations, applied)) {
-    db.transaction(() => {
-      db.exec(migration.sql)
-      record.run(migration.version, migration.name, new Date().toISOString())
-    }).immediate()
-    newlyApplied.push(migration.version)
+/** Applies the pending migrations (the one loop in ../migrations.ts) on this handle. */
+export async function migrateSqlite (db: SqliteHandle, migrations: readonly Migration[]): Promise<number[]> {
+  return await migrate(sqliteMigrationRunner(db), migrations)
+}
+
+/**
+ * SQLite's steps: each migration in a BEGIN IMMEDIATE transaction, which takes the database's
+ * write lock at once, so a second process opening the same file waits (busy_timeout) instead of
+ * interleaving its DDL. There is no lock beyond that: one process serves a SQLite file.
+ */
+function sqliteMigrationRunner (db: SqliteHandle): MigrationRunner {
+  return {
+    dialect: 'sqlite',
+    exec: async (sql) => { db.exec(sql) },
+    query: async <R>(sql: string, params: unknown[] = []) => {
+      const statement = db.prepare(sql)
+      if (statement.reader) return statement.all(...params) as R[]
+      statement.run(...params)
+      return []
+    },
+    exclusively: async (run) => await run(),
+    transaction: async (work) => {
+      db.exec('BEGIN IMMEDIATE')
+      try {
+        await work()
+        db.exec('COMMIT')
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK')
+        throw err
+      }
+    }
   }
-  return newlyApplied
 }

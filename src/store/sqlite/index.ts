@@ -15,9 +15,9 @@ import { unavailableReason } from '../unavailable'
 /** Readiness writes at least this often, so a full disk shows before a request finds it. */
 const WRITE_PROBE_INTERVAL_MS = 5_000
 
-export function createSqliteDatabase (url: string, options: SqliteOptions): Database {
+export async function createSqliteDatabase (url: string, options: SqliteOptions): Promise<Database> {
   const db = openSqlite(url, options)
-  migrateSqlite(db, sqliteMigrations)
+  await migrateSqlite(db, sqliteMigrations)
   // Payment, key, ledger and product writes share commits (and fsyncs); see group-commit.ts.
   const batchListeners: Array<(writes: number) => void> = []
   const writes = watchWrites(groupCommit(db, (size) => { for (const listener of batchListeners) listener(size) }))

@@ -1,4 +1,3 @@
 import { dialects, migrationsFor } from '../migrations'
 
-export type { Migration } from '../migrations'
 export const sqliteMigrations = migrationsFor(dialects.sqlite)

@@ -412,7 +412,7 @@ for (const [name, payload, field, message] of invalidPatches) {
 }
 
 t.test('unexpected store failures are a bare 500 problem', async (t) => {
-  const db = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   const failing = { ...db, merchants: { ...db.merchants, get: async () => { throw new Error('disk on fire at /var/secret') } } }
   const app = await buildTestApp(t, {}, { database: failing })
   const url = '/merchants/6f1a2b3c-4d5e-4f60-8a7b-9c0d1e2f3a4b'
