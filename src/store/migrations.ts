@@ -157,7 +157,7 @@ export interface MigrationRunner {
   dialect: Dialect['kind']
   /** Runs SQL that may hold several statements (a migration's DDL). */
   exec: (sql: string) => Promise<void>
-  /** Runs one statement with `RECORD_MIGRATION`'s placeholders; the rows it returns. */
+  /** Runs one statement, with placeholders in the dialect's style (`?`, `$1`); the rows it returns. */
   query: <R>(sql: string, params?: unknown[]) => Promise<R[]>
   /**
    * Runs the whole migration so that two processes starting at once do not both migrate
