@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { apiDescription } from '../schemas/api-description'
 import { BEARER_SCHEME, bearerSecurityScheme, requiresKey } from '../schemas/auth'
+import { completeContract } from '../schemas/openapi-contract'
 
 /**
  * OpenAPI 3 document built from the route schemas, served at /docs/json and
@@ -11,7 +12,7 @@ import { BEARER_SCHEME, bearerSecurityScheme, requiresKey } from '../schemas/aut
 export default fp(async (app) => {
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: { title: 'Product and payment service', version: '1.0.0', description: apiDescription },
       components: { securitySchemes: { [BEARER_SCHEME]: bearerSecurityScheme } },
       // Secure by default: operations state their own `security`; public ones say `[]`.
@@ -25,6 +26,10 @@ export default fp(async (app) => {
         { name: 'health', description: 'Liveness and readiness probes.' }
       ]
     },
+    // HEAD is served wherever GET is: documented too (clients and contract testers call it).
+    exposeHeadRoutes: true,
+    // Servers, contact, shared response headers and error examples: added once, for every operation.
+    transformObject: (documentObject) => completeContract((documentObject as { openapiObject: Record<string, unknown> }).openapiObject),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`)
     }

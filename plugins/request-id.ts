@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { REQUEST_ID_PATTERN } from '../schemas/openapi-contract'
 
 export const REQUEST_ID_HEADER = 'x-request-id'
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const SAFE_REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
 /** Honours a well-formed incoming X-Request-Id, otherwise makes a new one. */
 export function requestIdFor (request: IncomingMessage): string {

@@ -4,7 +4,7 @@ import { envelopeResponse, jsonResponse } from './common'
 
 export { PRODUCT_ID_MAX_LENGTH }
 /** The only methods a product accepts; every other one is 405 with this list in `Allow`. */
-export const PRODUCT_METHODS = ['GET', 'HEAD', 'PUT']
+export const PRODUCT_METHODS = ['GET', 'HEAD', 'PUT', 'OPTIONS']
 
 export const PRODUCT_NAME_MAX_LENGTH = 200
 export const PRODUCT_PRICE_MAX = 1_000_000_000
@@ -48,7 +48,7 @@ export type ProductBodyType = Static<typeof ProductBody>
 export const productErrors = {
   badRequest: envelopeResponse('Invalid id or body (code VALIDATION), invalid JSON (INVALID_JSON) or an empty body (EMPTY_BODY).'),
   notFound: envelopeResponse('No product has this id (NOT_FOUND).'),
-  methodNotAllowed: envelopeResponse('Only GET, HEAD and PUT are allowed on a product (METHOD_NOT_ALLOWED); see the Allow header.'),
+  methodNotAllowed: envelopeResponse('Another method on this path (POST, DELETE, PATCH, …): only GET, HEAD, PUT and OPTIONS are allowed on a product (METHOD_NOT_ALLOWED); the Allow header lists them. Answered before the body is read.'),
   tooLarge: envelopeResponse('The body is larger than BODY_LIMIT (PAYLOAD_TOO_LARGE).'),
   unsupportedMediaType: envelopeResponse('The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'),
   rateLimited: envelopeResponse('Too many requests from this client (RATE_LIMITED); see Retry-After.'),

@@ -8,6 +8,7 @@ import { clientErrorHandler } from '../plugins/http/client-error'
 import { AccessLogController } from '../plugins/http/access-log'
 import { closeIdleBeforeFirstRequest, httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
 import { rejectUnsafeBody } from '../plugins/http/body-guard'
+import allowedMethodsPlugin, { answerUnservedMethod } from '../plugins/http/allowed-methods'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
 import databasePlugin from '../plugins/database'
@@ -103,6 +104,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   })
 
   await app.register(configPlugin, { config })
+  // Before any route: it records every route, for 405 + Allow and OPTIONS.
+  await app.register(allowedMethodsPlugin)
   await app.register(requestIdPlugin)
   await app.register(clockPlugin, { clock: overrides.clock })
   await app.register(databasePlugin, { database: overrides.database })
@@ -118,7 +121,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(schemasPlugin)
   await app.register(docsPlugin)
   // Unknown routes count against the rate limit too (route guessing is throttled).
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, envelopeNotFound('route not found'))
+  const notFound = envelopeNotFound('route not found')
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
+    answerUnservedMethod(request, reply, envelopeErrorHandler) ?? notFound(request, reply))
 
   for (const area of areas) await app.register(area.routes, { prefix: area.prefix })
 

@@ -12,6 +12,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     config: { rateLimit: false, auth: 'public' },
     schema: {
       tags: ['health'],
+      operationId: 'getLiveness',
       summary: 'Liveness probe',
       security: publicOperation,
       description: 'Answers 200 while the process is serving requests.',
@@ -23,6 +24,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     config: { rateLimit: false, auth: 'public' },
     schema: {
       tags: ['health'],
+      operationId: 'getReadiness',
       summary: 'Readiness probe',
       security: publicOperation,
       description: 'Answers 200 when the database answers (and, for SQLite, can write: a full disk is 503), 503 otherwise; ' +

@@ -5,6 +5,7 @@ import { mayCreatePayments } from '../../src/domain/api-keys'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
+import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
 import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors } from '../../schemas/payments'
@@ -41,7 +42,9 @@ async function emptyBodyIsEmptyObject (request: FastifyRequest): Promise<void> {
 /** The payments area: RFC 9457 problem documents for every failure. */
 const payments: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(problemErrorHandler)
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, problemNotFound)
+  // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
+    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
 
   // The same JSON parser, which also notes the decimals of the numbers as written: JSON.parse turns
   // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent.

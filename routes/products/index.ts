@@ -3,7 +3,7 @@ import { MethodNotAllowedError, ValidationError, type DomainError } from '../../
 import { envelopeErrorHandler, envelopeNotFound } from '../../plugins/http/envelope'
 import { fieldErrorsFromSchema } from '../../plugins/http/field-messages'
 import { PRODUCT_METHODS, ProductBody, ProductId, ProductParams, productErrors, productResponse } from '../../schemas/products'
-import { Type } from '@sinclair/typebox'
+import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { envelopeAuthErrors, publicOperation, requiresKey } from '../../schemas/auth'
 
 const productAuthErrors = envelopeAuthErrors('only the admin key replaces products')
@@ -35,11 +35,13 @@ export function unroutableProductRequest (method: string, pathInArea: string): D
 /** The products area: simple `{ error, code }` envelopes for every failure. */
 const products: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(envelopeErrorHandler)
-  // Methods Fastify has no route for (TRACE, PROPFIND, …) still get 405 on a product path.
+  // Any other method on a product path (POST, DELETE, TRACE, PROPFIND, …) is 405 with Allow; OPTIONS is 204 with Allow.
   const notFound = envelopeNotFound('route not found')
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
     const path = request.url.split('?')[0]
-    if (isProductPath(path.slice(app.prefix.length))) return envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
+    if (isProductPath(path.slice(app.prefix.length))) {
+      return answerUnservedMethod(request, reply, envelopeErrorHandler) ?? envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
+    }
     return notFound(request, reply)
   })
 
@@ -80,23 +82,6 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     return await app.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
-  })
-
-  app.route({
-    method: ['POST', 'DELETE', 'PATCH', 'OPTIONS'],
-    url: '/:id',
-    // 405 whoever asks: the method is wrong for everyone.
-    config: { auth: 'public' },
-    schema: {
-      tags: ['products'],
-      summary: 'Not allowed',
-      description: 'Products can only be read (GET, HEAD) and replaced (PUT). Any other method answers 405 with an `Allow` header, before the body is read.',
-      security: publicOperation,
-      params: Type.Object({ id: Type.String() }),
-      response: { 405: productErrors.methodNotAllowed, 429: productErrors.rateLimited }
-    },
-    onRequest: async () => { throw new MethodNotAllowedError(PRODUCT_METHODS) },
-    handler: async () => { throw new MethodNotAllowedError(PRODUCT_METHODS) }
   })
 }
 
