@@ -4,10 +4,13 @@ import helmet from '@fastify/helmet'
 import helmetMiddleware from 'helmet'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
+import cors from '@fastify/cors'
+import { RATE_LIMIT_POLICY_NAME } from '../schemas/openapi-contract'
 import { RateLimitedError } from '../src/domain/errors'
 import { redisRateLimitStore } from './http/redis-rate-limit-store'
 
 import { rateLimitKeyOf } from '../src/domain/api-keys'
+import { corsOrigins } from '../src/config'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,6 +20,20 @@ declare module 'fastify' {
      */
     applySecurityHeaders: (reply: FastifyReply) => void
   }
+}
+
+/**
+ * The IETF rate-limit fields (draft-ietf-httpapi-ratelimit-headers) from the numbers @fastify/rate-limit
+ * put in X-RateLimit-*: `RateLimit-Policy: "default";q=600;w=60` and `RateLimit: "default";r=599;t=42`.
+ * The X-RateLimit-* fields stay, for clients that read them.
+ */
+export function setRateLimitFields (reply: FastifyReply, windowSeconds: number): void {
+  const limit = reply.getHeader('x-ratelimit-limit')
+  const remaining = reply.getHeader('x-ratelimit-remaining')
+  const reset = reply.getHeader('x-ratelimit-reset')
+  if (limit === undefined || remaining === undefined || reset === undefined) return
+  reply.header('ratelimit-policy', `"${RATE_LIMIT_POLICY_NAME}";q=${String(limit)};w=${windowSeconds}`)
+  reply.header('ratelimit', `"${RATE_LIMIT_POLICY_NAME}";r=${String(remaining)};t=${String(reset)}`)
 }
 
 /**
@@ -64,5 +81,28 @@ export default fp(async (app) => {
       return authentication.kind === 'authenticated' ? rateLimitKeyOf(authentication.principal) : `ip:${request.ip}`
     },
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
+  })
+  const windowSeconds = Math.ceil(app.config.RATE_LIMIT_WINDOW_MS / 1000)
+  app.addHook('onSend', async (_request, reply, payload) => {
+    setRateLimitFields(reply, windowSeconds)
+    // Nothing this service answers may be stored by a cache, except what a route marks cacheable (a product read).
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+    return payload
+  })
+
+  // CORS: off unless the operator lists origins. Bearer keys travel in a header, never in cookies: no credentials.
+  const origins = new Set(corsOrigins(app.config.CORS_ORIGINS))
+  // @fastify/cors routes `OPTIONS *` to itself (preflights need no key; anything else goes on to the not-found handler: 204 + Allow).
+  app.addHook('onRoute', (route) => {
+    if (route.url === '*' && route.method === 'OPTIONS') route.config = { ...route.config, auth: 'public' }
+  })
+  await app.register(cors, {
+    origin: (origin, callback) => { callback(null, origin !== undefined && origins.has(origin) ? origin : false) },
+    methods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id'],
+    exposedHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy'],
+    credentials: false,
+    strictPreflight: false,
+    maxAge: 600
   })
 }, { name: 'security', dependencies: ['config', 'redis', 'auth'], fastify: '5.x' })

@@ -128,8 +128,12 @@ export type MerchantPatchBodyType = Static<typeof MerchantPatchBody>
 
 export const ConditionalGetHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String({
-    description: 'Entity tags (or `*`) the client already has. When one matches the current ETag (weak comparison), the answer is 304 without a body.',
-    examples: ['"3"']
+    maxLength: 1024,
+    description: 'Entity tags (or `*`) the client already has. When one matches the current ETag (weak comparison), the answer is 304 without a body.'
+  })),
+  'if-match': Type.Optional(Type.String({
+    maxLength: 1024,
+    description: 'Entity tags (or `*`): unless one matches the current ETag (strong comparison), the answer is 412.'
   }))
 })
 
@@ -137,7 +141,12 @@ export const ConditionalPatchHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({
     description: 'Optional. Apply the patch only if the merchant\'s current ETag is one of these (strong comparison; `*` matches any ' +
       'existing merchant); otherwise 412 and nothing changes. Use the ETag of your last read to avoid overwriting someone else\'s change.',
-    examples: ['"3"']
+    maxLength: 1024
+  })),
+  'if-none-match': Type.Optional(Type.String({
+    description: 'Optional. Apply the patch only if the merchant\'s current ETag is none of these (weak comparison; `*` matches any ' +
+      'existing merchant, so `If-None-Match: *` always fails on PATCH); otherwise 412 and nothing changes.',
+    maxLength: 1024
   }))
 })
 

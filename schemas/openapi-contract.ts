@@ -63,13 +63,13 @@ export const responseHeaders: Record<string, Json> = {
   RateLimit: {
     description: 'IETF draft-ietf-httpapi-ratelimit-headers: the quota left in the current window, as a structured field: ' +
       `\`"${RATE_LIMIT_POLICY_NAME}";r=<remaining>;t=<seconds until the window resets>\`. ` +
-      '(`X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` carry the same numbers for older clients.)',
-    required: true,
+      '(`X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` carry the same numbers for older clients.) ' +
+      'On every answer the rate limit counted; a request refused before it is counted (a wrong media type, a missing or unknown key) has none.',
     schema: { type: 'string', maxLength: 100, pattern: '^"[a-z]+";r=\\d+;t=\\d+$', examples: [`"${RATE_LIMIT_POLICY_NAME}";r=599;t=42`] }
   },
   'RateLimit-Policy': {
-    description: 'The quota policy: `q` requests per `w` seconds, per API key (anonymous requests: per client address).',
-    required: true,
+    description: 'The quota policy: `q` requests per `w` seconds, per API key (anonymous requests: per client address). ' +
+      'Sent with `RateLimit`.',
     schema: { type: 'string', maxLength: 100, pattern: '^"[a-z]+";q=\\d+;w=\\d+$', examples: [`"${RATE_LIMIT_POLICY_NAME}";q=600;w=60`] }
   },
   'Access-Control-Allow-Origin': {
@@ -289,8 +289,8 @@ function envelopeExample (status: number): Json {
 function headersFor (operation: Operation, method: string, template: string, status: number): string[] {
   const names = ['X-Request-Id', 'Cache-Control']
   if (!template.startsWith('/health')) names.push('RateLimit', 'RateLimit-Policy', 'Access-Control-Allow-Origin')
-  if (status === 429 || status === 503) names.push('Retry-After')
-  if (status === 201) names.push('Location')
+  if ((status === 429 || status === 503) && !template.startsWith('/health')) names.push('Retry-After')
+  if (status === 201 && operation.operationId !== 'createApiKey') names.push('Location')
   if (status === 405) names.push('Allow')
   const replayable = ['createPayment', 'createRefund', 'createMerchant'].includes(operation.operationId ?? '')
   if (replayable && (status === 201 || status === 402)) names.push('Idempotent-Replayed')

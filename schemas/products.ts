@@ -42,7 +42,7 @@ export const ProductBody = Type.Object({
     description: `Required, a finite number from 0 to ${PRODUCT_PRICE_MAX}.`,
     examples: [12.5]
   })
-}, { title: 'Product replacement', additionalProperties: false })
+}, { title: 'Product replacement', additionalProperties: false, examples: [{ name: 'Espresso cup', price: 12.5 }] })
 export type ProductBodyType = Static<typeof ProductBody>
 
 export const productErrors = {
@@ -53,7 +53,22 @@ export const productErrors = {
   unsupportedMediaType: envelopeResponse('The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'),
   rateLimited: envelopeResponse('Too many requests from this client (RATE_LIMITED); see Retry-After.'),
   internal: envelopeResponse('Unexpected failure (INTERNAL); details are only in the server log.'),
+  notModified: { description: 'The product you hold (If-None-Match) is current: no body; `ETag` repeats the tag.', type: 'null' },
+  preconditionFailed: envelopeResponse('If-Match / If-None-Match did not hold (PRECONDITION_FAILED); nothing was stored.'),
   unavailable: envelopeResponse('The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (code STORE_UNAVAILABLE).')
 }
+
+/** Products are public catalogue data: any cache may keep them, but must revalidate (ETag) before every use. */
+export const PRODUCT_CACHE_CONTROL = 'public, max-age=0, must-revalidate'
+
+export const ProductConditionalGetHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'Entity tags you hold (or `*`): 304 when one is current (weak comparison).' })),
+  'if-match': Type.Optional(Type.String({ maxLength: 1024, description: 'Entity tags (or `*`): 412 unless one is current (strong comparison).' }))
+})
+
+export const ProductConditionalPutHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ maxLength: 1024, description: 'Store only if the product\'s current ETag is one of these (strong comparison); `*`: only if it exists. Else 412.' })),
+  'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: '`*`: create only; 412 when the product exists.' }))
+})
 
 export const productResponse = jsonResponse('The stored product.', Type.Ref(Product))

@@ -53,7 +53,12 @@ export const ConfigSchema = Type.Object({
    * by the schema, so an error never echoes it. Required with PostgreSQL; on SQLite, when unset, a
    * key is generated on first start of an empty database (see README, Authentication).
    */
-  ADMIN_API_KEY: Type.Optional(Type.String())
+  ADMIN_API_KEY: Type.Optional(Type.String()),
+  /**
+   * Origins (`https://dashboard.example.com`, comma-separated) whose browser scripts may call the API (CORS).
+   * Default: none — no cross-origin browser access; server-to-server clients are not affected by CORS.
+   */
+  CORS_ORIGINS: Type.String({ default: '' })
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -93,7 +98,26 @@ export function loadConfig (source: EnvSource = process.env): Config {
     throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +
       `list of addresses, CIDRs or loopback/linklocal/uniquelocal (got ${JSON.stringify(config.TRUST_PROXY)})`)
   }
+  const badOrigin = corsOrigins(config.CORS_ORIGINS).find((origin) => !isOrigin(origin))
+  if (badOrigin !== undefined) {
+    throw new ConfigError('invalid configuration: CORS_ORIGINS must be a comma-separated list of origins such as ' +
+      `https://dashboard.example.com (scheme, host, optional port; no path) (got ${JSON.stringify(badOrigin)})`)
+  }
   return config
+}
+
+/** The origins listed in CORS_ORIGINS. */
+export function corsOrigins (value: string): string[] {
+  return value.split(',').map((part) => part.trim()).filter((part) => part !== '')
+}
+
+function isOrigin (value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value
+  } catch {
+    return false
+  }
 }
 
 /** RFC 6750 b64token characters, so the key travels in `Authorization: Bearer` unchanged. */

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto'
+import { canonicalJson } from './canonical-json'
+
 /**
  * Entity-tag comparison for conditional requests (RFC 9110 §8.8.3, §13.1).
  *
@@ -55,4 +58,29 @@ export function ifMatchMatches (header: string, current: string): boolean {
   if (tags === '*') return true
   const tag = parseEntityTag(current)
   return tag !== undefined && tags.some((candidate) => strongMatch(candidate, tag))
+}
+
+/**
+ * A strong entity tag for a representation that has no version of its own (a product): a digest of its
+ * canonical JSON, so equal content has equal tags on every instance and after every restart.
+ */
+export function contentEtag (value: unknown): string {
+  return `"${createHash('sha256').update(canonicalJson(value)).digest('base64url').slice(0, 22)}"`
+}
+
+export type Precondition = 'ok' | 'not-modified' | 'failed'
+
+/**
+ * RFC 9110 §13.2.2 for a resource that exists with tag `current` (undefined: it does not exist):
+ * If-Match first (strong comparison; `*` needs the resource to exist), then If-None-Match (weak
+ * comparison; `*` matches any existing resource) — 304 for GET/HEAD, 412 otherwise.
+ */
+export function evaluatePreconditions (method: string, headers: { 'if-match'?: string, 'if-none-match'?: string }, current: string | undefined): Precondition {
+  const ifMatch = headers['if-match']
+  if (ifMatch !== undefined && (current === undefined || !ifMatchMatches(ifMatch, current))) return 'failed'
+  const ifNoneMatch = headers['if-none-match']
+  if (ifNoneMatch !== undefined && current !== undefined && ifNoneMatchMatches(ifNoneMatch, current)) {
+    return method === 'GET' || method === 'HEAD' ? 'not-modified' : 'failed'
+  }
+  return 'ok'
 }

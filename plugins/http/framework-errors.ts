@@ -57,7 +57,7 @@ function domainErrorFor (area: AreaErrors | undefined, request: FastifyRequest, 
 export function frameworkErrorHandler (areas: readonly AreaErrors[]) {
   return function onFrameworkError (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
     request.server.applySecurityHeaders?.(reply)
-    reply.header(REQUEST_ID_HEADER, request.id)
+    reply.header(REQUEST_ID_HEADER, request.id).header('cache-control', 'no-store')
     const path = rawPathOf(request)
     const area = areaOf(areas, path)
     const error = domainErrorFor(area, request, path) as unknown as FastifyError

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
+import { PreconditionFailedError, UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
 import { mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
-import { ifMatchMatches, ifNoneMatchMatches } from '../../plugins/http/conditional'
+import { evaluatePreconditions } from '../../plugins/http/conditional'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { IdempotencyHeaders, jsonResponse } from '../../schemas/common'
@@ -151,6 +151,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         304: merchantResponses.notModified,
         401: ownErrors[401],
         404: merchantErrors.notFound,
+        412: merchantErrors.preconditionFailed,
         429: merchantErrors.rateLimited,
         500: merchantErrors.internal,
         503: merchantErrors.unavailable
@@ -160,8 +161,9 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     const merchant = await app.merchants.get(request.params.id)
     const etag = merchantEtag(merchant)
     reply.header('etag', etag)
-    const ifNoneMatch = request.headers['if-none-match']
-    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) return reply.code(304).send()
+    const outcome = evaluatePreconditions(request.method, request.headers, etag)
+    if (outcome === 'failed') throw new PreconditionFailedError(`If-Match does not match the merchant's current ETag ${etag}.`)
+    if (outcome === 'not-modified') return reply.code(304).send()
     return toMerchantResource(merchant)
   })
 
@@ -205,9 +207,9 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     }, metadataGuard({ allowNull: true })]
   }, async (request, reply) => {
-    const ifMatch = request.headers['if-match']
+    const conditional = request.headers['if-match'] !== undefined || request.headers['if-none-match'] !== undefined
     const merchant = await app.merchants.patch(request.params.id, request.body,
-      ifMatch === undefined ? undefined : (current) => ifMatchMatches(ifMatch, merchantEtag(current)),
+      conditional ? (current) => evaluatePreconditions(request.method, request.headers, merchantEtag(current)) === 'ok' : undefined,
       { mayChangeStatus: request.principal !== null && mayChangeMerchantStatus(request.principal) })
     reply.header('etag', merchantEtag(merchant))
     return toMerchantResource(merchant)

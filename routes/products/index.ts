@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { MethodNotAllowedError, ValidationError, type DomainError } from '../../src/domain/errors'
+import { MethodNotAllowedError, PreconditionFailedError, ValidationError, type DomainError } from '../../src/domain/errors'
+import { contentEtag, evaluatePreconditions } from '../../plugins/http/conditional'
 import { envelopeErrorHandler, envelopeNotFound } from '../../plugins/http/envelope'
 import { fieldErrorsFromSchema } from '../../plugins/http/field-messages'
-import { PRODUCT_METHODS, ProductBody, ProductId, ProductParams, productErrors, productResponse } from '../../schemas/products'
+import { PRODUCT_CACHE_CONTROL, PRODUCT_METHODS, ProductBody, ProductConditionalGetHeaders, ProductConditionalPutHeaders, ProductId, ProductParams, productErrors, productResponse } from '../../schemas/products'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { envelopeAuthErrors, publicOperation, requiresKey } from '../../schemas/auth'
 
@@ -51,20 +52,34 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['products'],
       operationId: 'getProduct',
       summary: 'Read a product',
-      description: 'Returns the product stored at `id`. Public: no API key needed (the catalogue).',
+      description: 'Returns the product stored at `id` with a strong `ETag` (a digest of its content) and ' +
+        '`Cache-Control: public, max-age=0, must-revalidate`: caches may keep it but revalidate every time. With ' +
+        '`If-None-Match` naming the current tag (or `*`) the answer is 304 without a body; with an `If-Match` that does not ' +
+        'match, 412. Public: no API key needed (the catalogue).',
       security: publicOperation,
       params: ProductParams,
+      headers: ProductConditionalGetHeaders,
       response: {
         200: productResponse,
+        304: productErrors.notModified,
         400: productErrors.badRequest,
         401: productAuthErrors[401],
         404: productErrors.notFound,
+        412: productErrors.preconditionFailed,
         429: productErrors.rateLimited,
         500: productErrors.internal,
         503: productErrors.unavailable
       }
     }
-  }, async (request) => await app.products.get(request.params.id))
+  }, async (request, reply) => {
+    const product = await app.products.get(request.params.id)
+    const etag = contentEtag(product)
+    reply.header('etag', etag).header('cache-control', PRODUCT_CACHE_CONTROL)
+    const outcome = evaluatePreconditions(request.method, request.headers, etag)
+    if (outcome === 'failed') throw new PreconditionFailedError('If-Match does not match the product\'s current ETag.')
+    if (outcome === 'not-modified') return reply.code(304).send()
+    return product
+  })
 
   app.put('/:id', {
     config: { auth: 'admin' },
@@ -74,14 +89,30 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create or replace a product',
       description: 'Stores the whole product at `id`, creating it when it does not exist. ' +
         'PUT replaces: every field is required and nothing of the previous version is kept. ' +
-        'An `id` in the body is ignored; the path id wins. Unknown fields are rejected. Needs the admin key.',
+        'The body must not carry an `id`: the path names the product (an `id` member is ignored for compatibility). ' +
+        'Unknown fields are rejected. Answers 200 with the stored product and its `ETag`, also when the product was created: ' +
+        'a deliberate deviation from RFC 9110 §9.3.4 (which suggests 201), kept from the original contract. ' +
+        'Conditional: `If-Match` (strong comparison) stores only over the version you read, else 412 — `If-Match: *` on a ' +
+        'product that does not exist is 412; `If-None-Match: *` creates only, 412 when the product exists. Needs the admin key.',
       security: requiresKey,
       params: ProductParams,
+      headers: ProductConditionalPutHeaders,
       body: ProductBody,
-      response: { 200: productResponse, 400: productErrors.badRequest, ...productAuthErrors, ...commonErrors }
+      response: { 200: productResponse, 400: productErrors.badRequest, ...productAuthErrors, 412: productErrors.preconditionFailed, ...commonErrors }
     }
-  }, async (request) => {
-    return await app.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
+  }, async (request, reply) => {
+    if (request.headers['if-match'] !== undefined || request.headers['if-none-match'] !== undefined) {
+      const current = await app.products.find(request.params.id)
+      const outcome = evaluatePreconditions(request.method, request.headers, current === undefined ? undefined : contentEtag(current))
+      if (outcome !== 'ok') {
+        throw new PreconditionFailedError(current === undefined
+          ? 'If-Match: the product does not exist; nothing was stored.'
+          : 'The product\'s current ETag does not satisfy If-Match / If-None-Match; nothing was stored.')
+      }
+    }
+    const product = await app.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
+    reply.header('etag', contentEtag(product))
+    return product
   })
 }
 

@@ -242,15 +242,18 @@ export function assertContract (sent: Sent, res: LightMyRequestResponse): void {
   const check = openApiValidator().check(res.raw.req.method ?? sent.method, res.raw.req.url ?? sent.url, res)
   failures.push(...check.errors)
   const type = String(res.headers['content-type'] ?? '')
-  if (check.area === 'envelope' && res.statusCode !== 304 && type !== 'application/json; charset=utf-8') {
+  // OPTIONS on a resource path: 204 with Allow and no body (the validator checks the Allow header).
+  const optionsAnswer = sent.method === 'OPTIONS' && res.statusCode === 204
+  if (check.area === 'envelope' && res.statusCode !== 304 && !optionsAnswer && type !== 'application/json; charset=utf-8') {
     failures.push(`content-type ${type}: every product/infrastructure response is application/json; charset=utf-8`)
   }
   if (check.area === 'problem' && res.statusCode >= 400 && type !== 'application/problem+json; charset=utf-8') {
     failures.push(`content-type ${type}: every payments/merchants error is application/problem+json; charset=utf-8`)
   }
-  if (check.operation === undefined && check.area !== 'none' && ![404, 405].includes(res.statusCode)) {
-    failures.push(`an undocumented operation answered ${res.statusCode}; expected 404 or 405`)
+  if (check.operation === undefined && check.area !== 'none' && ![404, 405].includes(res.statusCode) && !optionsAnswer) {
+    failures.push(`an undocumented operation answered ${res.statusCode}; expected 404 or 405 (or 204 to OPTIONS)`)
   }
+  if (res.statusCode === 405 && typeof res.headers.allow !== 'string') failures.push('a 405 without Allow')
   if (({} as Record<string, unknown>).polluted !== undefined) failures.push('Object.prototype was polluted')
   if (failures.length > 0) throw new Error(`contract broken: ${failures.join('; ')}\n  ${describe(sent, res)}`)
 }

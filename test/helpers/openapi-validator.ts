@@ -20,7 +20,7 @@ const DOCUMENT_ID = 'openapi.yaml'
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 interface MediaType { schema?: unknown }
-interface ResponseObject { content?: Record<string, MediaType>, headers?: Record<string, { required?: boolean }> }
+interface ResponseObject { content?: Record<string, MediaType>, headers?: Record<string, unknown> }
 interface Operation { operationId?: string, responses?: Record<string, ResponseObject> }
 interface Document { paths: Record<string, Record<string, Operation>> }
 
@@ -141,6 +141,36 @@ export class OpenApiValidator {
     }
   }
 
+  /**
+   * The documented response headers: a required one must be present, and every one that is present must
+   * match its schema (components.headers are resolved; names compare case-insensitively).
+   */
+  private checkHeaders (documented: ResponseObject, response: ResponseLike, errors: string[], label: string): void {
+    for (const [name, declared] of Object.entries(documented.headers ?? {})) {
+      const header = this.resolveHeader(declared)
+      const value = response.headers[name.toLowerCase()]
+      if (value === undefined) {
+        if (header.required === true) errors.push(`${label}: required header ${name} is missing`)
+        continue
+      }
+      if (header.schema === undefined) continue
+      const schema = header.schema as { type?: string }
+      const text = String(Array.isArray(value) ? value.join(', ') : value)
+      const typed = schema.type === 'integer' || schema.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text) : text
+      const cacheKey = `header:${JSON.stringify(header.schema)}`
+      let validate = this.compiled.get(cacheKey)
+      if (validate === undefined) this.compiled.set(cacheKey, validate = this.ajv.compile(header.schema as object))
+      if (!validate(typed)) errors.push(`${label}: header ${name}: ${printable(text)} ${validate.errors?.[0]?.message ?? 'is invalid'}`)
+    }
+  }
+
+  private resolveHeader (declared: unknown): { required?: boolean, schema?: unknown } {
+    const target = (declared as { $ref?: string }).$ref
+    if (target === undefined) return declared as { required?: boolean, schema?: unknown }
+    const name = target.replace('#/components/headers/', '')
+    return (this.document as unknown as { components: { headers: Record<string, { required?: boolean, schema?: unknown }> } }).components.headers[name]
+  }
+
   /** Checks one response to `method url` against the document. */
   check (method: string, url: string, response: ResponseLike): ResponseCheck {
     const path = url.split('?')[0]
@@ -153,6 +183,13 @@ export class OpenApiValidator {
 
     if (found === undefined) {
       if (area === 'none') return { area, errors }
+      // OPTIONS on a resource path: 204 with Allow (a CORS preflight: Access-Control-Allow-Methods), no body.
+      if (method.toUpperCase() === 'OPTIONS' && status === 204) {
+        const allow = response.headers.allow ?? response.headers['access-control-allow-methods']
+        if (typeof allow !== 'string' || !/^[A-Z]+(, [A-Z]+)*$/.test(allow)) errors.push(`OPTIONS ${printable(path)}: 204 without a valid Allow header (${printable(allow)})`)
+        if (response.body !== '') errors.push(`OPTIONS ${printable(path)}: 204 with a body`)
+        return { area, errors }
+      }
       // Not a documented operation: an error in the area's shape (an unknown path, a method the path does not have).
       const label = `${method} ${printable(path)} (undocumented operation)`
       if (status < 400) errors.push(`${label}: answered ${status}, but only errors are expected here`)
@@ -174,6 +211,7 @@ export class OpenApiValidator {
       return { operation: found, area, errors }
     }
     const documented = responses[key]
+    this.checkHeaders(documented, response, errors, label)
     const content = documented.content ?? {}
     const mediaTypes = Object.keys(content)
     if (mediaTypes.length === 0) {

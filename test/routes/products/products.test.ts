@@ -109,12 +109,16 @@ t.test('malformed, empty and non-JSON bodies', async (t) => {
   }
 })
 
-t.test('other methods are 405 with Allow, before the body is read', async (t) => {
+t.test('other methods are 405 with Allow, before the body is read; OPTIONS is 204 with Allow', async (t) => {
   const app = await buildTestApp(t)
-  for (const method of ['POST', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND'] as const) {
+  const options = await app.inject({ method: 'OPTIONS', url: '/products/x' })
+  t.equal(options.statusCode, 204)
+  t.equal(options.headers.allow, 'GET, HEAD, PUT, OPTIONS')
+  t.equal(options.body, '')
+  for (const method of ['POST', 'DELETE', 'PATCH', 'TRACE', 'PROPFIND'] as const) {
     const res = await app.inject({ method, url: '/products/x', headers: { 'content-type': 'application/json' }, payload: method === 'TRACE' ? undefined : '{broken' })
     t.equal(res.statusCode, 405, method)
-    t.equal(res.headers.allow, 'GET, HEAD, PUT', method)
+    t.equal(res.headers.allow, 'GET, HEAD, PUT, OPTIONS', method)
     t.equal(res.headers['content-type'], JSON_UTF8, method)
     t.same(res.json(), { error: 'method not allowed', code: 'METHOD_NOT_ALLOWED' }, method)
   }
