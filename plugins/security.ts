@@ -92,9 +92,12 @@ export default fp(async (app) => {
 
   // CORS: off unless the operator lists origins. Bearer keys travel in a header, never in cookies: no credentials.
   const origins = new Set(corsOrigins(app.config.CORS_ORIGINS))
-  // @fastify/cors routes `OPTIONS *` to itself (preflights need no key; anything else goes on to the not-found handler: 204 + Allow).
+  // @fastify/cors routes `OPTIONS *` to itself: preflights need no key, and any other OPTIONS goes on to the
+  // not-found handlers (204 + Allow on a known path, 404 elsewhere), whatever its body (a body error is no answer to OPTIONS).
   app.addHook('onRoute', (route) => {
-    if (route.url === '*' && route.method === 'OPTIONS') route.config = { ...route.config, auth: 'public' }
+    if (route.url !== '*' || route.method !== 'OPTIONS') return
+    route.config = { ...route.config, auth: 'public' }
+    route.errorHandler = (_error, _request, reply) => { reply.callNotFound() }
   })
   await app.register(cors, {
     origin: (origin, callback) => { callback(null, origin !== undefined && origins.has(origin) ? origin : false) },

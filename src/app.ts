@@ -3,11 +3,13 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import { trustProxySetting, type Config } from './config'
 import type { Database } from './store/types'
 import { envelopeErrorHandler, envelopeNotFound } from '../plugins/http/envelope'
-import { frameworkErrorHandler, type AreaErrors } from '../plugins/http/framework-errors'
+import { areaOf, frameworkErrorHandler, type AreaErrors } from '../plugins/http/framework-errors'
+import { problemNotFound } from '../plugins/http/problem'
 import { clientErrorHandler } from '../plugins/http/client-error'
 import { AccessLogController } from '../plugins/http/access-log'
 import { closeIdleBeforeFirstRequest, httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
 import { rejectUnsafeBody } from '../plugins/http/body-guard'
+import { throwNotedFieldErrors } from '../plugins/http/field-errors'
 import allowedMethodsPlugin, { answerUnservedMethod } from '../plugins/http/allowed-methods'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
@@ -83,7 +85,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler(areas),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } }
+    // allErrors: every failing field at once (bodies are bounded by BODY_LIMIT, strings and arrays by the schemas).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   closeIdleBeforeFirstRequest(app.server, config.CONNECTION_TIMEOUT_MS)
 
@@ -92,6 +95,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   app.setErrorHandler(envelopeErrorHandler)
   // Bodies nested too deeply or with unstorable text (NUL, unpaired surrogates) are a 400 in every area.
   app.addHook('preValidation', rejectUnsafeBody)
+  // Domain errors a route noted before its schema ran: the schema passed, so they are the answer (plugins/http/field-errors.ts).
+  app.addHook('preHandler', throwNotedFieldErrors)
 
   // During shutdown, requests already in flight are answered with `Connection: close`:
   // server.close() only drops connections idle at that moment, so a keep-alive socket that
@@ -121,9 +126,11 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(schemasPlugin)
   await app.register(docsPlugin)
   // Unknown routes count against the rate limit too (route guessing is throttled).
+  // Requests sent here from a route outside their area (@fastify/cors's `OPTIONS *`) still get their area's 404.
   const notFound = envelopeNotFound('route not found')
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, envelopeErrorHandler) ?? notFound(request, reply))
+    answerUnservedMethod(request, reply, envelopeErrorHandler) ??
+      (areaOf(areas, request.url.split('?')[0])?.errorShape === 'problem' ? problemNotFound(request, reply) : notFound(request, reply)))
 
   for (const area of areas) await app.register(area.routes, { prefix: area.prefix })
 

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { classifyError, isUnroutedRequestError, type ClassifiedError } from './classify-error'
+import { mergeFieldErrors, notedFieldErrors } from './field-errors'
 
 /**
  * An area's error handler: classifies the error centrally, logs only our own
@@ -10,6 +11,9 @@ export function areaErrorHandler (contentType: string, render: (failure: Classif
     // No route serves this path: answer as the area's not-found handler does, whatever the body.
     if (isUnroutedRequestError(error, request)) return request.routeOptions.handler.call(request.server, request, reply) as FastifyReply
     const failure = classifyError(error)
+    // Schema errors and the route's domain errors, in one map.
+    const domainErrors = failure.code === 'VALIDATION' ? notedFieldErrors(request) : undefined
+    if (domainErrors !== undefined && failure.fieldErrors !== domainErrors) failure.fieldErrors = mergeFieldErrors(failure.fieldErrors ?? {}, domainErrors)
     if (failure.internal) request.log.error({ err: error }, 'unhandled error')
     else if (failure.code === 'STORE_UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, 'database unavailable; answered 503')
     return reply

@@ -60,9 +60,9 @@ export function fieldErrorsFromSchema (issues: SchemaIssue[], context?: string):
   for (const issue of issues) {
     const field = fieldOf(issue, context)
     const message = field === '$' ? `The request body ${describeIssue(issue)}.` : `The ${field} field ${describeIssue(issue)}.`
-    // Own members only: an unknown field named `constructor` or `toString` must not find Object.prototype's.
-    const list = Object.hasOwn(errors, field) ? errors[field] : (errors[field] = [])
-    if (!list.includes(message)) list.push(message)
+    // One message per field (Ajv's allErrors may say `must not be empty` and `must not be blank` of one value);
+    // every field is reported. Own members only: a field named `constructor` must not find Object.prototype's.
+    if (!Object.hasOwn(errors, field)) Object.defineProperty(errors, field, { value: [message], enumerable: true, writable: true, configurable: true })
   }
   return errors
 }

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { PreconditionFailedError, UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
-import { mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
+import { codeErrors, createInputErrors, mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
+import { noteFieldErrors } from '../../plugins/http/field-errors'
 import { evaluatePreconditions } from '../../plugins/http/conditional'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
@@ -48,6 +49,18 @@ function requireMediaType (accepted: string[], describe: string, acceptPatch?: s
     if (type === undefined ? !hasBody(request) : accepted.includes(type)) return
     throw new UnsupportedMediaTypeError(`${describe}; got ${type === undefined ? 'no Content-Type' : `'${type}'`}.`, acceptPatch)
   }
+}
+
+/** Country and currency codes (and, on create, read-only fields), judged on the raw body so they are reported with the schema's errors. */
+async function noteCodeErrors (request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | null
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
+  noteFieldErrors(request, request.method === 'POST'
+    ? createInputErrors(body)
+    : codeErrors({
+      country: typeof body.country === 'string' ? body.country : undefined,
+      defaultCurrency: typeof body.defaultCurrency === 'string' ? body.defaultCurrency : undefined
+    }))
 }
 
 const adminOnlyErrors = problemAuthErrors('only the admin key creates merchants', '/merchants',
@@ -102,7 +115,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
     onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json'),
-    preValidation: metadataGuard()
+    preValidation: [metadataGuard(), noteCodeErrors]
   }, async (request, reply) => {
     return await app.idempotency.handle(request, reply, async (key) =>
       renderMerchantCreated(await app.merchants.create(request.body, key?.ref)))
@@ -205,7 +218,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: [async (request) => {
       const errors = mergePatchShapeErrors(request.body)
       if (Object.keys(errors).length > 0) throw new ValidationError(errors)
-    }, metadataGuard({ allowNull: true })]
+    }, metadataGuard({ allowNull: true }), noteCodeErrors]
   }, async (request, reply) => {
     const conditional = request.headers['if-match'] !== undefined || request.headers['if-none-match'] !== undefined
     const merchant = await app.merchants.patch(request.params.id, request.body,

@@ -7,6 +7,7 @@ import { validatePaymentInput } from '../../src/domain/payments'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
+import { noteFieldErrors } from '../../plugins/http/field-errors'
 import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors } from '../../schemas/payments'
 import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors } from '../../schemas/refunds'
@@ -87,7 +88,12 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         503: paymentErrors.unavailable
       }
     },
-    preValidation: metadataGuard()
+    preValidation: [metadataGuard(), async (request) => {
+      // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both).
+      const body = request.body as { amount?: unknown, currency?: unknown } | null
+      if (typeof body?.currency !== 'string') return
+      noteFieldErrors(request, validatePaymentInput({ amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency }, writtenDecimals.get(request)))
+    }]
   }, async (request, reply) => {
     const principal = request.principal
     if (principal?.kind !== 'merchant') throw new ForbiddenError('This operation needs a merchant API key.')

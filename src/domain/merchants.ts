@@ -124,13 +124,21 @@ export interface MerchantCreateInput {
   updatedAt?: unknown
 }
 
-/** Validates a create request and builds the new record (version 1). Throws ValidationError. */
-export function buildMerchant (input: MerchantCreateInput, id: string, now: string): Merchant {
+/** What a create request gets wrong besides its shape: read-only fields sent, unknown codes. Tolerates any types. */
+export function createInputErrors (input: Partial<Record<keyof MerchantCreateInput, unknown>>): FieldErrors {
   const errors: FieldErrors = {}
   for (const field of READ_ONLY_FIELDS) {
     if (input[field] !== undefined) errors[field] = [`The ${field} field ${readOnlyReasons[field]}; do not send it.`]
   }
-  Object.assign(errors, codeErrors(input), metadataErrors(input.metadata))
+  return Object.assign(errors, codeErrors({
+    country: typeof input.country === 'string' ? input.country : undefined,
+    defaultCurrency: typeof input.defaultCurrency === 'string' ? input.defaultCurrency : undefined
+  }))
+}
+
+/** Validates a create request and builds the new record (version 1). Throws ValidationError. */
+export function buildMerchant (input: MerchantCreateInput, id: string, now: string): Merchant {
+  const errors: FieldErrors = { ...createInputErrors(input), ...metadataErrors(input.metadata) }
   throwIfAny(errors)
   return {
     id,

@@ -165,3 +165,31 @@ t.test('CORS: no origin is allowed by default; CORS_ORIGINS allows exactly the l
   t.match(preflight.headers['access-control-allow-headers'], /Idempotency-Key/)
   t.equal(preflight.headers['access-control-allow-credentials'], undefined, 'no credentials: keys travel in a header')
 })
+
+t.test('validation reports every field at once: schema and domain errors in one errors map', async (t) => {
+  const app = await buildTestApp(t)
+  const payment = await app.inject({ method: 'POST', url: '/api/payments', payload: { amount: -1, currency: 'usd' } })
+  t.equal(payment.statusCode, 400)
+  t.same(Object.keys(payment.json().errors).sort(), ['amount', 'currency'], 'a schema error (amount) and a domain error (currency)')
+  t.match(payment.json().errors.amount[0], /must be positive/)
+  t.match(payment.json().errors.currency[0], /upper-case ISO 4217 code: use 'USD'/)
+
+  const several = await app.inject({ method: 'POST', url: '/api/payments', payload: { amount: 'ten', currency: 5, extra: true } })
+  t.same(Object.keys(several.json().errors).sort(), ['amount', 'currency', 'extra'], 'every schema error, one message each')
+  t.ok(Object.values(several.json().errors).every((messages) => (messages as string[]).length === 1))
+
+  const decimals = await app.inject({ method: 'POST', url: '/api/payments', payload: { amount: 1.234, currency: 'USD', metadata: { k: 'x'.repeat(501) } } })
+  t.same(Object.keys(decimals.json().errors).sort(), ['amount', 'metadata'], 'two domain errors (decimals, metadata)')
+
+  const merchant = await app.inject({ method: 'POST', url: '/merchants', payload: { name: '', email: 'nope', country: 'de' } })
+  t.equal(merchant.statusCode, 400)
+  t.same(Object.keys(merchant.json().errors).sort(), ['country', 'email', 'name'], 'bad email and name (schema) with a bad country (domain)')
+
+  const patch = await app.inject({
+    method: 'PATCH',
+    url: `/merchants/${(await app.inject({ method: 'POST', url: '/merchants', payload: { name: 'P', email: 'p@example.com' } })).json().id as string}`,
+    headers: { 'content-type': 'application/merge-patch+json' },
+    payload: JSON.stringify({ email: 'bad', defaultCurrency: 'XAU', metadata: { '': 'x' } })
+  })
+  t.same(Object.keys(patch.json().errors).sort(), ['defaultCurrency', 'email', 'metadata'])
+})
