@@ -23,7 +23,7 @@ export default fp(async (app) => {
         { name: 'refunds', description: 'Refund payments, fully or in parts, and read the refunds. Errors are RFC 9457 problem documents.' },
         { name: 'merchants', description: 'Create, read and update merchants. Errors are RFC 9457 problem documents.' },
         { name: 'api keys', description: 'A merchant\'s API keys: create (the secret is shown once), list, revoke. Errors are RFC 9457 problem documents.' },
-        { name: 'health', description: 'Liveness and readiness probes.' }
+        { name: 'health', description: 'Liveness and readiness probes; `GET /` points to the documentation.' }
       ]
     },
     // HEAD is served wherever GET is: documented too (clients and contract testers call it).

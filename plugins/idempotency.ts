@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { headerCount } from './http/request-hygiene'
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isRefusal, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
@@ -76,6 +77,16 @@ export function requestFingerprint (method: string, path: string, body: unknown)
   return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body)}`).digest('hex')
 }
 
+/**
+ * The IETF draft (draft-ietf-httpapi-idempotency-key-header) makes the key a structured-field string,
+ * `"8e03978e-40d5-43e8-bc93-6894a57f9324"`; most clients send it bare. Both are accepted and name the
+ * same key: the quoted form is unquoted (with its `\"` and `\\` escapes) before use.
+ */
+export function unquoteKey (value: string): string {
+  const quoted = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(value)
+  return quoted === null ? value : quoted[1].replace(/\\(["\\])/g, '$1')
+}
+
 /** Sends a stored response exactly as stored. */
 export function sendStored (reply: FastifyReply, response: StoredResponse): FastifyReply {
   return reply.code(response.statusCode).headers(response.headers).send(response.body)
@@ -91,8 +102,13 @@ export default fp(async (app) => {
 
   const service: IdempotencyService = {
     keyOf (request) {
-      const value = request.headers[IDEMPOTENCY_KEY_HEADER]
-      if (value === undefined) return undefined
+      const raw = request.headers[IDEMPOTENCY_KEY_HEADER]
+      if (raw === undefined) return undefined
+      // Node joins repeated fields with ", ": two keys would silently become a third one.
+      if (headerCount(request.raw.rawHeaders, IDEMPOTENCY_KEY_HEADER) > 1) {
+        throw new ValidationError({ 'Idempotency-Key': ['The Idempotency-Key header was sent more than once; send exactly one key.'] })
+      }
+      const value = typeof raw === 'string' ? unquoteKey(raw) : raw
       if (typeof value !== 'string' || !VALID_KEY.test(value)) {
         throw new ValidationError({
           'Idempotency-Key': ['The Idempotency-Key header must be 1-255 printable ASCII characters (a UUID is a good choice).']

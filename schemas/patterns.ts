@@ -2,11 +2,12 @@
 export const PRODUCT_ID_MAX_LENGTH = 64
 
 /** String patterns used by the schemas, each with the human message shown when a value fails it. */
-export const PRODUCT_ID_PATTERN = '^[A-Za-z0-9._~-]+$'
+/** `.` and `..` are refused: as path segments they mean "this" and "parent" (RFC 3986 §5.2.4) and a client or proxy would rewrite them. */
+export const PRODUCT_ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9._~-]+$'
 export const NON_BLANK_PATTERN = '\\S'
 
 /** Read by the validation-error renderer (plugins/http/field-messages.ts); a plain table, filled by no import. */
 export const patternMessages: ReadonlyMap<string, string> = new Map([
-  [PRODUCT_ID_PATTERN, `must be 1-${PRODUCT_ID_MAX_LENGTH} characters: letters, digits, '.', '_', '~' or '-'`],
+  [PRODUCT_ID_PATTERN, `must be 1-${PRODUCT_ID_MAX_LENGTH} characters: letters, digits, '.', '_', '~' or '-' (and not '.' or '..')`],
   [NON_BLANK_PATTERN, 'must not be blank']
 ])

@@ -10,6 +10,8 @@ import { AccessLogController } from '../plugins/http/access-log'
 import { closeIdleBeforeFirstRequest, httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
 import { rejectUnsafeBody } from '../plugins/http/body-guard'
 import { throwNotedFieldErrors } from '../plugins/http/field-errors'
+import { rejectUnacceptableRequest } from '../plugins/http/request-hygiene'
+import { utf8JsonParser } from '../plugins/http/json-body'
 import allowedMethodsPlugin, { answerUnservedMethod } from '../plugins/http/allowed-methods'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
@@ -22,6 +24,7 @@ import docsPlugin from '../plugins/docs'
 import schemasPlugin from '../plugins/schemas'
 import servicesPlugin from '../plugins/services'
 import healthRoutes from '../routes/health'
+import rootRoutes from '../routes/root'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
 import { renderRefund, renderSettled } from '../routes/payments/responses'
@@ -92,6 +95,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
 
   // Only JSON bodies are accepted anywhere; areas add their own media types.
   app.removeContentTypeParser('text/plain')
+  // JSON bodies must be UTF-8: invalid bytes are a 400, not U+FFFD in the database.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, utf8JsonParser(app))
   app.setErrorHandler(envelopeErrorHandler)
   // Bodies nested too deeply or with unstorable text (NUL, unpaired surrogates) are a 400 in every area.
   app.addHook('preValidation', rejectUnsafeBody)
@@ -123,6 +129,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(redisPlugin)
   await app.register(authPlugin)
   await app.register(securityPlugin)
+  // Two Host headers, an encoded body, a charset other than UTF-8: refused before the body is read
+  // (after the request id and the security headers are set, so the refusal carries them).
+  app.addHook('onRequest', rejectUnacceptableRequest)
   await app.register(schemasPlugin)
   await app.register(docsPlugin)
   // Unknown routes count against the rate limit too (route guessing is throttled).
@@ -132,6 +141,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     answerUnservedMethod(request, reply, envelopeErrorHandler) ??
       (areaOf(areas, request.url.split('?')[0])?.errorShape === 'problem' ? problemNotFound(request, reply) : notFound(request, reply)))
 
+  await app.register(rootRoutes)
   for (const area of areas) await app.register(area.routes, { prefix: area.prefix })
 
   await app.ready()

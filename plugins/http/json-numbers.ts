@@ -26,3 +26,46 @@ export function maxLiteralDecimalPlaces (json: string): number {
   }
   return max
 }
+
+/**
+ * literalDecimalPlaces of the member `name` of a (valid) JSON object text, as written; 0 when the
+ * member is absent, not a number, or the text is not an object. When the member is repeated the last
+ * one counts, as it does for JSON.parse: `{"amount":1.234,"amount":1}` is an amount of 1, judged as 1.
+ * Members of nested objects and arrays are not looked at.
+ */
+export function literalDecimalPlacesOfMember (json: string, name: string): number {
+  const stack: string[] = []
+  let awaitingKey = false
+  let key: string | undefined
+  let places = 0
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]
+    const topLevel = stack.length === 1 && stack[0] === '{'
+    if (c === '"') {
+      const start = i
+      for (i++; i < json.length && json[i] !== '"'; i++) if (json[i] === '\\') i++
+      if (topLevel && awaitingKey) {
+        key = JSON.parse(json.slice(start, i + 1)) as string
+        awaitingKey = false
+      } else if (topLevel && key === name) {
+        places = 0
+      }
+    } else if (c === '{' || c === '[') {
+      if (topLevel && key === name) places = 0
+      stack.push(c)
+      awaitingKey = c === '{' && stack.length === 1
+    } else if (c === '}' || c === ']') {
+      stack.pop()
+    } else if (c === ',') {
+      if (topLevel) { awaitingKey = true; key = undefined }
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      NUMBER.lastIndex = i
+      const literal = NUMBER.exec(json)?.[0] ?? c
+      if (topLevel && key === name) places = literalDecimalPlaces(literal)
+      i += literal.length - 1
+    } else if (topLevel && key === name && (c === 't' || c === 'f' || c === 'n')) {
+      places = 0
+    }
+  }
+  return places
+}

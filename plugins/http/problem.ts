@@ -70,8 +70,16 @@ export interface ProblemContext {
   traceId: string
 }
 
+/** The most of a client's input a problem echoes (a 12 KB path must not come back twice). */
+export const MAX_ECHO_LENGTH = 256
+
+/** `text`, cut to MAX_ECHO_LENGTH characters with an ellipsis. */
+export function bounded (text: string, max = MAX_ECHO_LENGTH): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`
+}
+
 export function problemContextOf (request: FastifyRequest): ProblemContext {
-  return { instance: request.url.split('?')[0], traceId: request.id }
+  return { instance: bounded(request.url.split('?')[0]), traceId: request.id }
 }
 
 export function buildProblem (failure: ClassifiedError, context: ProblemContext): ProblemDocument {
@@ -92,6 +100,6 @@ export function buildProblem (failure: ClassifiedError, context: ProblemContext)
 export const problemErrorHandler = areaErrorHandler(PROBLEM_CONTENT_TYPE, (failure, request) => buildProblem(failure, problemContextOf(request)))
 
 export function problemNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${request.url.split('?')[0]}.`, headers: {}, internal: false }
+  const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${bounded(request.url.split('?')[0], 80)}.`, headers: {}, internal: false }
   return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(buildProblem(failure, problemContextOf(request)))
 }

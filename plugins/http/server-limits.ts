@@ -22,7 +22,10 @@ export function httpServerOptions (config: Pick<Config, 'HEADERS_TIMEOUT_MS' | '
   return {
     headersTimeout: config.HEADERS_TIMEOUT_MS,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
-    connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(shortest / 4)))
+    connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(shortest / 4))),
+    // A missing Host is still a 400, but answered by the service (plugins/http/request-hygiene.ts), in the
+    // area's shape with the security headers, instead of Node's bare 400.
+    requireHostHeader: false
   }
 }
 

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { PreconditionFailedError, UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
 import { codeErrors, createInputErrors, mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
 import { noteFieldErrors } from '../../plugins/http/field-errors'
+import { utf8JsonParser } from '../../plugins/http/json-body'
 import { evaluatePreconditions } from '../../plugins/http/conditional'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
@@ -79,8 +80,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
 
   // JSON Merge Patch documents are JSON: same parser, same body limit (the
   // server's), same invalid-JSON and empty-body errors. Only in this plugin.
-  app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'string' },
-    app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error'))
+  app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'buffer' }, utf8JsonParser(app))
 
   await app.register(apiKeyRoutes)
 

@@ -6,7 +6,8 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/problem'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
-import { maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
+import { literalDecimalPlacesOfMember } from '../../plugins/http/json-numbers'
+import { utf8JsonParser } from '../../plugins/http/json-body'
 import { noteFieldErrors } from '../../plugins/http/field-errors'
 import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors } from '../../schemas/payments'
@@ -50,15 +51,9 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   // The same JSON parser, which also notes the decimals of the numbers as written: JSON.parse turns
   // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent.
   const writtenDecimals = new WeakMap<FastifyRequest, number>()
-  const parseJson = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = String(body)
-    parseJson(request, text, (err, value) => {
-      if (err === null || err === undefined) writtenDecimals.set(request, maxLiteralDecimalPlaces(text))
-      done(err, value)
-    })
-  })
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' },
+    utf8JsonParser(app, (request, text) => { writtenDecimals.set(request, literalDecimalPlacesOfMember(text, 'amount')) }))
 
   app.post('/payments', {
     config: { auth: 'merchant' },

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { request } from 'node:http'
 import { buildTestApp, merchantWithKey } from '../../helpers/app'
 
 const PAYMENT = '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'
@@ -192,4 +193,107 @@ t.test('validation reports every field at once: schema and domain errors in one 
     payload: JSON.stringify({ email: 'bad', defaultCurrency: 'XAU', metadata: { '': 'x' } })
   })
   t.same(Object.keys(patch.json().errors).sort(), ['defaultCurrency', 'email', 'metadata'])
+})
+
+t.test('request bodies: a charset other than UTF-8 is 415, a Content-Encoding is 415 with Accept-Encoding: identity, invalid UTF-8 is 400', async (t) => {
+  const app = await buildTestApp(t)
+  const latin1 = await app.inject({ method: 'PUT', url: '/products/c', headers: { 'content-type': 'application/json; charset=ISO-8859-1' }, payload: '{"name":"caf\xe9","price":1}' })
+  t.equal(latin1.statusCode, 415)
+  t.match(latin1.json(), { code: 'UNSUPPORTED_MEDIA_TYPE', error: /charset 'iso-8859-1'/ })
+  for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+    const ok = await app.inject({ method: 'PUT', url: '/products/c', headers: { 'content-type': `application/json; charset=${charset}` }, payload: '{"name":"C","price":1}' })
+    t.equal(ok.statusCode, 200, `charset=${charset}`)
+  }
+  const gzip = await app.inject({ method: 'POST', url: '/api/payments', headers: { 'content-encoding': 'gzip', 'content-type': 'application/json' }, payload: '{"amount":1,"currency":"USD"}' })
+  t.equal(gzip.statusCode, 415)
+  t.equal(gzip.headers['accept-encoding'], 'identity')
+  t.match(gzip.json(), { status: 415, detail: /Content-Encoding 'gzip'/ })
+  t.equal((await app.inject({ method: 'PUT', url: '/products/c', headers: { 'content-encoding': 'identity' }, payload: { name: 'C', price: 1 } })).statusCode, 200, 'identity is no encoding')
+
+  const invalid = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('","price":1}')])
+  const product = await app.inject({ method: 'PUT', url: '/products/latin', headers: { 'content-type': 'application/json' }, payload: invalid })
+  t.equal(product.statusCode, 400)
+  t.same(product.json(), { error: 'The request body is not valid UTF-8; JSON must be sent in UTF-8.', code: 'VALIDATION' })
+  t.equal((await app.inject({ method: 'GET', url: '/products/latin' })).statusCode, 404, 'nothing stored')
+  const merchant = await app.inject({ method: 'POST', url: '/merchants', headers: { 'content-type': 'application/json' }, payload: Buffer.concat([Buffer.from('{"name":"Caf'), Buffer.from([0xc3, 0x28]), Buffer.from('","email":"u@example.com"}')]) })
+  t.equal(merchant.statusCode, 400)
+  t.same(merchant.json().errors, { $: ['The request body is not valid UTF-8; JSON must be sent in UTF-8.'] })
+  const payment = await app.inject({ method: 'POST', url: '/api/payments', headers: { 'content-type': 'application/json' }, payload: Buffer.from([0x7b, 0xff, 0x7d]) })
+  t.equal(payment.statusCode, 400, 'payments parse with their own parser, same rule')
+  const fine = await app.inject({ method: 'PUT', url: '/products/utf8', headers: { 'content-type': 'application/json' }, payload: Buffer.from('{"name":"café ☕","price":1}') })
+  t.equal(fine.json().name, 'café ☕', 'valid UTF-8 is stored as sent')
+})
+
+t.test('Idempotency-Key: sent twice is 400; the quoted structured-field form is the same key as the bare one', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const twice = await app.inject({
+    method: 'POST',
+    url: '/api/payments',
+    headers: { ...merchant.auth, 'content-type': 'application/json', 'idempotency-key': ['k-1', 'k-2'] as unknown as string },
+    payload: '{"amount":1,"currency":"USD"}'
+  })
+  t.equal(twice.statusCode, 400)
+  t.same(twice.json().errors, { 'Idempotency-Key': ['The Idempotency-Key header was sent more than once; send exactly one key.'] })
+  const bare = await app.inject({ method: 'POST', url: '/api/payments', headers: { ...merchant.auth, 'idempotency-key': 'order-77' }, payload: { amount: 1, currency: 'USD' } })
+  t.equal(bare.statusCode, 201)
+  const quoted = await app.inject({ method: 'POST', url: '/api/payments', headers: { ...merchant.auth, 'idempotency-key': '"order-77"' }, payload: { amount: 1, currency: 'USD' } })
+  t.equal(quoted.statusCode, 201)
+  t.equal(quoted.headers['idempotent-replayed'], 'true', 'the quoted key is the bare key: a replay')
+  t.equal(quoted.json().id, bare.json().id)
+})
+
+t.test('the decimal-places check judges only the duplicate member that wins', async (t) => {
+  const app = await buildTestApp(t)
+  const post = (payload: string) => app.inject({ method: 'POST', url: '/api/payments', headers: { 'content-type': 'application/json' }, payload })
+  const wins = await post('{"amount":1.234,"amount":1,"currency":"USD"}')
+  t.equal(wins.statusCode, 201, 'amount 1 wins; 1.234 is gone')
+  t.equal(wins.json().amount, 1)
+  const loses = await post('{"amount":1,"amount":1.234,"currency":"USD"}')
+  t.equal(loses.statusCode, 400)
+  t.match(loses.json().errors.amount[0], /at most 2 decimal places/)
+  const nested = await post('{"metadata":{"amount":"1.234"},"amount":2,"currency":"JPY"}')
+  t.equal(nested.statusCode, 201, 'only the top-level member is judged')
+})
+
+t.test('echoed input is bounded: a 12 KB path is not repeated in instance and detail', async (t) => {
+  const app = await buildTestApp(t)
+  const long = `/api/${'x'.repeat(12 * 1024)}`
+  const res = await app.inject({ method: 'GET', url: long })
+  t.equal(res.statusCode, 404)
+  t.ok(res.json().instance.length <= 256, `instance is ${res.json().instance.length as number} characters`)
+  t.ok(res.json().detail.length <= 120, `detail is ${res.json().detail.length as number} characters`)
+  t.ok(res.body.length < 1024, `the whole answer is ${res.body.length} bytes`)
+})
+
+t.test('product ids . and .. are refused (400); two Host headers or none are 400', async (t) => {
+  const app = await buildTestApp(t)
+  // inject normalises dot segments away (even percent-encoded ones); over a real socket they reach the router.
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  for (const id of ['.', '..', '%2E', '%2e%2E']) {
+    const answer = await new Promise<{ status: number, body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'GET', path: `/products/${id}` }, (res) => {
+        let body = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => { resolve({ status: res.statusCode ?? 0, body }) })
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    t.equal(answer.status, 400, `GET /products/${id}`)
+    t.match(answer.body, /not '\.' or '\.\.'/, `GET /products/${id} says why`)
+  }
+  t.equal((await app.inject({ method: 'PUT', url: '/products/...', payload: { name: 'x', price: 1 } })).statusCode, 200, '... is an ordinary id')
+  const twoHosts = await app.inject({ method: 'GET', url: '/products/x', headers: { host: ['a.example', 'b.example'] as unknown as string } })
+  t.equal(twoHosts.statusCode, 400)
+  t.same(twoHosts.json(), { error: 'The request has more than one Host header; send exactly one.', code: 'VALIDATION' })
+  t.ok(twoHosts.headers['x-content-type-options'], 'with the security headers')
+})
+
+t.test('GET / points to the documentation', async (t) => {
+  const app = await buildTestApp(t, {}, {}, { credentials: 'none' })
+  const res = await app.inject({ method: 'GET', url: '/' })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { name: 'product-payment-service', docs: '/docs', openapi: '/docs/json' })
+  t.equal(res.headers.link, '</docs>; rel="service-doc", </docs/json>; rel="service-desc"')
 })

@@ -1,0 +1,47 @@
+import type { FastifyRequest } from 'fastify'
+import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
+
+/** A request body in a content coding (gzip, br, …): refused, with `Accept-Encoding: identity` (RFC 9110 §15.5.16). */
+export class ContentEncodingError extends UnsupportedMediaTypeError {
+  constructor (coding: string) {
+    super(`Request bodies must not be encoded (got Content-Encoding '${coding.slice(0, 32)}'); send the body as is (identity).`)
+    this.headers['accept-encoding'] = 'identity'
+  }
+}
+
+/** How often a header field occurs in the request as sent (Node joins or drops repeats in `headers`). */
+export function headerCount (rawHeaders: string[], name: string): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) count++
+  return count
+}
+
+/** The `charset` parameter of a Content-Type, lower case and unquoted; undefined without one. */
+export function charsetOf (contentType: string): string | undefined {
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name, ...value] = parameter.split('=')
+    if (name.trim().toLowerCase() === 'charset') return value.join('=').trim().replace(/^"(.*)"$/, '$1').toLowerCase()
+  }
+  return undefined
+}
+
+/**
+ * Root onRequest hook: what no route may accept, refused before anything else is read, in the area's
+ * error shape. A request without Host, or with two (RFC 9112 §3.2: 400; which one names the target?);
+ * a body in a content coding (415 with Accept-Encoding: identity; bodies are small, BODY_LIMIT, and a
+ * decompressed size limit would be one more thing to get wrong); a body declared in a charset other
+ * than UTF-8 (415: JSON is UTF-8, RFC 8259 §8.1). Paths no route serves are left to their 404.
+ */
+export async function rejectUnacceptableRequest (request: FastifyRequest): Promise<void> {
+  if (request.is404) return
+  const hosts = headerCount(request.raw.rawHeaders, 'host')
+  if (hosts > 1) throw new ValidationError({ Host: ['The request has more than one Host header; send exactly one.'] })
+  if (hosts === 0 && request.raw.httpVersion === '1.1') throw new ValidationError({ Host: ['The request has no Host header; HTTP/1.1 requires one.'] })
+  const coding = request.headers['content-encoding']
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw new ContentEncodingError(coding)
+  const type = request.headers['content-type']
+  const charset = type === undefined ? undefined : charsetOf(type)
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new UnsupportedMediaTypeError(`Request bodies are JSON in UTF-8; charset '${charset.slice(0, 32)}' is not supported.`)
+  }
+}
