@@ -12,6 +12,7 @@ import { rejectUnsafeBody } from '../plugins/http/body-guard'
 import { throwNotedFieldErrors } from '../plugins/http/field-errors'
 import { rejectUnacceptableRequest } from '../plugins/http/request-hygiene'
 import { utf8JsonParser } from '../plugins/http/json-body'
+import { lingerAfterRefusedBody } from '../plugins/http/lingering-close'
 import allowedMethodsPlugin, { answerUnservedMethod } from '../plugins/http/allowed-methods'
 import configPlugin from '../plugins/config'
 import requestIdPlugin, { requestIdFor } from '../plugins/request-id'
@@ -107,6 +108,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   // During shutdown, requests already in flight are answered with `Connection: close`:
   // server.close() only drops connections idle at that moment, so a keep-alive socket that
   // was busy would otherwise hold app.close() open until the client or keepAliveTimeout drops it.
+  // A refused body (413, or an error answered before the body arrived): answer, then read and discard the rest for a while before closing.
+  app.addHook('onSend', lingerAfterRefusedBody)
+
   let closing = false
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onSend', (_request, reply, payload, done) => {

@@ -1,12 +1,19 @@
 import type { FastifyRequest } from 'fastify'
 import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
+import { ACCEPT_PATCH } from './allowed-methods'
 
 /** A request body in a content coding (gzip, br, …): refused, with `Accept-Encoding: identity` (RFC 9110 §15.5.16). */
 export class ContentEncodingError extends UnsupportedMediaTypeError {
-  constructor (coding: string) {
-    super(`Request bodies must not be encoded (got Content-Encoding '${coding.slice(0, 32)}'); send the body as is (identity).`)
+  constructor (coding: string, acceptPatch?: string) {
+    super(`Request bodies must not be encoded (got Content-Encoding '${coding.slice(0, 32)}'); send the body as is (identity).`, acceptPatch)
     this.headers['accept-encoding'] = 'identity'
   }
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+
+function hasBody (request: FastifyRequest): boolean {
+  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0
 }
 
 /** How often a header field occurs in the request as sent (Node joins or drops repeats in `headers`). */
@@ -37,11 +44,15 @@ export async function rejectUnacceptableRequest (request: FastifyRequest): Promi
   const hosts = headerCount(request.raw.rawHeaders, 'host')
   if (hosts > 1) throw new ValidationError({ Host: ['The request has more than one Host header; send exactly one.'] })
   if (hosts === 0 && request.raw.httpVersion === '1.1') throw new ValidationError({ Host: ['The request has no Host header; HTTP/1.1 requires one.'] })
+  // Only where a body is read: GET, HEAD, DELETE and OPTIONS ignore theirs.
+  if (!BODY_METHODS.has(request.method) || !hasBody(request)) return
+  // A 415 on PATCH says which media types PATCH takes (RFC 5789 §2.2).
+  const acceptPatch = request.method === 'PATCH' ? ACCEPT_PATCH : undefined
   const coding = request.headers['content-encoding']
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw new ContentEncodingError(coding)
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw new ContentEncodingError(coding, acceptPatch)
   const type = request.headers['content-type']
   const charset = type === undefined ? undefined : charsetOf(type)
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new UnsupportedMediaTypeError(`Request bodies are JSON in UTF-8; charset '${charset.slice(0, 32)}' is not supported.`)
+    throw new UnsupportedMediaTypeError(`Request bodies are JSON in UTF-8; charset '${charset.slice(0, 32)}' is not supported.`, acceptPatch)
   }
 }
