@@ -1,16 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MerchantParams } from './merchants'
+import { MAX_PARAM_LENGTH } from './patterns'
+import { MAX_ACTIVE_API_KEYS } from '../src/domain/api-keys'
 import { jsonResponse } from './common'
 
 const exampleKeyId = '5b0f1c2e-3d4a-4b5c-8d6e-7f8091a2b3c4'
-const nullableDateTime = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
+const nullableDateTime = (description: string) => Type.Union([Type.String({ format: 'date-time', maxLength: 64 }), Type.Null()], { description })
 
 const keyFields = {
-  id: Type.String({ format: 'uuid', description: 'The key\'s id (for DELETE); not a secret.', examples: [exampleKeyId] }),
-  name: Type.String({ description: 'A label for the key.', examples: ['checkout server'] }),
-  prefix: Type.String({ description: 'The first characters of the secret, to recognise the key.', examples: ['sk_q3Zx'] }),
-  last4: Type.String({ description: 'The last four characters of the secret.', examples: ['Hd8a'] }),
-  createdAt: Type.String({ format: 'date-time' }),
+  id: Type.String({ format: 'uuid', maxLength: 36, description: 'The key\'s id (for DELETE); not a secret.', examples: [exampleKeyId] }),
+  name: Type.String({ maxLength: 100, description: 'A label for the key.', examples: ['checkout server'] }),
+  prefix: Type.String({ maxLength: 16, pattern: '^sk_[A-Za-z0-9_-]*$', description: 'The first characters of the secret, to recognise the key.', examples: ['sk_q3Zx'] }),
+  last4: Type.String({ maxLength: 4, pattern: '^[A-Za-z0-9_-]{4}$', description: 'The last four characters of the secret.', examples: ['Hd8a'] }),
+  createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
   lastUsedAt: nullableDateTime('When the key last authenticated a request, to the minute (null: never). Updated at most once a minute.'),
   expiresAt: nullableDateTime('After this time the key is refused (401); null: it does not expire.')
 }
@@ -25,6 +27,8 @@ export const ApiKey = Type.Object(keyFields, {
 export const CreatedApiKey = Type.Object({
   ...keyFields,
   secret: Type.String({
+    maxLength: 64,
+    pattern: '^sk_[A-Za-z0-9_-]+$',
     description: 'The key itself, `sk_` + 32 characters (192 random bits). Shown only in this response: store it now. ' +
       'The service keeps only its SHA-256.',
     examples: ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a']
@@ -33,18 +37,18 @@ export const CreatedApiKey = Type.Object({
 export type CreatedApiKeyType = Static<typeof CreatedApiKey>
 
 export const ApiKeyList = Type.Object({
-  data: Type.Array(Type.Ref(ApiKey), { description: 'The merchant\'s keys that are not revoked, oldest first (expired ones included).' })
+  data: Type.Array(Type.Ref(ApiKey), { maxItems: MAX_ACTIVE_API_KEYS, description: `The merchant's keys that are not revoked, oldest first (expired ones included): at most ${MAX_ACTIVE_API_KEYS}.` })
 }, { title: 'API keys', additionalProperties: false })
 
 export const CreateApiKeyBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label (default `API key`).', examples: ['checkout server'] })),
-  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the key stops working (ISO 8601, in the future). Default: never.', examples: ['2027-01-01T00:00:00Z'] }))
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'When the key stops working (ISO 8601, in the future). Default: never.', examples: ['2027-01-01T00:00:00Z'] }))
 }, { title: 'API key request', additionalProperties: false })
 export type CreateApiKeyBodyType = Static<typeof CreateApiKeyBody>
 
 export const ApiKeyParams = Type.Object({
   id: MerchantParams.properties.id,
-  keyId: Type.String({ description: 'The key\'s id, as listed.', examples: [exampleKeyId] })
+  keyId: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The key\'s id, as listed.', examples: [exampleKeyId] })
 })
 
 export const apiKeyResponses = {

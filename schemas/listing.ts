@@ -34,6 +34,7 @@ const cursorDescription = (direction: string) =>
 /** Query members every list endpoint accepts. */
 export const pageQueryProperties = {
   limit: Type.Optional(Type.Integer({
+    format: 'int32',
     minimum: 1,
     maximum: LIST_LIMIT_MAX,
     default: LIST_LIMIT_DEFAULT,
@@ -52,7 +53,7 @@ export const PageQuery = Type.Object(pageQueryProperties, { additionalProperties
  */
 export function pageOf (item: TSchema, title: string, example: unknown) {
   return Type.Object({
-    data: Type.Array(item, { description: 'The items of this page, newest first.' }),
+    data: Type.Array(item, { maxItems: LIST_LIMIT_MAX, description: 'The items of this page, newest first.' }),
     hasMore: Type.Boolean({ description: 'True when more items lie beyond this page in the direction requested.' })
   }, { title, additionalProperties: false, examples: [{ data: [example], hasMore: false }] })
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NON_BLANK_PATTERN } from './patterns'
+import { MAX_PARAM_LENGTH, NON_BLANK_PATTERN } from './patterns'
 import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type MerchantStatus } from '../src/domain/merchants'
 import { Metadata, MetadataPatch, PageQuery, pageOf } from './listing'
 import { jsonResponse, problemResponse } from './common'
@@ -8,6 +8,7 @@ const exampleId = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
 
 export const MerchantId = Type.String({
   format: 'uuid',
+  maxLength: 36,
   description: 'Merchant identifier: a GUID assigned by the service, time-ordered (UUIDv7, RFC 9562: its first 48 bits ' +
     'are the creation time in milliseconds, the rest random). Treat it as opaque.',
   examples: [exampleId]
@@ -15,6 +16,7 @@ export const MerchantId = Type.String({
 
 export const MerchantParams = Type.Object({
   id: Type.String({
+    maxLength: MAX_PARAM_LENGTH,
     description: 'The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered ' +
       '404 like an unknown GUID, not 400: the path names no resource, whatever its shape.',
     examples: [exampleId]
@@ -57,14 +59,14 @@ const readOnlyInRequest = (what: string) => Type.Optional(Type.Unknown({
 
 export const Merchant = Type.Object({
   id: MerchantId,
-  name: Type.String({ description: 'Display name.', examples: ['Blue Bottle Roasters'] }),
-  email: Type.String({ format: 'email', description: 'Contact email address, unique case-insensitively.', examples: ['ops@bluebottle.example'] }),
-  country: Type.Optional(Type.String({ description: `${countryDescription} Omitted when not set.`, examples: ['US'] })),
-  defaultCurrency: Type.Optional(Type.String({ description: `${currencyDescription} Omitted when not set.`, examples: ['USD'] })),
+  name: Type.String({ maxLength: MERCHANT_NAME_MAX_LENGTH, description: 'Display name.', examples: ['Blue Bottle Roasters'] }),
+  email: Type.String({ format: 'email', maxLength: MERCHANT_EMAIL_MAX_LENGTH, description: 'Contact email address, unique case-insensitively.', examples: ['ops@bluebottle.example'] }),
+  country: Type.Optional(Type.String({ maxLength: 2, pattern: '^[A-Z]{2}$', description: `${countryDescription} Omitted when not set.`, examples: ['US'] })),
+  defaultCurrency: Type.Optional(Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: `${currencyDescription} Omitted when not set.`, examples: ['USD'] })),
   status: statusSchema('`active` or `suspended`.'),
   metadata: Type.Optional(Metadata),
-  createdAt: Type.String({ format: 'date-time', description: 'When the merchant was created (ISO 8601, UTC).', examples: ['2026-01-15T09:30:00.000Z'] }),
-  updatedAt: Type.String({ format: 'date-time', description: 'When the merchant last changed (ISO 8601, UTC). A patch that changes nothing leaves it as it is.', examples: ['2026-01-15T09:30:00.000Z'] })
+  createdAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the merchant was created (ISO 8601, UTC).', examples: ['2026-01-15T09:30:00.000Z'] }),
+  updatedAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the merchant last changed (ISO 8601, UTC). A patch that changes nothing leaves it as it is.', examples: ['2026-01-15T09:30:00.000Z'] })
 }, {
   $id: 'Merchant',
   title: 'Merchant',
@@ -86,8 +88,8 @@ export type MerchantType = Static<typeof Merchant>
 export const CreateMerchantBody = Type.Object({
   name: nameSchema(`Required. ${nameDescription}`),
   email: emailSchema(`Required. ${emailDescription}`),
-  country: Type.Optional(Type.String({ description: `Optional. ${countryDescription}`, examples: ['US'] })),
-  defaultCurrency: Type.Optional(Type.String({ description: `Optional. ${currencyDescription}`, examples: ['USD'] })),
+  country: Type.Optional(Type.String({ maxLength: 64, description: `Optional. ${countryDescription}`, examples: ['US'] })),
+  defaultCurrency: Type.Optional(Type.String({ maxLength: 64, description: `Optional. ${currencyDescription}`, examples: ['USD'] })),
   status: Type.Optional(statusSchema('Optional: `active` (the default) or `suspended`.')),
   metadata: Type.Optional(Metadata),
   id: readOnlyInRequest('assigned by the service'),
@@ -103,6 +105,7 @@ export type CreateMerchantBodyType = Static<typeof CreateMerchantBody>
 
 const nullable = (description: string, example: string) => Type.Optional(Type.Unsafe<string | null>({
   type: ['string', 'null'],
+  maxLength: 64,
   description,
   examples: [example]
 }))

@@ -288,10 +288,12 @@ function envelopeExample (status: number): Json {
 /** Response headers an answer with `status` to `operation` carries. */
 function headersFor (operation: Operation, method: string, template: string, status: number): string[] {
   const names = ['X-Request-Id', 'Cache-Control']
-  if (!template.startsWith('/health')) names.push('RateLimit', 'RateLimit-Policy', 'Access-Control-Allow-Origin')
+  names.push('Access-Control-Allow-Origin')
+  if (!template.startsWith('/health')) names.push('RateLimit', 'RateLimit-Policy')
   if ((status === 429 || status === 503) && !template.startsWith('/health')) names.push('Retry-After')
   if (status === 201 && operation.operationId !== 'createApiKey') names.push('Location')
   if (status === 405) names.push('Allow')
+  if (status === 401) names.push('WWW-Authenticate')
   const replayable = ['createPayment', 'createRefund', 'createMerchant'].includes(operation.operationId ?? '')
   if (replayable && (status === 201 || status === 402)) names.push('Idempotent-Replayed')
   if (template === '/products/{id}' && (method === 'get' || method === 'head' || method === 'put') && (status === 200 || status === 304)) names.push('ETag')
@@ -304,20 +306,28 @@ function isErrorSchema (schema: unknown): boolean {
 }
 
 /**
- * 405 on the real operations of a path (not on pseudo-operations for the methods it refuses, which
- * Swagger UI would offer to try): in the area's error shape, taken from the operation's other errors.
+ * Answers every operation can give, whatever it does, added where the route schema does not state them:
+ * 400 (a request with two Host headers, or none), 401 (a key was sent and is not valid: refused even on
+ * public operations), 405 (another method on this path: documented on the real operations, not on
+ * pseudo-operations Swagger UI would offer to try), 429 (all but the health probes are rate limited)
+ * and 500. In the area's error shape, taken from the operation's other errors (the envelope otherwise).
  */
-function addMethodNotAllowed (operation: Operation): void {
+function addCommonResponses (operation: Operation, template: string): void {
   const responses = (operation.responses ??= {})
-  if (responses['405'] !== undefined) return
   const shape = Object.values(responses).flatMap((response) => Object.entries(response.content ?? {}))
     .find(([, media]) => isErrorSchema(media.schema))
-  // Areas without error schemas of their own (health) answer in the envelope.
   const [mediaType, media] = shape ?? ['application/json', { schema: { $ref: '#/components/schemas/ErrorEnvelope' } }]
-  responses['405'] = {
-    description: 'Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; ' +
+  const common: Record<string, string> = {
+    400: 'The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON.',
+    401: 'An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750).',
+    405: 'Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; ' +
       'OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served).',
-    content: { [mediaType]: { schema: media.schema } }
+    500: 'Unexpected failure; the answer carries no details (quote X-Request-Id to the operator).'
+  }
+  if (!template.startsWith('/health')) common[429] = 'Too many requests from this client; retry after `Retry-After` seconds (see `RateLimit`).'
+  for (const [status, description] of Object.entries(common)) {
+    if (responses[status] !== undefined) continue
+    responses[status] = { description, content: { [mediaType]: { schema: media.schema } } }
   }
 }
 
@@ -327,7 +337,8 @@ const METHODS = ['get', 'head', 'put', 'post', 'patch', 'delete', 'options', 'tr
 export function completeContract<T extends Json> (document: T): T {
   const doc = document as Json & { info: Json, components?: Json, paths?: Record<string, Record<string, Operation>> }
   doc.info = { ...doc.info, contact: CONTACT, license: LICENSE }
-  doc.servers = [{ url: '/', description: 'This service: the origin this document is served from.' }]
+  // A relative URL: the origin this document is served from, so Swagger UI's try-it-out calls the instance that served it.
+  doc.servers = [{ url: '/', description: 'Production, and every other environment: the origin this document is served from.', 'x-internal': false }]
   const components = (doc.components ??= {}) as Json
   components.headers = { ...(components.headers as Json | undefined), ...responseHeaders }
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
@@ -338,7 +349,7 @@ export function completeContract<T extends Json> (document: T): T {
           parameter.example = examplePath(template).split('/')[template.split('/').indexOf(`{${parameter.name}}`)]
         }
       }
-      addMethodNotAllowed(operation)
+      addCommonResponses(operation, template)
       for (const [statusText, response] of Object.entries(operation.responses ?? {})) {
         const status = Number(statusText)
         const headers: Record<string, unknown> = {}

@@ -1,3 +1,9 @@
+/**
+ * Longest path parameter the router accepts (plugins/http/server-limits.ts); the schemas of ids that
+ * are judged by the handlers (payments, merchants: not a GUID → 404) state it as their bound.
+ */
+export const MAX_PARAM_LENGTH = 16 * 1024
+
 /** Limits of a product id, shared by its pattern message and its schema. */
 export const PRODUCT_ID_MAX_LENGTH = 64
 

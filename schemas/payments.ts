@@ -1,3 +1,4 @@
+import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
 import { problemResponse } from './common'
@@ -6,6 +7,7 @@ export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
   format: 'uuid',
+  maxLength: 36,
   description: 'Payment identifier: a GUID assigned by the service, time-ordered (UUIDv7, RFC 9562: its first 48 bits are ' +
     'the creation time in milliseconds, the rest random). Treat it as opaque.',
   examples: ['019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17']
@@ -24,17 +26,19 @@ export const Payment = Type.Object({
   id: PaymentId,
   status: PaymentStatus,
   amount: Type.Number({ description: 'The amount exactly as sent, in major units of `currency`.', examples: [10.1] }),
-  currency: Type.String({ description: 'ISO 4217 currency code.', examples: ['USD'] }),
+  currency: Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.', examples: ['USD'] }),
   amountRefunded: Type.Number({ description: 'How much of `amount` succeeded refunds gave back, in major units (0 when none).', examples: [0] }),
-  declineCode: Type.Optional(Type.String({ description: 'Present when `status` is `declined`.', examples: ['card_declined'] })),
+  declineCode: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9_]+$', description: 'Present when `status` is `declined`.', examples: ['card_declined'] })),
   failureCode: Type.Optional(Type.String({
+    maxLength: 64,
+    pattern: '^[a-z0-9_]+$',
     description: 'Present when `status` is `failed`: `pending_expired` (no charge was made; the payment stayed pending past ' +
       'PENDING_PAYMENT_MAX_AGE) or `gateway_unreachable` (the gateway could not be asked).',
     examples: ['pending_expired']
   })),
   metadata: Type.Optional(Metadata),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' })
+  createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+  updatedAt: Type.String({ format: 'date-time', maxLength: 64 })
 }, {
   $id: 'Payment',
   title: 'Payment',
@@ -71,7 +75,7 @@ export const CreatePaymentBody = Type.Object({
 export type CreatePaymentBodyType = Static<typeof CreatePaymentBody>
 
 export const PaymentParams = Type.Object({
-  id: Type.String({ description: 'The payment id. Anything that is not a GUID is answered 404.' })
+  id: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The payment id. Anything that is not a GUID is answered 404.' })
 })
 
 export const paymentErrors = {
@@ -90,8 +94,8 @@ export const paymentErrors = {
 export const PaymentListQuery = Type.Object({
   ...pageQueryProperties,
   status: Type.Optional(PaymentStatus),
-  createdGte: Type.Optional(Type.String({ format: 'date-time', description: 'Only payments created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
-  createdLt: Type.Optional(Type.String({ format: 'date-time', description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
+  createdGte: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
+  createdLt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
 }, { additionalProperties: false })
 
 export const PaymentList = pageOf(Type.Ref(Payment), 'Payment list', {

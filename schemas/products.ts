@@ -28,7 +28,7 @@ export const Product = Type.Object({
 export type ProductType = Static<typeof Product>
 
 export const ProductBody = Type.Object({
-  id: Type.Optional(Type.String({ description: 'Ignored: the id in the path always wins.' })),
+  id: Type.Optional(Type.String({ maxLength: 1024, description: 'Ignored: the id in the path always wins. Do not send it.' })),
   name: Type.String({
     minLength: 1,
     maxLength: PRODUCT_NAME_MAX_LENGTH,

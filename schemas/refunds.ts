@@ -1,3 +1,4 @@
+import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
 import { REFUND_REASON_MAX_LENGTH, REFUND_STATUSES } from '../src/domain/refunds'
 import { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'
@@ -24,16 +25,16 @@ export const RefundStatus = Type.Unsafe<typeof REFUND_STATUSES[number]>({
 })
 
 export const Refund = Type.Object({
-  id: Type.String({ format: 'uuid', description: 'Refund identifier (a GUID assigned by the service).', examples: [exampleRefund.id] }),
-  paymentId: Type.String({ format: 'uuid', description: 'The refunded payment.', examples: [exampleRefund.paymentId] }),
+  id: Type.String({ format: 'uuid', maxLength: 36, description: 'Refund identifier (a GUID assigned by the service).', examples: [exampleRefund.id] }),
+  paymentId: Type.String({ format: 'uuid', maxLength: 36, description: 'The refunded payment.', examples: [exampleRefund.paymentId] }),
   amount: Type.Number({ description: 'The refunded amount in major units of `currency`.', examples: [2.5] }),
-  currency: Type.String({ description: 'The payment\'s currency.', examples: ['USD'] }),
+  currency: Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: 'The payment\'s currency.', examples: ['USD'] }),
   status: RefundStatus,
-  reason: Type.Optional(Type.String({ description: 'The reason sent with the refund. `payment_canceled` marks the refund a cancel made.', examples: ['requested_by_customer'] })),
-  failureCode: Type.Optional(Type.String({ description: 'Present when `status` is `failed`.', examples: ['refund_declined'] })),
+  reason: Type.Optional(Type.String({ maxLength: REFUND_REASON_MAX_LENGTH, description: 'The reason sent with the refund. `payment_canceled` marks the refund a cancel made.', examples: ['requested_by_customer'] })),
+  failureCode: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9_]+$', description: 'Present when `status` is `failed`.', examples: ['refund_declined'] })),
   metadata: Type.Optional(Metadata),
-  createdAt: Type.String({ format: 'date-time', examples: [exampleRefund.createdAt] }),
-  updatedAt: Type.String({ format: 'date-time', examples: [exampleRefund.updatedAt] })
+  createdAt: Type.String({ format: 'date-time', maxLength: 64, examples: [exampleRefund.createdAt] }),
+  updatedAt: Type.String({ format: 'date-time', maxLength: 64, examples: [exampleRefund.updatedAt] })
 }, { $id: 'Refund', title: 'Refund', additionalProperties: false, examples: [exampleRefund] })
 export type RefundType = Static<typeof Refund>
 
@@ -52,8 +53,8 @@ export const CreateRefundBody = Type.Object({
 export type CreateRefundBodyType = Static<typeof CreateRefundBody>
 
 export const RefundParams = Type.Object({
-  id: Type.String({ description: 'The payment id. Anything that is not a GUID is answered 404.' }),
-  refundId: Type.String({ description: 'The refund id. Anything that is not a GUID is answered 404.' })
+  id: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The payment id. Anything that is not a GUID is answered 404.', examples: [exampleRefund.paymentId] }),
+  refundId: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The refund id. Anything that is not a GUID is answered 404.', examples: [exampleRefund.id] })
 })
 
 export const RefundListQuery = PageQuery

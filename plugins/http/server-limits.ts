@@ -1,6 +1,7 @@
 import type { Server, ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Config } from '../../src/config'
+import { MAX_PARAM_LENGTH } from '../../schemas/patterns'
 
 /**
  * Longest path parameter the router accepts. Fastify's default (100) answers longer ids with its own
@@ -8,7 +9,7 @@ import type { Config } from '../../src/config'
  * characters, merchants: 404 for anything that is not a GUID), so the router only guards against
  * absurd lengths (the header size limit, 16 KiB, bounds a request line anyway).
  */
-export const MAX_PARAM_LENGTH = 16 * 1024
+export { MAX_PARAM_LENGTH }
 
 /**
  * Options for Node's HTTP server. Node enforces headersTimeout and requestTimeout from a periodic

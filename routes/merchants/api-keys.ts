@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { toApiKeyResource } from '../../src/domain/api-keys'
+import { MAX_ACTIVE_API_KEYS, toApiKeyResource } from '../../src/domain/api-keys'
+import { problemResponse } from '../../schemas/common'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { ApiKeyParams, CreateApiKeyBody, apiKeyResponses } from '../../schemas/api-keys'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
@@ -21,7 +22,8 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createApiKey',
       summary: 'Create an API key',
       description: `${who} The body is optional (\`name\`, \`expiresAt\`). The answer is the only time the secret is shown; ` +
-        'the service stores its SHA-256. A merchant may hold several active keys: create the new one, deploy it, then revoke the old one. ' +
+        'the service stores its SHA-256. A merchant may hold several active keys (at most ' + String(MAX_ACTIVE_API_KEYS) + ' not revoked; one more is 409): ' +
+        'create the new one, deploy it, then revoke the old one. ' +
         'No Idempotency-Key: a replay would have to store the secret; a retried creation makes a second key, which you can revoke.',
       security: requiresKey,
       params: MerchantParams,
@@ -31,6 +33,7 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
         400: merchantErrors.createValidation,
         ...authErrors,
         404: notFound,
+        409: problemResponse(`The merchant already holds ${MAX_ACTIVE_API_KEYS} keys that are not revoked; revoke one first.`),
         413: merchantErrors.tooLarge,
         415: merchantErrors.createUnsupportedMediaType,
         429: merchantErrors.rateLimited,

@@ -22,6 +22,9 @@ const PREFIX_LENGTH = SECRET_PREFIX.length + 4
 /** The shortest ADMIN_API_KEY accepted (characters). */
 export const ADMIN_KEY_MIN_LENGTH = 32
 
+/** Keys a merchant may hold that are not revoked (expired ones count until revoked). */
+export const MAX_ACTIVE_API_KEYS = 20
+
 export const API_KEY_ROLES = ['admin', 'merchant'] as const
 export type ApiKeyRole = typeof API_KEY_ROLES[number]
 

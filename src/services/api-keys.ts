@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { NotFoundError, ValidationError } from '../domain/errors'
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import {
+  MAX_ACTIVE_API_KEYS,
   SECRET_PATTERN,
   describeSecret,
   generateSecret,
@@ -90,6 +91,10 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
       const now = deps.clock()
       if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now) {
         throw new ValidationError({ expiresAt: ['The expiresAt field must be a time in the future.'] })
+      }
+      // Bounded, so the key list (not paginated) stays small: rotation needs two keys at once, not hundreds.
+      if ((await deps.apiKeys.listForMerchant(id)).length >= MAX_ACTIVE_API_KEYS) {
+        throw new ConflictError(`A merchant may hold at most ${MAX_ACTIVE_API_KEYS} API keys that are not revoked; revoke one first.`)
       }
       const secret = generateSecret()
       const key: ApiKey = {
