@@ -160,4 +160,8 @@ export default fp(async (app) => {
     }
   }
   app.decorate('idempotency', service)
+  // A malformed or repeated key is a 400 with the service's own message, before the schema (which bounds its length) judges it.
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && !request.is404 && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) service.keyOf(request)
+  })
 }, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics'], fastify: '5.x' })

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import helmet from '@fastify/helmet'
 import helmetMiddleware from 'helmet'
 import rateLimit from '@fastify/rate-limit'
@@ -19,6 +20,8 @@ declare module 'fastify' {
      * runs (frameworkErrors); routed responses get them from @fastify/helmet.
      */
     applySecurityHeaders: (reply: FastifyReply) => void
+    /** The security headers of every response, for answers written to the socket directly (plugins/http/client-error.ts). */
+    securityHeaders: Readonly<Record<string, string>>
   }
 }
 
@@ -63,6 +66,11 @@ export default fp(async (app) => {
   app.decorate('applySecurityHeaders', (reply: FastifyReply) => {
     forUnroutedAnswers(reply.request.raw, reply.raw, (err?: unknown) => { if (err !== undefined && err !== null) throw err })
   })
+  // The same headers as name/value pairs, for answers written to the socket by hand (the HTTP parser's 400/408/431).
+  const securityHeaders: Record<string, string> = {}
+  const collector = { setHeader: (name: string, value: unknown) => { securityHeaders[name] = String(value) }, removeHeader: () => {} }
+  forUnroutedAnswers({ headers: {} } as IncomingMessage, collector as unknown as ServerResponse, () => {})
+  app.decorate('securityHeaders', securityHeaders)
   // With REDIS_URL the counters live in Redis and every instance shares them; when
   // Redis fails a request is served anyway (skipOnError) and the failure is logged.
   const shared = app.redis === null

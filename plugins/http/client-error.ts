@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http'
+import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { JSON_CONTENT_TYPE } from './envelope'
@@ -25,9 +26,12 @@ export function clientErrorHandler (this: FastifyInstance, err: ClientError, soc
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
   if (socket.writable && inFlight?.headersSent !== true) {
     const body = JSON.stringify({ error: answer.error, code: answer.code })
+    // The security headers every answer carries (helmet's, as on routed answers) and a request id of its own.
+    const security = Object.entries(this.securityHeaders ?? { 'X-Content-Type-Options': 'nosniff' })
+      .map(([name, value]) => `${name}: ${value}\r\n`).join('')
     socket.write(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}\r\n` +
       `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n` +
-      `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n\r\n${body}`)
+      `Cache-Control: no-store\r\nX-Request-Id: ${randomUUID()}\r\n${security}\r\n${body}`)
   }
   socket.destroy(err)
 }

@@ -162,6 +162,10 @@ t.test('a header section over Node\'s limit is a 431 envelope, not a crash; the 
     t.equal(statusOf(result.data), 431, `a 20,000-byte ${name} → 431`)
     t.same(envelopeOf(result.data), { error: 'request header fields too large', code: 'HEADERS_TOO_LARGE' })
     t.notOk(result.data.includes(value.slice(0, 100)), 'nothing of the request is echoed')
+    for (const header of [/\r\nContent-Security-Policy: default-src 'self'/i, /\r\nStrict-Transport-Security: /i, /\r\nX-Content-Type-Options: nosniff\r\n/i,
+      /\r\nX-Frame-Options: /i, /\r\nCache-Control: no-store\r\n/, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/]) {
+      t.match(result.data, header, `the 431 carries the security headers and a request id (${header.source})`)
+    }
   }
   const many = Array.from({ length: 3000 }, (_, i) => `X-H${i}: v`).join('\r\n')
   const flood = await exchange(port, `GET /health/live HTTP/1.1\r\nHost: localhost\r\n${many}\r\n\r\n`)
