@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { apiDescription } from '../schemas/api-description'
 import { BEARER_SCHEME, bearerSecurityScheme, requiresKey } from '../schemas/auth'
-import { completeContract } from '../schemas/openapi-contract'
+import { completeContract, quoteTimestamps } from '../schemas/openapi-contract'
 
 /**
  * OpenAPI 3 document built from the route schemas, served at /docs/json and
@@ -37,6 +37,9 @@ export default fp(async (app) => {
   await app.register(async (docs) => {
     // The documentation is public: its routes declare it like every other route.
     docs.addHook('onRoute', (route) => { route.config = { ...route.config, auth: 'public' } })
+    // The YAML document, as committed: timestamps quoted (YAML 1.1 parsers would read them as dates).
+    docs.addHook('onSend', async (request, _reply, payload) =>
+      typeof payload === 'string' && request.url.split('?')[0] === '/docs/yaml' ? quoteTimestamps(payload) : payload)
     await docs.register(swaggerUi, {
       routePrefix: '/docs',
       uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false, persistAuthorization: false }

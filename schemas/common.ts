@@ -38,8 +38,9 @@ export function problemResponse (description: string) {
   return { description, content: { 'application/problem+json': { schema: Type.Ref(ProblemDetails) } } }
 }
 
-export function jsonResponse<T extends TSchema> (description: string, schema: T) {
-  return { description, content: { 'application/json': { schema } } }
+/** Response entry for JSON; `example` (shown by Swagger UI) when the schema's own example does not fit this status. */
+export function jsonResponse<T extends TSchema> (description: string, schema: T, example?: unknown) {
+  return { description, content: { 'application/json': example === undefined ? { schema } : { schema, example } } }
 }
 
 /** The optional Idempotency-Key request header of creating operations (payments, merchants). */

@@ -371,3 +371,12 @@ export function completeContract<T extends Json> (document: T): T {
   }
   return document
 }
+
+/**
+ * Quotes the ISO 8601 timestamps of a YAML text (`createdAt: 2026-01-15T09:30:00.000Z` →
+ * `createdAt: "2026-01-15T09:30:00.000Z"`): YAML 1.1 parsers (PyYAML, SnakeYAML, many SDK generators)
+ * read an unquoted one as a timestamp, not as the string the schema says it is.
+ */
+export function quoteTimestamps (yamlText: string): string {
+  return yamlText.replace(/^(\s*(?:- |[^\s:#][^:#]*: ))(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))$/gm, '$1"$2"')
+}

@@ -1,5 +1,6 @@
 import { buildApp } from '../src/app'
 import { loadConfig } from '../src/config'
+import { quoteTimestamps } from '../schemas/openapi-contract'
 
 /**
  * The environment the committed openapi.yaml is generated with: in-memory SQLite,
@@ -16,7 +17,7 @@ export const OPENAPI_ENV: Record<string, string> = {
 export async function generateOpenApiYaml (): Promise<string> {
   const app = await buildApp(loadConfig(OPENAPI_ENV), { logger: false })
   try {
-    return app.swagger({ yaml: true })
+    return quoteTimestamps(app.swagger({ yaml: true }))
   } finally {
     await app.close()
   }

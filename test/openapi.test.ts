@@ -113,6 +113,9 @@ t.test('/docs/json and /docs/yaml serve the same document, /docs serves Swagger 
   t.match(yaml.headers['content-type'], /yaml/)
   t.same(parse(yaml.body), expected)
   t.same(parse(yaml.body), parse(readFileSync(COMMITTED, 'utf8')), '/docs/yaml serves what is committed')
+  const unquoted = /^\s*(- |[^\s:#][^:#]*: )\d{4}-\d{2}-\d{2}T/m
+  t.notMatch(yaml.body, unquoted, 'timestamps are quoted strings in /docs/yaml (YAML 1.1 parsers would read dates)')
+  t.notMatch(readFileSync(COMMITTED, 'utf8'), unquoted, 'and in openapi.yaml')
 
   const ui = await app.inject({ method: 'GET', url: '/docs' })
   t.equal(ui.statusCode, 200)

@@ -71,7 +71,16 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       headers: IdempotencyHeaders,
       body: CreatePaymentBody,
       response: {
-        201: jsonResponse('The payment succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment)),
+        201: jsonResponse('The payment succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), {
+          id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+          status: 'succeeded',
+          amount: 10.1,
+          currency: 'USD',
+          amountRefunded: 0,
+          metadata: { orderId: 'A-1042' },
+          createdAt: '2026-01-15T09:30:00.000Z',
+          updatedAt: '2026-01-15T09:30:00.000Z'
+        }),
         400: paymentErrors.validation,
         ...createAuthErrors,
         402: paymentErrors.declined,
@@ -150,7 +159,15 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       params: PaymentParams,
       security: requiresKey,
       response: {
-        200: jsonResponse('The payment, `canceled` (or `refunded` when its charge had gone through).', Type.Ref(Payment)),
+        200: jsonResponse('The payment, `canceled` (or `refunded` when its charge had gone through).', Type.Ref(Payment), {
+          id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+          status: 'canceled',
+          amount: 5001,
+          currency: 'USD',
+          amountRefunded: 0,
+          createdAt: '2026-01-15T09:30:00.000Z',
+          updatedAt: '2026-01-15T09:32:00.000Z'
+        }),
         ...cancelAuthErrors,
         404: paymentErrors.notFound,
         409: problemResponse('The payment is settled and cannot be canceled (urn:problem-type:payment-not-cancelable, with `paymentStatus`).'),
