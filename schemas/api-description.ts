@@ -97,11 +97,57 @@ refunds is never a replay.
   resumes it. Keys are retained for \`IDEMPOTENCY_TTL_HOURS\` (default 24 h) from their first use (replays do not extend
   it); afterwards the key may be used for a new request. Keys of payments still pending are never deleted.
 
+## HTTP semantics
+Decisions behind the contract; each is enforced by a test.
+* **Document.** OpenAPI 3.1, checked in CI by Spectral (\`spectral:oas\`), Spectral's OWASP API Security ruleset (waivers,
+  each with its reason, in \`.spectral-owasp.yaml\`) and Redocly (\`recommended-strict\`), with no finding at all. Every
+  operation has an \`operationId\`, HEAD is documented where served, every string and array has a bound, every error
+  response has a realistic example, and the headers clients read are declared: \`X-Request-Id\` and \`Cache-Control\` (every
+  answer), \`RateLimit\`/\`RateLimit-Policy\`, \`Location\` (201), \`Retry-After\` (429, 503), \`ETag\`, \`Idempotent-Replayed\`,
+  \`Allow\` (405), \`WWW-Authenticate\` (401), \`Accept-Patch\`. Timestamps are quoted strings in the YAML.
+* **Methods.** Every known resource path answers a method it does not serve with 405 and \`Allow\` (in the area's error
+  shape), not 404; \`OPTIONS\` answers 204 with \`Allow\` (and \`Accept-Patch\` on merchants). 405 is documented on the real
+  operations; OPTIONS and the refused methods are not pseudo-operations in the document.
+* **Conditional requests (RFC 9110 §13).** Products have a strong \`ETag\` (a digest of the product): \`GET\`/\`HEAD\` with a
+  matching \`If-None-Match\` (weak comparison, lists and \`*\`) is 304; \`If-Match\` that does not match (strong comparison) is
+  412 on \`GET\` and \`PUT\`; \`If-Match: *\` on a product that does not exist is 412; \`If-None-Match: *\` on \`PUT\` creates only
+  (412 when it exists). Merchants: \`If-None-Match\` on \`GET\` (304), \`If-Match\` on \`GET\` (412), \`If-Match\` and
+  \`If-None-Match\` on \`PATCH\` (412), evaluated inside the patch's compare-and-set. \`PUT /products/{id}\` answers 200 also
+  when it creates: a deliberate deviation from RFC 9110 §9.3.4 (which suggests 201), kept from the original contract.
+  The product's preconditions are checked just before the write, not atomically with it (the product store has no
+  version): two conditional writers racing within that window can both pass.
+* **Caching.** \`Cache-Control: no-store\` on every answer (payments, refunds, keys, merchants, errors, probes), except a
+  product read: \`public, max-age=0, must-revalidate\` (public catalogue data; a cache revalidates with the ETag every time,
+  a cheap 304).
+* **Request bodies.** JSON in UTF-8 only: a \`charset\` other than UTF-8 is 415; bytes that are not UTF-8 are 400 (never
+  stored as U+FFFD); a \`Content-Encoding\` other than \`identity\` is 415 with \`Accept-Encoding: identity\` (bodies are small,
+  \`BODY_LIMIT\`; decompression would need a second limit). A request with two \`Host\` headers, or an HTTP/1.1 request with
+  none, is 400 in the area's shape.
+* **Validation reports every field at once** (as ASP.NET's ValidationProblemDetails): schema errors (Ajv \`allErrors\`,
+  one message per field) and domain errors (currency codes, decimal places, country codes, read-only fields, metadata)
+  in one \`errors\` map. A duplicated JSON member: the last one counts, also for the decimal-places check
+  (\`{"amount":1.234,"amount":1}\` is an amount of 1).
+* **Idempotency-Key** sent twice is 400. The key may be sent bare (\`order-77\`) or as the structured-field string the
+  IETF draft specifies (\`"order-77"\`): both name the same key.
+* **Echoed input is bounded**: \`instance\` is at most 256 characters and \`detail\` quotes at most 80 characters of a path.
+* **Product ids** \`.\` and \`..\` are 400: as path segments they mean "this" and "parent" and clients rewrite them.
+* **Rate limiting** sends the IETF fields (draft-ietf-httpapi-ratelimit-headers): \`RateLimit-Policy: "default";q=600;w=60\`
+  and \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\`; \`X-RateLimit-Limit\`/\`-Remaining\`/\`-Reset\` stay for older
+  clients; 429 carries \`Retry-After\`. The health probes are not rate limited.
+* **CORS**: off by default. \`CORS_ORIGINS\` (comma-separated origins) lists the browser origins allowed to call the API
+  (@fastify/cors); preflights need no key; no credentials mode (keys travel in \`Authorization\`, not cookies).
+* **413 reaches the client.** A body over \`BODY_LIMIT\` (or any error answered before the body arrived) is answered, then
+  the connection is closed in stages (lingering close, RFC 9112 §9.6): the rest of the body is read and discarded, at most
+  16 MiB and 5 s (1 s idle), so the client reads the 413 instead of a connection reset.
+* **Parser-level answers** (400 unparseable HTTP, 408, 431) are written before any route runs; they carry the security
+  headers, \`Cache-Control: no-store\`, an \`X-Request-Id\` and the \`{ error, code }\` envelope, then close the connection.
+* \`GET /\` points to the documentation (\`/docs\`, \`/docs/json\`, and \`Link\` relations \`service-doc\`/\`service-desc\`).
+
 ## Limits
 * Request bodies are limited to 64 KiB by default (\`BODY_LIMIT\`); larger bodies get 413.
 * Each API key (and the admin key) may make 600 requests per minute by default (\`RATE_LIMIT_MAX\`, \`RATE_LIMIT_WINDOW_MS\`);
   anonymous requests and refused keys count per client IP;
-  beyond that, 429 with \`Retry-After\` (seconds) and \`x-ratelimit-*\` headers.
+  beyond that, 429 with \`Retry-After\` (seconds); every counted answer carries \`RateLimit\` and \`RateLimit-Policy\` (see HTTP semantics).
 * JSON bodies: \`__proto__\` and \`constructor.prototype\` members are invalid JSON (400); arrays and objects may nest at
   most 32 levels; text containing NUL or an unpaired UTF-16 surrogate cannot be stored and is a 400 naming the field.
   Other text is stored exactly as sent (no Unicode normalisation). A duplicated member: the last one counts, everywhere.
