@@ -136,3 +136,12 @@ t.test('only src/config.ts reads process.env', async (t) => {
   for (const dir of ['src', 'plugins', 'routes', 'schemas', 'scripts']) scan(join(root, dir))
   t.same(offenders, ['src/config.ts'])
 })
+
+t.test('CORS_ORIGINS: a comma-separated list of origins; anything else stops start-up naming the variable', async (t) => {
+  t.equal(loadConfig({ DATABASE_URL: 'file::memory:' }).CORS_ORIGINS, '', 'default: none')
+  t.equal(loadConfig({ DATABASE_URL: 'file::memory:', CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).CORS_ORIGINS,
+    'https://a.example, http://localhost:5173')
+  for (const bad of ['https://a.example/path', '*', 'a.example', 'ftp://a.example', 'https://a.example,null']) {
+    t.throws(() => loadConfig({ DATABASE_URL: 'file::memory:', CORS_ORIGINS: bad }), { name: 'ConfigError', message: /CORS_ORIGINS must be a comma-separated list of origins/ }, bad)
+  }
+})

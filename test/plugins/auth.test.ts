@@ -7,7 +7,7 @@ import { Writable } from 'node:stream'
 import type { LightMyRequestResponse } from 'fastify'
 import { ADMIN_AUTH, TEST_ADMIN_KEY, buildTestApp, merchantWithKey, type MerchantCredentials } from '../helpers/app'
 import { spyGateway, type SpyGateway } from '../helpers/gateway'
-import { ACCESS_LEVELS } from '../../src/domain/api-keys'
+import { ACCESS_LEVELS, MAX_ACTIVE_API_KEYS } from '../../src/domain/api-keys'
 import { newPendingPayment } from '../../src/domain/payments'
 import type { App } from '../../src/app'
 
@@ -302,4 +302,23 @@ t.test('secrets never reach the logs', async (t) => {
   t.ok(lines.length >= 8, `logs were captured (${lines.length} lines)`)
   t.ok(lines.some((line) => line.includes('[redacted]')), 'the careless lines were redacted')
   for (const secret of secrets) t.notOk(lines.some((line) => line.includes(secret)), `${secret.slice(0, 7)}… is in no log line`)
+})
+
+t.test('a merchant holds at most MAX_ACTIVE_API_KEYS unrevoked keys: one more is 409; revoking frees a place', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const url = `/merchants/${merchant.merchantId}/api-keys`
+  const created: string[] = []
+  for (let i = 1; i < MAX_ACTIVE_API_KEYS; i++) {
+    const res = await app.inject({ method: 'POST', url, headers: ADMIN_AUTH, payload: { name: `k${i}` } })
+    t.equal(res.statusCode, 201)
+    created.push(res.json().id)
+  }
+  const list = await app.inject({ method: 'GET', url, headers: ADMIN_AUTH })
+  t.equal(list.json().data.length, MAX_ACTIVE_API_KEYS)
+  const over = await app.inject({ method: 'POST', url, headers: ADMIN_AUTH, payload: {} })
+  t.equal(over.statusCode, 409)
+  t.match(over.json().detail, `at most ${MAX_ACTIVE_API_KEYS} API keys`)
+  t.equal((await app.inject({ method: 'DELETE', url: `${url}/${created[0]}`, headers: ADMIN_AUTH })).statusCode, 204)
+  t.equal((await app.inject({ method: 'POST', url, headers: ADMIN_AUTH, payload: {} })).statusCode, 201, 'revoking frees a place')
 })
