@@ -105,12 +105,12 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   // Domain errors a route noted before its schema ran: the schema passed, so they are the answer (plugins/http/field-errors.ts).
   app.addHook('preHandler', throwNotedFieldErrors)
 
-  // During shutdown, requests already in flight are answered with `Connection: close`:
-  // server.close() only drops connections idle at that moment, so a keep-alive socket that
-  // was busy would otherwise hold app.close() open until the client or keepAliveTimeout drops it.
   // A refused body (413, or an error answered before the body arrived): answer, then read and discard the rest for a while before closing.
   app.addHook('onSend', lingerAfterRefusedBody)
 
+  // During shutdown, requests already in flight are answered with `Connection: close`:
+  // server.close() only drops connections idle at that moment, so a keep-alive socket that
+  // was busy would otherwise hold app.close() open until the client or keepAliveTimeout drops it.
   let closing = false
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onSend', (_request, reply, payload, done) => {

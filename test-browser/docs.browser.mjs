@@ -196,3 +196,51 @@ test('Swagger UI: Authorize with a merchant key, then create a payment through T
     (failure === undefined ? '' : `\n(then: ${failure.message})`))
   if (failure !== undefined) throw failure
 })
+
+test('Swagger UI: a merge-patch PATCH of a merchant through Try it out (200, no pre-filled If-Match)', async () => {
+  const created = await fetch(`${base}/merchants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...ADMIN },
+    body: JSON.stringify({ name: 'Patch me', email: 'patch-me@example.com', country: 'US' })
+  })
+  assert.equal(created.status, 201)
+  const { id } = await created.json()
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
+  const page = await context.newPage()
+  const problems = await watchForProblems(page)
+  let failure
+  try {
+    await page.goto(`${base}/docs`, { waitUntil: 'load' })
+    const patchMerchant = page.locator('#operations-merchants-patchMerchant')
+    await patchMerchant.waitFor({ state: 'visible', timeout: 15_000 })
+    await page.locator('.scheme-container button.authorize').click()
+    const modal = page.locator('.modal-ux')
+    await modal.waitFor({ state: 'visible' })
+    await modal.locator('input[aria-label="auth-bearer-value"]').fill(ADMIN.authorization.replace(/^Bearer /, ''))
+    await modal.locator('.auth-btn-wrapper button.authorize').click()
+    await modal.getByRole('button', { name: 'Close' }).click()
+
+    await patchMerchant.locator('.opblock-summary').click()
+    await patchMerchant.getByRole('button', { name: 'Try it out' }).click()
+    await patchMerchant.locator('tr[data-param-name="id"] input').fill(id)
+    const ifMatch = patchMerchant.locator('tr[data-param-name="if-match"] input')
+    assert.equal(await ifMatch.inputValue(), '', 'If-Match is not pre-filled (a stale tag would make the patch fail with 412)')
+    await patchMerchant.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'Patched', country: null }))
+    await patchMerchant.getByRole('button', { name: 'Execute' }).click()
+
+    const live = patchMerchant.locator('.live-responses-table')
+    await live.waitFor({ state: 'visible', timeout: 15_000 })
+    assert.equal((await live.locator('.response .response-col_status').first().innerText()).trim(), '200')
+    assert.match(await patchMerchant.locator('.curl-command').innerText(), /Content-Type: application\/merge-patch\+json/i, 'sent as a merge patch')
+    const stored = await (await fetch(`${base}/merchants/${id}`, { headers: ADMIN })).json()
+    assert.equal(stored.name, 'Patched')
+    assert.equal(stored.country, undefined, 'null removed the country')
+  } catch (err) {
+    failure = err
+  } finally {
+    await context.close()
+  }
+  assert.deepEqual(problems, [], `the page must work without errors:\n${problems.join('\n')}` +
+    (failure === undefined ? '' : `\n(then: ${failure.message})`))
+  if (failure !== undefined) throw failure
+})

@@ -4,7 +4,7 @@ import { publicOperation } from '../../schemas/auth'
 
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
-  checks: Type.Optional(Type.Record(Type.String({ maxLength: 32 }), Type.String({ maxLength: 64 }), { maxProperties: 10 }))
+  checks: Type.Optional(Type.Record(Type.String({ maxLength: 32 }), Type.String({ maxLength: 256 }), { maxProperties: 10 }))
 }, { additionalProperties: false })
 
 const health: FastifyPluginAsyncTypebox = async (app) => {

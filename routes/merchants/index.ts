@@ -197,6 +197,8 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       params: MerchantParams,
       headers: ConditionalPatchHeaders,
+      // Documented as a merge patch first (Swagger UI sends that), plain JSON accepted as the same.
+      consumes: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE],
       body: MerchantPatchBody,
       response: {
         200: merchantResponses.patched,
