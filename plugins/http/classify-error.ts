@@ -26,7 +26,15 @@ const httpByKind: { [K in DomainErrorKind]: { statusCode: number, headers?: (err
   precondition_failed: { statusCode: 412 },
   unsupported_media_type: {
     statusCode: 415,
-    headers: (error): Record<string, string> => error instanceof UnsupportedMediaTypeError && error.acceptPatch !== undefined ? { 'accept-patch': error.acceptPatch } : {}
+    headers: (error): Record<string, string> => {
+      if (!(error instanceof UnsupportedMediaTypeError)) return {}
+      const headers: Record<string, string> = {}
+      if (error.acceptPatch !== undefined) headers['accept-patch'] = error.acceptPatch
+      // A refused Content-Encoding (plugins/http/request-hygiene.ts) names the codings that are accepted.
+      const codings = (error as { acceptedCodings?: readonly string[] }).acceptedCodings
+      if (codings !== undefined) headers['accept-encoding'] = codings.join(', ')
+      return headers
+    }
   },
   rate_limited: { statusCode: 429 },
   unavailable: { statusCode: 503 }
