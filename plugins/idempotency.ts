@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isRefusal, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
 import { canonicalJson } from './http/canonical-json'
-import type { IdempotencyKeyRef, IdempotencyRecord, StoredResponse } from '../src/store/types'
+import type { IdempotencyKeyRef, IdempotencyRecord, ResourceCreation, StoredResponse } from '../src/store/types'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
 const VALID_KEY = /^[\x20-\x7E]{1,255}$/
@@ -22,8 +22,11 @@ export type Claim =
 export interface IdempotencyService {
   /** The request's Idempotency-Key, or undefined; a malformed key is a validation error. */
   keyOf: (request: FastifyRequest) => string | undefined
-  /** Claims the key for this request; throws the 409 problems for reuse and concurrent use. */
-  claim: (request: FastifyRequest, key: string) => Promise<Claim>
+  /**
+   * Claims the key for this request; throws the 409 problems for reuse and concurrent use. With
+   * `creation`, a claim that owns a key without a resource writes it in the claim's transaction.
+   */
+  claim: (request: FastifyRequest, key: string, creation?: ResourceCreation) => Promise<Claim>
   /** Sends a stored response, marked as a replay. */
   replay: (reply: FastifyReply, response: StoredResponse) => FastifyReply
   /**
@@ -32,9 +35,14 @@ export interface IdempotencyService {
    * on failure frees the key — forgotten when nothing was created (a client
    * error such as a conflict), unlocked at its recovery point otherwise.
    * `work` must store the response on the key in the transaction that creates
-   * the resource.
+   * (or, with `creation`, completes) the resource.
+   *
+   * `creation`: the resource's first write, committed with the key's claim (one
+   * transaction instead of two); `work` then finds the key at 'resource_created'
+   * with `creation.resourceId` when the claim wrote it. Without a key, `work`
+   * writes the resource itself.
    */
-  handle: (request: FastifyRequest, reply: FastifyReply, work: (key: OwnedKey | undefined) => Promise<StoredResponse>) => Promise<FastifyReply>
+  handle: (request: FastifyRequest, reply: FastifyReply, work: (key: OwnedKey | undefined) => Promise<StoredResponse>, creation?: ResourceCreation) => Promise<FastifyReply>
 }
 
 declare module 'fastify' {
@@ -117,7 +125,7 @@ export default fp(async (app) => {
       return value
     },
 
-    async claim (request, key) {
+    async claim (request, key, creation) {
       const ref: IdempotencyKeyRef = { scope: clientScope(request), method: request.method, path: pathOf(request), key }
       const now = app.clock()
       const result = await app.db.idempotency.claim({
@@ -126,7 +134,7 @@ export default fp(async (app) => {
         now,
         lockUntil: now + lockMs,
         expiresAt: now + retentionMs
-      })
+      }, creation)
       app.metrics.idempotencyClaim(result.kind)
       switch (result.kind) {
         case 'replay': return { kind: 'replay', response: result.record.response }
@@ -142,10 +150,10 @@ export default fp(async (app) => {
       return sendStored(reply.header('idempotent-replayed', 'true'), response)
     },
 
-    async handle (request, reply, work) {
+    async handle (request, reply, work, creation) {
       const idempotencyKey = service.keyOf(request)
       if (idempotencyKey === undefined) return sendStored(reply, await work(undefined))
-      const claim = await service.claim(request, idempotencyKey)
+      const claim = await service.claim(request, idempotencyKey, creation)
       if (claim.kind === 'replay') return service.replay(reply, claim.response)
       const { ref, record } = claim.key
       try {

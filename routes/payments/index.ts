@@ -107,10 +107,14 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     const errors = validatePaymentInput(request.body, writtenDecimals.get(request))
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     const origin = { path: request.url.split('?')[0], traceId: request.id }
+    const input = { ...request.body, merchantId: principal.merchantId }
+    // The pending payment is inserted in the transaction that claims the key (one commit, not two).
+    const prepared = app.payments.prepare(input)
     return await app.idempotency.handle(request, reply, async (key) => renderSettled(await app.payments.create(
-      { ...request.body, merchantId: principal.merchantId },
-      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id }
-    ), origin))
+      input,
+      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id },
+      prepared
+    ), origin), prepared.creation)
   })
 
   app.get('/payments', {

@@ -5,7 +5,8 @@ import { newPendingPayment, transition, type Payment } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { minorUnitsOf } from '../domain/currencies'
 import { GatewayError, type PaymentGateway } from '../gateway/types'
-import type { Database, IdempotencyKeyRef, PaymentListQuery, StoredResponse } from '../store/types'
+import type { Database, IdempotencyKeyRef, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
+import { paymentCreation } from '../store/rows'
 import type { Metadata } from '../domain/metadata'
 import type { Page } from '../domain/pagination'
 
@@ -43,6 +44,19 @@ export interface PaymentKey {
   traceId: string
 }
 
+export interface PaymentInput {
+  amount: number
+  currency: string
+  merchantId: string
+  metadata?: Metadata
+}
+
+/** A pending payment not yet written, and its insert, which can join the claim of the request's key. */
+export interface PreparedPayment {
+  payment: Payment
+  creation: ResourceCreation
+}
+
 export interface RecoveryOptions {
   /** Pending payments older than this are considered abandoned. */
   ageSeconds: number
@@ -59,7 +73,17 @@ export interface RecoveryOptions {
 export interface PaymentService {
   /** Creates (or resumes under its key) and settles a payment: succeeded or declined; GatewayUnavailableError when unknown. */
   /** `merchantId`: the merchant whose key asked; the payment belongs to it. */
-  create: (input: { amount: number, currency: string, merchantId: string, metadata?: Metadata }, key?: PaymentKey) => Promise<Payment>
+  /**
+   * With `prepared` (from `prepare(input)`): when the key's claim wrote that payment (the key's
+   * resourceId is its id) it is settled without being read back or written again; without a key
+   * it is the payment inserted.
+   */
+  create: (input: PaymentInput, key?: PaymentKey, prepared?: PreparedPayment) => Promise<Payment>
+  /**
+   * The pending payment `create` would write, built before the request's Idempotency-Key is
+   * claimed, so that its insert commits in the claim's transaction (plugins/idempotency `handle`).
+   */
+  prepare: (input: PaymentInput) => PreparedPayment
   /**
    * The payment with this id; NotFoundError for an unknown id or one that is not a GUID. With
    * `owner` (a merchant id), a payment of another merchant, or of none (created before
@@ -81,6 +105,17 @@ export function downstreamKeyFor (paymentId: string): string {
 }
 
 export function paymentService (deps: PaymentDeps): PaymentService {
+  function pendingPayment (input: PaymentInput): Payment {
+    return newPendingPayment({
+      id: newId(),
+      merchantId: input.merchantId,
+      amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
+      currency: input.currency,
+      metadata: input.metadata,
+      at: new Date(deps.clock()).toISOString()
+    })
+  }
+
   /**
    * Charges a pending payment under its downstream key and records the outcome
    * (with the key's response, in one transaction). A settled payment is returned
@@ -157,22 +192,21 @@ export function paymentService (deps: PaymentDeps): PaymentService {
      * created) and settles it with the gateway. The pending payment and the key's
      * recovery point are written in one transaction before the gateway is called.
      */
-    async create (input, key) {
+    async create (input, key, prepared) {
       if (key?.resourceId != null) {
+        // Written by this request's claim (one transaction with the key): settle it as built.
+        if (prepared !== undefined && prepared.payment.id === key.resourceId) return await settle(prepared.payment, key)
         const existing = await deps.db.payments.get(key.resourceId)
         if (existing !== undefined) return await settle(existing, key)
       }
-      const now = new Date(deps.clock()).toISOString()
-      const payment = newPendingPayment({
-        id: newId(),
-        merchantId: input.merchantId,
-        amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
-        currency: input.currency,
-        metadata: input.metadata,
-        at: now
-      })
+      const payment = prepared?.payment ?? pendingPayment(input)
       await deps.db.payments.create(payment, key?.ref)
       return await settle(payment, key)
+    },
+
+    prepare (input) {
+      const payment = pendingPayment(input)
+      return { payment, creation: paymentCreation(payment) }
     },
 
     async get (id, owner) {

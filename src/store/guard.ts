@@ -70,10 +70,10 @@ export function releasingAfterOutages (store: IdempotencyStore): IdempotencyStor
 
   return {
     ...store,
-    async claim (request) {
+    async claim (request, creation) {
       const key = keyOf(request.ref)
       if (failed.has(key)) await retryFailed()
-      const result = await store.claim(request)
+      const result = await store.claim(request, creation)
       if ((result.kind === 'new' || result.kind === 'resumed') && result.record.lockedUntil !== null) {
         remember(held, key, result.record.lockedUntil)
       }

@@ -1,4 +1,4 @@
-import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund } from './types'
+import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund, ResourceCreation } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
 import type { Metadata } from '../domain/metadata'
@@ -85,6 +85,11 @@ export function paymentValues (payment: Payment): unknown[] {
   return [payment.id, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.failureCode,
     payment.amountRefundedMinor, payment.refundPendingMinor, JSON.stringify(payment.metadata), payment.merchantId,
     payment.createdAt, payment.updatedAt]
+}
+
+/** The insert of a new (pending) payment, to join the claim of its Idempotency-Key (one transaction). */
+export function paymentCreation (payment: Payment): ResourceCreation {
+  return { resourceId: payment.id, rows: [{ table: 'payments', columns: PAYMENT_COLUMNS, values: paymentValues(payment) }] }
 }
 
 export interface RefundRow {

@@ -67,9 +67,32 @@ export interface ClaimRequest {
   expiresAt: number
 }
 
+/** One row to insert: a table, its columns and their values in that order (built by the stores' row mappers). */
+export interface RowInsert {
+  table: string
+  columns: readonly string[]
+  values: readonly unknown[]
+}
+
+/**
+ * The first write of a resource created under an Idempotency-Key, handed to the key's claim so that
+ * both commit in ONE transaction: the rows are inserted, and the key records `resourceId` at
+ * 'resource_created', only when the claim leaves the caller owning a key without a resource (new,
+ * taken afresh after expiry, or resumed at 'started'). More rows written with the resource (an outbox
+ * event, say) join the same transaction by being appended to `rows`.
+ */
+export interface ResourceCreation {
+  resourceId: string
+  rows: RowInsert[]
+}
+
 export interface IdempotencyStore {
-  /** Atomically claims, resumes or reports on a key (a unique constraint, not check-then-insert). */
-  claim: (request: ClaimRequest) => Promise<ClaimResult>
+  /**
+   * Atomically claims, resumes or reports on a key (a unique constraint, not check-then-insert).
+   * With `creation`, a claim that owns a key without a resource also writes the resource, in the
+   * same transaction; the record returned then says 'resource_created'.
+   */
+  claim: (request: ClaimRequest, creation?: ResourceCreation) => Promise<ClaimResult>
   /**
    * Unlocks a key, keeping its recovery point, so a retry can resume. With
    * `lockedUntil`, only if the key is still locked until exactly then (a late

@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import type { ClaimRequest, Database, IdempotencyKeyRef, Payment, StoredResponse } from '../../src/store/types'
 import { newPendingPayment } from '../../src/domain/payments'
 import { lifecycleStoreContract } from './lifecycle.contract'
+import { paymentCreation } from '../../src/store/rows'
 
 /**
  * The store contract, independent of the database: SQLite (test/store/sqlite.test.ts)
@@ -225,6 +226,47 @@ export function idempotencyStoreContract (t: Test, makeDatabase: MakeDatabase): 
     t.same(await db.idempotency.get(ref), result.record)
     t.equal(await db.idempotency.get(keyRef('other')), undefined)
     t.equal(await db.idempotency.findByResource('nothing'), undefined)
+  })
+
+  t.test('a claim with a creation writes the resource in its transaction only when it owns a key without one', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const ref = keyRef()
+    const payment = pendingPayment()
+    const created = await db.idempotency.claim(claimRequest(ref), paymentCreation(payment))
+    t.equal(created.kind, 'new')
+    t.match(created.record, { recoveryPoint: 'resource_created', resourceId: payment.id, lockedUntil: T0 + MINUTE, response: null })
+    t.same(await db.idempotency.get(ref), created.record, 'the record returned is the one stored')
+    t.same(await db.payments.get(payment.id), payment, 'the pending payment is stored')
+
+    const other = pendingPayment()
+    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + 1000 }), paymentCreation(other)), { kind: 'in_flight' })
+    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + 1000, fingerprint: 'fp-2' }), paymentCreation(other)), { kind: 'mismatch' })
+    await db.idempotency.release(ref)
+    const resumed = await db.idempotency.claim(claimRequest(ref, { now: T0 + 2000 }), paymentCreation(other))
+    t.match(resumed, { kind: 'resumed', record: { recoveryPoint: 'resource_created', resourceId: payment.id } }, 'a resumed key keeps its payment')
+    await db.idempotency.finish(ref, response())
+    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + 3000 }), paymentCreation(other)), { kind: 'replay' })
+    t.equal(await db.payments.get(other.id), undefined, 'no other outcome writes the payment')
+    t.equal(await db.payments.count(), 1)
+
+    // A key left at 'started' (claimed without a creation, its request gone) gets the payment when resumed.
+    const started = keyRef()
+    await db.idempotency.claim(claimRequest(started))
+    const late = await db.idempotency.claim(claimRequest(started, { now: T0 + 2 * MINUTE }), paymentCreation(other))
+    t.match(late, { kind: 'resumed', record: { recoveryPoint: 'resource_created', resourceId: other.id } })
+    t.match(await db.idempotency.get(started), { recoveryPoint: 'resource_created', resourceId: other.id })
+    t.same(await db.payments.get(other.id), other)
+  })
+
+  t.test('a claim whose resource cannot be written leaves neither the key nor the resource', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const existing = pendingPayment()
+    await db.payments.create(existing)
+    const ref = keyRef()
+    // The same payment id again: the insert fails, and the key's insert is undone with it.
+    await t.rejects(db.idempotency.claim(claimRequest(ref), paymentCreation(existing)))
+    t.equal(await db.idempotency.get(ref), undefined, 'the key was not claimed')
+    t.equal(await db.payments.count(), 1)
   })
 
   t.test('keys are distinct per scope, method, path and key', async (t) => {

@@ -1,6 +1,6 @@
-import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, StoredResponse } from '../types'
+import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
 import { classifyExistingKey, idempotencyRecordFromRow, type IdempotencyRow } from '../rows'
-import { inTransaction, type PgPool, type Queryable } from './connection'
+import { inTransaction, type PgClient, type PgPool, type Queryable } from './connection'
 
 const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
 
@@ -28,6 +28,41 @@ export const postgresKeyStatements = {
   }
 }
 
+/** `INSERT INTO table (columns) VALUES ($from, …)`: the values are numbered from `from`. */
+function insertText (row: RowInsert, from: number): string {
+  return `INSERT INTO ${row.table} (${row.columns.join(', ')}) VALUES (${row.columns.map((_, i) => `$${from + i}`).join(', ')})`
+}
+
+/** Prepared-statement names for generated texts (PostgreSQL binds a name to one text per connection). */
+const statementNames = new Map<string, string>()
+function statementName (text: string): string {
+  let name = statementNames.get(text)
+  if (name === undefined) statementNames.set(text, name = `idem-generated-${statementNames.size + 1}`)
+  return name
+}
+
+/**
+ * A fresh key and its resource in ONE statement (one round trip, one commit): the key is inserted at
+ * 'resource_created' and each row of the resource is inserted only if the key's insert did (a
+ * data-modifying CTE is one atomic statement). RETURNING nothing: the key exists, decide under a lock.
+ */
+function claimCreatingStatement (request: ClaimRequest, creation: ResourceCreation): { name: string, text: string, values: unknown[] } {
+  const values: unknown[] = [...refValues(request.ref), request.fingerprint, request.lockUntil, request.now, request.expiresAt, creation.resourceId]
+  const members = creation.rows.map((row, i) => {
+    const member = `r${i} AS (${insertText(row, values.length + 1).replace(/ VALUES \((.*)\)$/, ' SELECT $1 WHERE EXISTS (SELECT 1 FROM claimed)')})`
+    values.push(...row.values)
+    return member
+  })
+  const text = `WITH claimed AS (
+      INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, resource_id, locked_until, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, 'resource_created', $9, $6, $7, $8)
+      ON CONFLICT DO NOTHING
+      RETURNING *
+    )${members.map((member) => `, ${member}`).join('')}
+    SELECT * FROM claimed`
+  return { name: statementName(text), text, values }
+}
+
 /** How often a claim retries when the key it collided with vanished before it could lock it. */
 const CLAIM_ATTEMPTS = 5
 
@@ -46,7 +81,25 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
    * - The stricter levels would turn exactly these waits into serialization failures
    *   that every caller would have to retry, without adding safety.
    */
-  async function claim (request: ClaimRequest): Promise<ClaimResult> {
+  async function claim (request: ClaimRequest, creation?: ResourceCreation): Promise<ClaimResult> {
+    if (creation === undefined) return await claimExisting(request)
+    const created = one((await pool.query<IdempotencyRow>(claimCreatingStatement(request, creation))).rows)
+    if (created !== undefined) return { kind: 'new', record: created }
+    return await claimExisting(request, creation)
+  }
+
+  /** Writes the resource of a claim that owns a key without one, in the claim's transaction. */
+  async function create (client: PgClient, result: ClaimResult, creation: ResourceCreation | undefined): Promise<ClaimResult> {
+    if (creation === undefined || (result.kind !== 'new' && result.kind !== 'resumed') || result.record.resourceId !== null) return result
+    for (const row of creation.rows) {
+      const text = insertText(row, 1)
+      await client.query({ name: statementName(text), text, values: [...row.values] })
+    }
+    await postgresKeyStatements.markResourceCreated(client, result.record, creation.resourceId)
+    return { kind: result.kind, record: { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId } }
+  }
+
+  async function claimExisting (request: ClaimRequest, creation?: ResourceCreation): Promise<ClaimResult> {
     const ref = refValues(request.ref)
     const insertKey = {
       name: 'idem-claim-insert',
@@ -58,9 +111,12 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     }
     // The usual case, a new key, is the atomic INSERT alone (autocommit, one round trip instead of
     // BEGIN/INSERT/COMMIT); only a key that exists needs the transaction below to decide under a row lock.
-    const inserted = one((await pool.query<IdempotencyRow>(insertKey)).rows)
-    if (inserted !== undefined) return { kind: 'new', record: inserted }
-    return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+    if (creation === undefined) {
+      const inserted = one((await pool.query<IdempotencyRow>(insertKey)).rows)
+      if (inserted !== undefined) return { kind: 'new', record: inserted }
+    }
+    return await inTransaction(pool, 'READ COMMITTED', async (client) => await create(client, await decide(client), creation))
+    async function decide (client: PgClient): Promise<ClaimResult> {
       const insert = async (): Promise<IdempotencyRecord | undefined> => one((await client.query<IdempotencyRow>(insertKey)).rows)
       for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
         const created = await insert()
@@ -93,7 +149,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
         }
       }
       throw new Error(`idempotency claim: the key kept disappearing during ${CLAIM_ATTEMPTS} attempts`)
-    })
+    }
   }
 
   return {

@@ -1,4 +1,5 @@
-import type { ClaimResult, IdempotencyKeyRef, IdempotencyStore, StoredResponse } from '../types'
+import type BetterSqlite3 from 'better-sqlite3'
+import type { ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
 import { classifyExistingKey, idempotencyRecordFromRow, newIdempotencyRecord, type IdempotencyRow } from '../rows'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
@@ -44,7 +45,25 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
       AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = idempotency_keys.resource_id AND p.status = 'pending')
       AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.id = idempotency_keys.resource_id AND r.status = 'pending')`)
 
-  const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
+  const inserts = new Map<string, BetterSqlite3.Statement>()
+  const insertRow = (row: RowInsert): void => {
+    const text = `INSERT INTO ${row.table} (${row.columns.join(', ')}) VALUES (${row.columns.map(() => '?').join(', ')})`
+    let statement = inserts.get(text)
+    if (statement === undefined) inserts.set(text, statement = db.prepare(text))
+    statement.run(...row.values)
+  }
+  /** Writes the resource a claim created, when the caller owns a key without one (same transaction). */
+  const create = (result: ClaimResult, creation: ResourceCreation | undefined): ClaimResult => {
+    if (creation === undefined || (result.kind !== 'new' && result.kind !== 'resumed') || result.record.resourceId !== null) return result
+    for (const row of creation.rows) insertRow(row)
+    keys.markResourceCreated(result.record, creation.resourceId)
+    const record: IdempotencyRecord = { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId }
+    return { kind: result.kind, record }
+  }
+
+  const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0], creation?: ResourceCreation): ClaimResult =>
+    create(decide(request), creation))
+  const decide = (request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
     const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt }
     const read = () => idempotencyRecordFromRow(select.get(refParams(request.ref)) as IdempotencyRow)
     if (insert.run(params).changes === 1) return { kind: 'new', record: newIdempotencyRecord(request) }
@@ -62,10 +81,10 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
         lock.run({ ...refParams(request.ref), lockUntil: request.lockUntil })
         return { kind: 'resumed', record: read() }
     }
-  })
+  }
 
   return {
-    async claim (request) { return await writes.run(() => claim(request)) },
+    async claim (request, creation) { return await writes.run(() => claim(request, creation)) },
     async release (ref, lockedUntil) {
       await writes.run(() => lockedUntil === undefined ? unlock.run(refParams(ref)) : unlockIf.run({ ...refParams(ref), lockedUntil }))
     },
