@@ -45,13 +45,18 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
     async charge (request, { signal } = {}) {
       if (options.latencyMs > 0) await sleep(options.latencyMs, undefined, { signal }).catch(() => {})
       if (signal?.aborted === true) throw new GatewayError('aborted', 'the charge was abandoned (shutting down)')
-      const previous = await ledger.get(request.idempotencyKey)
-      if (previous !== undefined) return chargeResultOf(previous)
       const outcome = simulatedOutcome(request.amount)
-      if (outcome === 'unavailable') throw new GatewayError('unavailable', 'the simulated gateway is unavailable (amount 5001.00)')
+      if (outcome === 'unavailable') {
+        // A charge made earlier under the key still answers; otherwise the gateway is down.
+        const previous = await ledger.get(request.idempotencyKey)
+        if (previous !== undefined) return chargeResultOf(previous)
+        throw new GatewayError('unavailable', 'the simulated gateway is unavailable (amount 5001.00)')
+      }
+      // recordOnce answers the entry stored first under the key: a repeated charge gets the first result.
+      const chargeId = `ch_${randomUUID()}`
       const entry = await ledger.recordOnce({
         idempotencyKey: request.idempotencyKey,
-        chargeId: `ch_${randomUUID()}`,
+        chargeId,
         amountMinor: request.amountMinor,
         currency: request.currency,
         outcome: outcome === 'declined' ? 'declined' : 'succeeded',
@@ -59,7 +64,7 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
       })
       // 5002.00: the charge is made but the answer never arrives, like a real
       // timeout after the gateway did its work; a retry with the same key sees it.
-      if (outcome === 'timeout') return await new Promise<never>(() => {})
+      if (outcome === 'timeout' && entry.chargeId === chargeId) return await new Promise<never>(() => {})
       return chargeResultOf(entry)
     },
 

@@ -1,0 +1,42 @@
+import t from 'tap'
+import { buildTestApp } from '../../helpers/app'
+
+/**
+ * Durable commits per payment (issue 17): a fresh-key payment on SQLite costs two group commits of
+ * the request's own, (1) the key's claim with the pending payment and (2) the completion (payment
+ * result, stored response, key finished) with the simulated gateway's ledger entry, which joins it.
+ */
+function post (key: string, amount: number) {
+  return {
+    method: 'POST' as const,
+    url: '/api/payments',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    payload: JSON.stringify({ amount, currency: 'USD' })
+  }
+}
+
+t.test('a fresh-key payment is two commits; its ledger entry rides in the second', async (t) => {
+  const app = await buildTestApp(t)
+  await app.inject(post('warm-up', 1)) // the merchant key's first use and its recording
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const batches: number[] = []
+  app.db.instrumentation?.onWriteBatch?.((writes) => { batches.push(writes) })
+  const before = await app.db.ledger.count()
+  const response = await app.inject(post('fresh', 12.34))
+  t.equal(response.statusCode, 201)
+  t.same(batches, [1, 2], 'claim + pending payment; then the ledger entry and the completion in one commit')
+  t.equal(await app.db.ledger.count(), before + 1, 'charged once, recorded')
+  t.match(await app.db.idempotency.get({ scope: (await app.db.idempotency.findByResource(response.json().id))?.scope ?? '', method: 'POST', path: '/api/payments', key: 'fresh' }),
+    { recoveryPoint: 'finished', resourceId: response.json().id, lockedUntil: null })
+})
+
+t.test('a declined fresh-key payment is two commits too', async (t) => {
+  const app = await buildTestApp(t)
+  await app.inject(post('warm-up', 1))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const batches: number[] = []
+  app.db.instrumentation?.onWriteBatch?.((writes) => { batches.push(writes) })
+  const response = await app.inject(post('declined', 2500))
+  t.equal(response.statusCode, 402)
+  t.same(batches, [1, 2])
+})
