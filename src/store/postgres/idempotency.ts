@@ -8,6 +8,11 @@ function refValues (ref: IdempotencyKeyRef): [string, string, string, string] {
   return [ref.scope, ref.method, ref.path, ref.key]
 }
 
+/** Finishes a key: its ref in $6-$9, the response's status, headers and body in $10-$12 (a CTE member of other stores' statements). */
+export const FINISH_KEY_FROM_6 = `UPDATE idempotency_keys
+  SET recovery_point = 'finished', response_status = $10, response_headers = $11, response_body = $12, locked_until = NULL
+  WHERE scope = $6 AND method = $7 AND path = $8 AND key = $9 AND recovery_point <> 'finished'`
+
 /** Statements other stores run inside their own transactions to move a key along. */
 export const postgresKeyStatements = {
   async markResourceCreated (db: Queryable, ref: IdempotencyKeyRef, resourceId: string): Promise<void> {

@@ -1,8 +1,8 @@
-import type { PaymentStore } from '../types'
+import type { KeyCompletion, Payment, PaymentStore } from '../types'
 import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
 import { listPage } from '../listing'
-import { inTransaction, type PgPool } from './connection'
-import { postgresKeyStatements as keys } from './idempotency'
+import { inTransaction, type PgPool, type Queryable } from './connection'
+import { FINISH_KEY_FROM_6, postgresKeyStatements as keys } from './idempotency'
 
 /*
  * Every transaction here runs in READ COMMITTED. The writes are guarded by their
@@ -12,6 +12,25 @@ import { postgresKeyStatements as keys } from './idempotency'
  * SKIP LOCKED, which under REPEATABLE READ would fail with serialization errors
  * whenever another instance had just leased or settled a candidate.
  */
+const FINALIZE = `UPDATE payments SET status = $2, decline_code = $3, failure_code = $4, updated_at = $5, recovery_lease_until = NULL
+  WHERE id = $1 AND status = 'pending' RETURNING id`
+
+/** Moves the payment out of 'pending' (guarded) and, with `completion`, finishes its key: one statement. */
+async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined): Promise<{ rows: Array<{ finalized: boolean }> }> {
+  const values: unknown[] = [final.id, final.status, final.declineCode, final.failureCode, final.updatedAt]
+  if (completion === undefined) {
+    return await db.query({ name: 'pay-finalize', text: `WITH f AS (${FINALIZE}) SELECT EXISTS (SELECT 1 FROM f) AS finalized`, values })
+  }
+  const { ref, response } = completion
+  values.push(ref.scope, ref.method, ref.path, ref.key, response.statusCode, JSON.stringify(response.headers), response.body)
+  return await db.query({
+    name: 'pay-finalize-key',
+    text: `WITH f AS (${FINALIZE}), k AS (${FINISH_KEY_FROM_6})
+      SELECT EXISTS (SELECT 1 FROM f) AS finalized`,
+    values
+  })
+}
+
 export function postgresPaymentStore (pool: PgPool): PaymentStore {
   return {
     async create (payment, key) {
@@ -30,20 +49,18 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
       return rows.length === 0 ? undefined : paymentFromRow(rows[0])
     },
 
+    /*
+     * One statement, so one round trip and one commit (autocommit; a statement is atomic): the guarded
+     * UPDATE of the payment and, in a CTE member, the key's response. A write that must join this
+     * transaction (an outbox event) can be another CTE member, or `settle` can run inside
+     * inTransaction(pool, …, (client) => settle(client, …)) with it.
+     */
     async complete (final, completion) {
-      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
-        const finalized = await client.query({
-          name: 'pay-finalize',
-          text: `UPDATE payments SET status = $2, decline_code = $3, failure_code = $4, updated_at = $5, recovery_lease_until = NULL
-            WHERE id = $1 AND status = 'pending'`,
-          values: [final.id, final.status, final.declineCode, final.failureCode, final.updatedAt]
-        })
-        if (completion !== undefined) await keys.storeResponse(client, completion.ref, completion.response)
-        // Read back only when another writer settled the payment first (then its outcome stands).
-        if (finalized.rowCount === 1) return final
-        const { rows } = await client.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [final.id] })
-        return paymentFromRow(rows[0])
-      })
+      const { rows } = await settle(pool, final, completion)
+      // Read back only when another writer settled the payment first (then its outcome stands).
+      if (rows[0].finalized) return final
+      const stored = await pool.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [final.id] })
+      return paymentFromRow(stored.rows[0])
     },
 
     /*
