@@ -36,6 +36,7 @@ import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
 import workersPlugin from '../plugins/workers'
 import metricsPlugin from '../plugins/metrics'
+import { lazySchemaCompilers } from '../plugins/http/lazy-schemas'
 import type { PaymentGateway } from './gateway/types'
 
 /** What tests (and embedders) may replace. */
@@ -90,7 +91,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     frameworkErrors: frameworkErrorHandler(areas),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // allErrors: every failing field at once (bodies are bounded by BODY_LIMIT, strings and arrays by the schemas).
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } }
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
+    // Schemas compiled on first use, not at start-up (plugins/http/lazy-schemas.ts).
+    schemaController: { compilersFactory: lazySchemaCompilers() as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'] }
   }).withTypeProvider<TypeBoxTypeProvider>()
   closeIdleBeforeFirstRequest(app.server, config.CONNECTION_TIMEOUT_MS)
 
