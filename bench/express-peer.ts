@@ -19,6 +19,9 @@ export function createExpressPeer (): Express {
   const products = new Map<string, { id: string, name: string, price: number }>()
   const payments = new Map<string, PeerPayment>()
   const byIdempotencyKey = new Map<string, PeerPayment>()
+  const merchants = new Map<string, { id: string, name: string, email: string }>()
+  /** API key secret → merchant id (what the benchmark's seeding creates, as with the service). */
+  const apiKeys = new Map<string, string>()
 
   const app = express()
   app.disable('x-powered-by')
@@ -36,6 +39,30 @@ export function createExpressPeer (): Express {
     const product = { id: req.params.id, name, price }
     products.set(product.id, product)
     res.json(product)
+  })
+  // Merchants and their API keys, as the benchmark seeds them; payments need a merchant's key (a Map lookup).
+  app.post('/merchants', (req, res) => {
+    const { name, email } = req.body as { name: string, email: string }
+    const merchant = { id: randomUUID(), name, email }
+    merchants.set(merchant.id, merchant)
+    res.status(201).json(merchant)
+  })
+  app.post('/merchants/:id/api-keys', (req, res) => {
+    if (!merchants.has(req.params.id)) {
+      res.status(404).type('application/problem+json').json({ title: 'Not Found', status: 404 })
+      return
+    }
+    const secret = `sk_${randomUUID()}`
+    apiKeys.set(secret, req.params.id)
+    res.status(201).json({ secret })
+  })
+  app.use('/api', (req, res, next) => {
+    const [scheme, secret] = (req.get('authorization') ?? '').split(' ')
+    if (scheme !== 'Bearer' || !apiKeys.has(secret)) {
+      res.status(401).type('application/problem+json').json({ title: 'Unauthorized', status: 401 })
+      return
+    }
+    next()
   })
   app.post('/api/payments', (req, res) => {
     const key = req.get('idempotency-key')
