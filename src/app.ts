@@ -93,7 +93,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     // allErrors: every failing field at once (bodies are bounded by BODY_LIMIT, strings and arrays by the schemas).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
     // Schemas compiled on first use, not at start-up (plugins/http/lazy-schemas.ts).
-    schemaController: { compilersFactory: lazySchemaCompilers() as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'] }
+    schemaController: { compilersFactory: lazySchemaCompilers() }
   }).withTypeProvider<TypeBoxTypeProvider>()
   closeIdleBeforeFirstRequest(app.server, config.CONNECTION_TIMEOUT_MS)
 

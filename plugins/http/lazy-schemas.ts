@@ -1,5 +1,8 @@
 import ValidatorSelector from '@fastify/ajv-compiler'
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
+import type { FastifyServerOptions } from 'fastify'
+
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
 
 type Compile<F> = (route: unknown) => F
 type Validate = ((data: unknown) => unknown) & { errors?: unknown }
@@ -14,7 +17,7 @@ type Serialize = (data: unknown) => string
  * that a schema Ajv rejects is reported on its first use (the route tests compile every schema,
  * and `npm run openapi` reads them all).
  */
-export function lazySchemaCompilers (): { buildValidator: typeof buildValidator, buildSerializer: typeof buildSerializer } {
+export function lazySchemaCompilers (): CompilersFactory {
   const validators = ValidatorSelector()
   const serializers = SerializerSelector()
   // The compilers themselves (an Ajv instance per set of shared schemas) are built on first use too.
@@ -39,5 +42,6 @@ export function lazySchemaCompilers (): { buildValidator: typeof buildValidator,
       return (data) => (compiled ??= (compile ??= serializers(...args) as unknown as Compile<Serialize>)(route))(data)
     }
   }
-  return { buildValidator, buildSerializer }
+  // The functions returned stand in for the compiled ones (Fastify calls them and reads `errors`).
+  return { buildValidator, buildSerializer } as unknown as CompilersFactory
 }

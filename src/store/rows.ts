@@ -1,4 +1,4 @@
-import type { IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund, ResourceCreation } from './types'
+import type { ClaimResult, IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund, ResourceCreation, StoredResponse } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
 import type { Metadata } from '../domain/metadata'
@@ -170,6 +170,20 @@ export function classifyExistingKey (record: IdempotencyRecord, fingerprint: str
   if (finished && record.response !== null) return 'replay'
   if (record.lockedUntil !== null && record.lockedUntil > now) return 'in_flight'
   return 'resumable'
+}
+
+/**
+ * The answer a claim can give from a plain read, without taking the key: a finished key's response
+ * and fingerprint never change until it expires, so its replay (or a mismatch against it) is decided
+ * the same at the time of the read as under a lock. Undefined: the claim must decide under the lock.
+ */
+export function settledClaim (record: IdempotencyRecord | undefined, fingerprint: string, now: number): ClaimResult | undefined {
+  if (record?.recoveryPoint !== 'finished') return undefined
+  switch (classifyExistingKey(record, fingerprint, now)) {
+    case 'replay': return { kind: 'replay', record: record as IdempotencyRecord & { response: StoredResponse } }
+    case 'mismatch': return { kind: 'mismatch', record }
+    default: return undefined
+  }
 }
 
 export interface MerchantRow {

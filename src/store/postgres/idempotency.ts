@@ -1,5 +1,5 @@
 import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
-import { classifyExistingKey, idempotencyRecordFromRow, type IdempotencyRow } from '../rows'
+import { classifyExistingKey, idempotencyRecordFromRow, settledClaim, type IdempotencyRow } from '../rows'
 import { inTransaction, type PgClient, type PgPool, type Queryable } from './connection'
 
 const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
@@ -87,10 +87,19 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
    *   that every caller would have to retry, without adding safety.
    */
   async function claim (request: ClaimRequest, creation?: ResourceCreation): Promise<ClaimResult> {
-    if (creation === undefined) return await claimExisting(request)
-    const created = one((await pool.query<IdempotencyRow>(claimCreatingStatement(request, creation))).rows)
-    if (created !== undefined) return { kind: 'new', record: created }
+    if (creation !== undefined) {
+      const created = one((await pool.query<IdempotencyRow>(claimCreatingStatement(request, creation))).rows)
+      if (created !== undefined) return { kind: 'new', record: created }
+      // The key exists. A replay (or a mismatch) of a finished key needs no transaction and no row lock:
+      // concurrent replays of one key would otherwise queue on its FOR UPDATE.
+      const settled = settledClaim(await get(request.ref), request.fingerprint, request.now)
+      if (settled !== undefined) return settled
+    }
     return await claimExisting(request, creation)
+  }
+
+  async function get (ref: IdempotencyKeyRef): Promise<IdempotencyRecord | undefined> {
+    return one((await pool.query<IdempotencyRow>({ name: 'idem-get', text: `SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })).rows)
   }
 
   /** Writes the resource of a claim that owns a key without one, in the claim's transaction. */
@@ -119,6 +128,8 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     if (creation === undefined) {
       const inserted = one((await pool.query<IdempotencyRow>(insertKey)).rows)
       if (inserted !== undefined) return { kind: 'new', record: inserted }
+      const settled = settledClaim(await get(request.ref), request.fingerprint, request.now)
+      if (settled !== undefined) return settled
     }
     return await inTransaction(pool, 'READ COMMITTED', async (client) => await create(client, await decide(client), creation))
     async function decide (client: PgClient): Promise<ClaimResult> {
@@ -169,9 +180,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
       await pool.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })
     },
     async finish (ref, response) { await postgresKeyStatements.storeResponse(pool, ref, response) },
-    async get (ref) {
-      return one((await pool.query<IdempotencyRow>({ name: 'idem-get', text: `SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })).rows)
-    },
+    get,
     async findByResource (resourceId) {
       return one((await pool.query<IdempotencyRow>({
         name: 'idem-by-resource',

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3'
 import type { ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
-import { classifyExistingKey, idempotencyRecordFromRow, newIdempotencyRecord, type IdempotencyRow } from '../rows'
+import { classifyExistingKey, idempotencyRecordFromRow, newIdempotencyRecord, settledClaim, type IdempotencyRow } from '../rows'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 
@@ -84,7 +84,13 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
   }
 
   return {
-    async claim (request, creation) { return await writes.run(() => claim(request, creation)) },
+    async claim (request, creation) {
+      // A replay (or a mismatch) of a finished key is answered from a read, without waiting for a write.
+      const row = select.get(refParams(request.ref))
+      const settled = settledClaim(row === undefined ? undefined : idempotencyRecordFromRow(row), request.fingerprint, request.now)
+      if (settled !== undefined) return settled
+      return await writes.run(() => claim(request, creation))
+    },
     async release (ref, lockedUntil) {
       await writes.run(() => lockedUntil === undefined ? unlock.run(refParams(ref)) : unlockIf.run({ ...refParams(ref), lockedUntil }))
     },
