@@ -5,9 +5,9 @@ import { groupCommit } from '../../src/store/sqlite/group-commit'
 import { sqliteLedgerStore } from '../../src/store/sqlite/ledger'
 import type { LedgerEntry } from '../../src/store/types'
 
-function setup (t: Test) {
+async function setup (t: Test) {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
-  migrateSqlite(db, sqliteMigrations)
+  await migrateSqlite(db, sqliteMigrations)
   t.teardown(() => { db.close() })
   const writes = groupCommit(db)
   const stored = (key: string): unknown => db.prepare('SELECT charge_id FROM gateway_ledger WHERE idempotency_key = ?').pluck().get(key)
@@ -19,7 +19,7 @@ const entry = (overrides: Partial<LedgerEntry> = {}): LedgerEntry => ({
 })
 
 t.test('recordOnce decides at once and queues its insert in the next group commit, before later writes', async (t) => {
-  const { db, writes, ledger, stored } = setup(t)
+  const { db, writes, ledger, stored } = await setup(t)
   t.same(await ledger.recordOnce(entry()), entry())
   t.equal(stored('payment-1'), undefined, 'not committed yet: the caller did not wait for a commit')
   t.same(await ledger.get('payment-1'), entry(), 'but every reader of this instance sees it')
@@ -33,14 +33,14 @@ t.test('recordOnce decides at once and queues its insert in the next group commi
 })
 
 t.test('count waits for the queued inserts', async (t) => {
-  const { ledger } = setup(t)
+  const { ledger } = await setup(t)
   await ledger.recordOnce(entry({ idempotencyKey: 'a' }))
   await ledger.recordOnce(entry({ idempotencyKey: 'b' }))
   t.equal(await ledger.count(), 2)
 })
 
 t.test('a failed insert is forgotten: the key can be charged again', async (t) => {
-  const { db, ledger, stored } = setup(t)
+  const { db, ledger, stored } = await setup(t)
   db.exec("CREATE TRIGGER refuse BEFORE INSERT ON gateway_ledger WHEN NEW.idempotency_key = 'doomed' BEGIN SELECT RAISE(ABORT, 'refused'); END")
   await ledger.recordOnce(entry({ idempotencyKey: 'doomed' }))
   t.equal(await ledger.count(), 0, 'nothing committed')
