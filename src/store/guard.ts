@@ -106,6 +106,8 @@ export function guardDatabase (db: Database): Database {
     refunds: guardStore(db.refunds),
     ledger: guardStore(db.ledger),
     apiKeys: guardStore(db.apiKeys),
+    events: guardStore(db.events),
+    webhooks: guardStore(db.webhooks),
     idempotency,
     ping: guardStore({ ping: db.ping }).ping,
     ...(db.instrumentation === undefined ? {} : { instrumentation: db.instrumentation }),

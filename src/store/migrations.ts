@@ -23,6 +23,7 @@ export const dialects = {
 } satisfies Record<string, Dialect>
 
 import { lifecycleSchema } from './lifecycle-migrations'
+import { webhookSchema } from './webhook-migrations'
 
 const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
 
@@ -141,7 +142,8 @@ const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string
       CREATE UNIQUE INDEX api_keys_single_admin ON api_keys (role) WHERE role = 'admin';
     `
   },
-  ...lifecycleSchema
+  ...lifecycleSchema,
+  ...webhookSchema
 ]
 
 export function migrationsFor (dialect: Dialect): Migration[] {

@@ -121,10 +121,11 @@ export interface PaymentStore {
   get: (id: string) => Promise<Payment | undefined>
   /**
    * Moves a pending payment to its final state (guarded: only from pending) and,
-   * with `completion`, stores the key's response in the same transaction.
+   * with `completion`, stores the key's response in the same transaction; with
+   * `event`, writes the payment's event (only when this call moved it).
    * Returns the payment as stored afterwards (a concurrent completion may have won).
    */
-  complete: (final: Payment, completion?: KeyCompletion) => Promise<Payment>
+  complete: (final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>) => Promise<Payment>
   /**
    * Leases up to `limit` pending payments created before `createdBefore` whose key
    * (if any) is not locked by a live request, for the recovery worker. The
@@ -179,8 +180,9 @@ export interface RefundStore {
    * Settles a pending refund: locks its payment, lets `settle` move both, and
    * writes them (with the key's response). A refund no longer pending is left
    * as it is (a concurrent settlement won); returns what is stored afterwards.
+   * With `event`, the settlement's event is written in the same transaction.
    */
-  complete: (refundId: string, settle: (refund: Refund, payment: Payment) => RefundDecision, completion?: KeyCompletion) => Promise<RefundDecision>
+  complete: (refundId: string, settle: (refund: Refund, payment: Payment) => RefundDecision, completion?: KeyCompletion, event?: EventOf<RefundDecision>) => Promise<RefundDecision>
   /** A page of one payment's refunds, newest first. */
   list: (paymentId: string, page: PageRequest) => Promise<Page<Refund>>
   /** Leases up to `limit` refunds pending since before `createdBefore` for the recovery worker. */
@@ -230,7 +232,7 @@ export interface MerchantStore {
    * (`UPDATE … WHERE id = ? AND version = ?`). Throws EmailTakenError on an
    * email collision.
    */
-  update: (id: string, expectedVersion: number, fields: MerchantFields, updatedAt: string) => Promise<MerchantUpdateResult>
+  update: (id: string, expectedVersion: number, fields: MerchantFields, updatedAt: string, event?: EventOf<Merchant>) => Promise<MerchantUpdateResult>
   /** A page of merchants, newest first (created time, then id). */
   list: (page: PageRequest) => Promise<Page<Merchant>>
 }
@@ -275,6 +277,8 @@ export interface Database {
   readonly idempotency: IdempotencyStore
   readonly ledger: LedgerStore
   readonly apiKeys: ApiKeyStore
+  readonly events: EventStore
+  readonly webhooks: WebhookStore
   /** Resolves when the database answers a trivial query. */
   ping: () => Promise<void>
   close: () => Promise<void>
@@ -287,4 +291,78 @@ export interface DatabaseInstrumentation {
   pool?: () => { max: number, total: number, idle: number, waiting: number }
   /** SQLite: `listener` is told how many writes each group commit carried. */
   onWriteBatch?: (listener: (writes: number) => void) => void
+}
+
+import type { DomainEvent, EventOf, EventType, NewEvent } from '../domain/events'
+import type { DeliveryAttempt, WebhookDelivery, WebhookEndpoint } from '../domain/webhooks'
+
+export interface EventListQuery extends PageRequest, CreatedRange {
+  merchantId: string
+  type?: EventType
+}
+
+/**
+ * The outbox's read side. Events are written by the stores of the changes they
+ * describe (payments, refunds, merchants, webhooks), in the same transaction.
+ */
+export interface EventStore {
+  /** A merchant's events, newest first (created time, then id). */
+  list: (query: EventListQuery) => Promise<Page<DomainEvent>>
+  get: (merchantId: string, id: string) => Promise<DomainEvent | undefined>
+  /**
+   * `payment.pending`: written once per payment, only while it is still pending (under the
+   * payment's lock on PostgreSQL, so its number never collides with its settlement's).
+   */
+  appendPaymentPending: (event: NewEvent) => Promise<DomainEvent | undefined>
+  /** Deletes up to `limit` events created before `before`, with their deliveries. Returns how many events. */
+  reap: (before: string, limit: number) => Promise<number>
+}
+
+/** A due delivery leased to one worker, with what it needs to send it. */
+export interface ClaimedDelivery {
+  delivery: WebhookDelivery
+  event: DomainEvent
+  endpoint: WebhookEndpoint
+  /** Attempt number within the current retry schedule (1 = first try). */
+  roundAttempt: number
+  /** The lease; recordAttempt writes only while the delivery still carries it. */
+  leaseUntil: number
+}
+
+export interface AttemptRecord {
+  deliveryId: string
+  endpointId: string
+  leaseUntil: number
+  attempt: DeliveryAttempt
+  now: string
+  outcome:
+  | { kind: 'succeeded' }
+  | { kind: 'retry', at: number }
+  /** `disable`: gone (410) disables the endpoint; failing disables it unless it succeeded since the delivery began. */
+  | { kind: 'failed', disable?: 'gone' | 'failing', failingSince?: string }
+  /** The `webhook_endpoint.disabled` event, written when this attempt disables the endpoint. */
+  disabledEvent?: EventOf<WebhookEndpoint>
+}
+
+export interface WebhookStore {
+  /** Inserts an endpoint unless the merchant has `max` already (false then). */
+  createEndpoint: (endpoint: WebhookEndpoint, max: number) => Promise<boolean>
+  listEndpoints: (merchantId: string) => Promise<WebhookEndpoint[]>
+  getEndpoint: (merchantId: string, id: string) => Promise<WebhookEndpoint | undefined>
+  /** Writes the endpoint's mutable fields (url, description, events, secrets, disabled state). */
+  updateEndpoint: (endpoint: WebhookEndpoint) => Promise<void>
+  /** Deletes the endpoint and its deliveries; false when the merchant has no such endpoint. */
+  deleteEndpoint: (merchantId: string, id: string) => Promise<boolean>
+  /** An endpoint's deliveries, newest first. */
+  listDeliveries: (endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
+  /** Makes a delivery due now with a fresh retry schedule; undefined when the endpoint has no such delivery. */
+  retryDelivery: (endpointId: string, deliveryId: string, now: number, at: string) => Promise<WebhookDelivery | undefined>
+  /** New deliveries to the endpoint of the merchant's events created in [from, to) that it receives, at most `limit`. */
+  replay: (endpoint: WebhookEndpoint, range: { from: string, to: string }, now: number, limit: number) => Promise<number>
+  /** Leases up to `limit` due deliveries until `leaseUntil` (SKIP LOCKED on PostgreSQL; the single writer on SQLite). */
+  claimDue: (now: number, leaseUntil: number, limit: number) => Promise<ClaimedDelivery[]>
+  /** Records an attempt's outcome, if the delivery is still leased by this attempt (false otherwise). */
+  recordAttempt: (record: AttemptRecord) => Promise<boolean>
+  /** Epoch ms of the oldest due (pending, past its time) delivery; undefined when none is due. */
+  oldestDueAt: (now: number) => Promise<number | undefined>
 }

@@ -9,6 +9,7 @@ import { postgresRefundStore } from './refunds'
 import { postgresIdempotencyStore } from './idempotency'
 import { postgresLedgerStore } from './ledger'
 import { postgresApiKeyStore } from './api-keys'
+import { postgresEventStore, postgresWebhookStore } from './events'
 
 export type { PostgresOptions } from './connection'
 
@@ -36,6 +37,8 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     idempotency: postgresIdempotencyStore(pool),
     ledger: postgresLedgerStore(pool),
     apiKeys: postgresApiKeyStore(pool),
+    events: postgresEventStore(pool),
+    webhooks: postgresWebhookStore(pool),
     async ping () {
       await pool.query('SELECT 1')
     },

@@ -4,6 +4,7 @@ import type { MerchantStore } from '../types'
 import { postgresKeyStatements } from './idempotency'
 import { inTransaction, uniqueViolationOf, type PgPool } from './connection'
 import { listPage } from '../listing'
+import { appendEventOf } from './events'
 
 /** A unique violation of the lower(email) index becomes the domain conflict the SQLite store throws too. */
 async function translate<T> (write: () => Promise<T>): Promise<T> {
@@ -43,7 +44,7 @@ export function postgresMerchantStore (pool: PgPool): MerchantStore {
      * `version = $expected` on the committed row, so exactly one of them updates; the
      * loser reads the winner's row in the same transaction to report the mismatch.
      */
-    async update (id, expectedVersion, fields, updatedAt) {
+    async update (id, expectedVersion, fields, updatedAt, event) {
       return await translate(async () => await inTransaction(pool, 'READ COMMITTED', async (client) => {
         const updated = await client.query<MerchantRow>({
           name: 'merchant-update',
@@ -53,7 +54,12 @@ export function postgresMerchantStore (pool: PgPool): MerchantStore {
             RETURNING ${COLUMNS}`,
           values: [id, expectedVersion, fields.name, fields.email, fields.country, fields.defaultCurrency, fields.status, updatedAt, JSON.stringify(fields.metadata)]
         })
-        if (updated.rows.length === 1) return { kind: 'updated' as const, merchant: fromRow(updated.rows[0]) }
+        if (updated.rows.length === 1) {
+          const merchant = fromRow(updated.rows[0])
+          // merchant.updated in the update's transaction, under its row lock.
+          await appendEventOf(client, event, merchant)
+          return { kind: 'updated' as const, merchant }
+        }
         const { rows } = await client.query<MerchantRow>({ name: 'merchant-get', text: `SELECT ${COLUMNS} FROM merchants WHERE id = $1`, values: [id] })
         return rows.length === 0 ? { kind: 'not_found' as const } : { kind: 'version_mismatch' as const, current: fromRow(rows[0]) }
       }))

@@ -3,6 +3,7 @@ import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from 
 import { listPage } from '../listing'
 import { inTransaction, type PgPool, type Queryable } from './connection'
 import { FINISH_KEY_FROM_6, postgresKeyStatements as keys } from './idempotency'
+import { appendEventOf } from './events'
 
 /*
  * Every transaction here runs in READ COMMITTED. The writes are guarded by their
@@ -51,14 +52,20 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
 
     /*
      * One statement, so one round trip and one commit (autocommit; a statement is atomic): the guarded
-     * UPDATE of the payment and, in a CTE member, the key's response. A write that must join this
-     * transaction (an outbox event) can be another CTE member, or `settle` can run inside
-     * inTransaction(pool, …, (client) => settle(client, …)) with it.
+     * UPDATE of the payment and, in a CTE member, the key's response. With an outbox event, the same
+     * statement runs inside a transaction with the event's insert (under the payment's row lock, which
+     * the UPDATE took: the event's number is the next one of this payment).
      */
-    async complete (final, completion) {
-      const { rows } = await settle(pool, final, completion)
+    async complete (final, completion, event) {
+      const finalized = event === undefined
+        ? (await settle(pool, final, completion)).rows[0].finalized
+        : await inTransaction(pool, 'READ COMMITTED', async (client) => {
+          const done = (await settle(client, final, completion)).rows[0].finalized
+          if (done) await appendEventOf(client, event, final)
+          return done
+        })
       // Read back only when another writer settled the payment first (then its outcome stands).
-      if (rows[0].finalized) return final
+      if (finalized) return final
       const stored = await pool.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [final.id] })
       return paymentFromRow(stored.rows[0])
     },

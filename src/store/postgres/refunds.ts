@@ -3,6 +3,7 @@ import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type Payme
 import { listPage } from '../listing'
 import { inTransaction, type PgClient, type PgPool } from './connection'
 import { postgresKeyStatements as keys } from './idempotency'
+import { appendEventOf } from './events'
 
 /*
  * Every write that changes a payment's refunded amounts first locks the payment
@@ -47,7 +48,7 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
       return rows.length === 0 ? undefined : refundFromRow(rows[0])
     },
 
-    async complete (refundId, settle, completion) {
+    async complete (refundId, settle, completion, event) {
       return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<RefundDecision> => {
         const { rows: [owner] } = await client.query<{ payment_id: string }>({ name: 'refund-owner', text: 'SELECT payment_id FROM refunds WHERE id = $1', values: [refundId] })
         const payment = paymentFromRow(await lockPayment(client, owner.payment_id) as PaymentRow)
@@ -63,6 +64,7 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
           values: [refundId, decision.refund.status, decision.refund.failureCode, decision.refund.updatedAt]
         })
         if (completion !== undefined) await keys.storeResponse(client, completion.ref, completion.response)
+        await appendEventOf(client, event, decision)
         return decision
       })
     },

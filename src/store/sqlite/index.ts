@@ -8,6 +8,7 @@ import { sqliteRefundStore } from './refunds'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
 import { sqliteApiKeyStore } from './api-keys'
+import { sqliteEventStore, sqliteWebhookStore } from './events'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
 import { unavailableReason } from '../unavailable'
@@ -35,6 +36,8 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
       onWriteBatch: (listener) => { batchListeners.push(listener) }
     },
     apiKeys: sqliteApiKeyStore(db, writes),
+    events: sqliteEventStore(db, writes),
+    webhooks: sqliteWebhookStore(db, writes),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping

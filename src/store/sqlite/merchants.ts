@@ -4,6 +4,8 @@ import type { KeyCompletion, MerchantStore } from '../types'
 import type { SqliteHandle } from './connection'
 import { listPage } from '../listing'
 import { sqliteKeyStatements } from './idempotency'
+import { sqliteOutbox } from './events'
+import type { EventOf } from '../../domain/events'
 
 /** better-sqlite3 reports `UNIQUE constraint failed: index 'merchants_email_unique'`. */
 function isEmailViolation (error: unknown): boolean {
@@ -35,13 +37,16 @@ export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
     WHERE id = @id AND version = @expectedVersion
   `)
   const keys = sqliteKeyStatements(db)
+  const outbox = sqliteOutbox(db)
   const insertCompleting = db.transaction((merchant: Merchant, completion?: KeyCompletion) => {
     insert.run({ ...merchant, metadata: JSON.stringify(merchant.metadata) })
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
   })
-  const updateAndRead = db.transaction((params: Record<string, unknown>) => {
+  const updateAndRead = db.transaction((params: Record<string, unknown>, event?: EventOf<Merchant>) => {
     const changed = update.run(params).changes
     const row = select.get(params.id as string)
+    // merchant.updated in the update's transaction, only when the compare-and-set won.
+    if (changed === 1 && row !== undefined) outbox.appendOf(event, fromRow(row))
     return { changed, row }
   })
 
@@ -54,8 +59,8 @@ export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
       const row = select.get(id)
       return row === undefined ? undefined : fromRow(row)
     },
-    async update (id, expectedVersion, fields, updatedAt) {
-      const { changed, row } = translate(() => updateAndRead.immediate({ ...fields, metadata: JSON.stringify(fields.metadata), id, expectedVersion, updatedAt }))
+    async update (id, expectedVersion, fields, updatedAt, event) {
+      const { changed, row } = translate(() => updateAndRead.immediate({ ...fields, metadata: JSON.stringify(fields.metadata), id, expectedVersion, updatedAt }, event))
       if (row === undefined) return { kind: 'not_found' }
       if (changed === 0) return { kind: 'version_mismatch', current: fromRow(row) }
       return { kind: 'updated', merchant: fromRow(row) }

@@ -5,9 +5,12 @@ import { listPage } from '../listing'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
+import { sqliteOutbox } from './events'
+import type { EventOf } from '../../domain/events'
 
 export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): PaymentStore {
   const keys = sqliteKeyStatements(db)
+  const outbox = sqliteOutbox(db)
   const insert = db.prepare(`INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`)
   const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
   const finalize = db.prepare(`
@@ -35,8 +38,10 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     insert.run(...paymentValues(payment))
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
-  const complete = db.transaction((final: Payment, completion?: KeyCompletion): Payment => {
+  const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>): Payment => {
     const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt }).changes === 1
+    // The event of the change, in its transaction: only the writer that moved the payment writes it.
+    if (finalized) outbox.appendOf(event, final)
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
     // Read back only when another writer settled the payment first (then its outcome stands).
     return finalized ? final : paymentFromRow(select.get(final.id) as PaymentRow)
@@ -56,7 +61,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
       const row = select.get(id)
       return row === undefined ? undefined : paymentFromRow(row)
     },
-    async complete (final, completion) { return await writes.run(() => complete(final, completion)) },
+    async complete (final, completion, event) { return await writes.run(() => complete(final, completion, event)) },
     async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) },
     async deferRecovery (id, notBefore) { await writes.run(() => defer.run(notBefore, id)) },
     async list (query) {

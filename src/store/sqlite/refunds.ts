@@ -5,6 +5,7 @@ import { listPage } from '../listing'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
+import { sqliteOutbox } from './events'
 
 /**
  * SQLite has one writer at a time: every refund write runs its read, its
@@ -14,6 +15,7 @@ import { immediateWrites, type WriteQueue } from './group-commit'
  */
 export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): RefundStore {
   const keys = sqliteKeyStatements(db)
+  const outbox = sqliteOutbox(db)
   const selectPayment = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
   const savePayment = db.prepare(`
     UPDATE payments SET status = ?, amount_refunded_minor = ?, refund_pending_minor = ?, updated_at = ? WHERE id = ?`)
@@ -54,7 +56,7 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
       return row === undefined || row.payment_id !== paymentId ? undefined : refundFromRow(row)
     },
 
-    async complete (refundId, settle, completion) {
+    async complete (refundId, settle, completion, event) {
       return await writes.run((): RefundDecision => {
         const refund = refundFromRow(selectRefund.get(refundId) as RefundRow)
         const payment = paymentFromRow(selectPayment.get(refund.paymentId) as PaymentRow)
@@ -63,6 +65,7 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
         writePayment(decision.payment)
         saveRefund.run(decision.refund.status, decision.refund.failureCode, decision.refund.updatedAt, refundId)
         if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
+        outbox.appendOf(event, decision)
         return decision
       })
     },

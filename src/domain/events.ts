@@ -1,0 +1,79 @@
+/**
+ * Events (issue 14): what happened to a merchant's resources, written in the same
+ * database transaction as the change itself (a transactional outbox), so an
+ * acknowledged change never lacks its event and a rolled-back change never has one.
+ */
+export const EVENT_TYPES = [
+  'payment.succeeded',
+  'payment.declined',
+  'payment.pending',
+  'payment.failed',
+  'payment.canceled',
+  'refund.succeeded',
+  'refund.failed',
+  'merchant.updated',
+  'webhook_endpoint.disabled'
+] as const
+export type EventType = typeof EVENT_TYPES[number]
+
+export type EventResourceType = 'payment' | 'refund' | 'merchant' | 'webhook_endpoint'
+
+/** Days events (and their deliveries) are kept; the reaper deletes older ones. */
+export const EVENT_RETENTION_DAYS = 30
+
+export interface DomainEvent {
+  id: string
+  merchantId: string
+  type: EventType
+  resourceType: EventResourceType
+  resourceId: string
+  /**
+   * 1, 2, 3, … per resource, in commit order: a receiver orders the events of one
+   * payment (or refund, merchant, endpoint) by it, whatever order they arrive in.
+   */
+  sequence: number
+  /** The resource as the API returns it, at the time of the event. */
+  data: Record<string, unknown>
+  createdAt: string
+}
+
+/** An event before the store numbers it. */
+export type NewEvent = Omit<DomainEvent, 'sequence'>
+
+/** Builds the event of a change from its stored resource; the store calls it inside the change's transaction. */
+export type EventOf<T> = (stored: T) => NewEvent | undefined
+
+export function isEventType (value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value)
+}
+
+/** The event type of a payment that reached `status`; undefined for states that have no event of their own. */
+export function paymentEventType (status: string): EventType | undefined {
+  switch (status) {
+    case 'succeeded': return 'payment.succeeded'
+    case 'declined': return 'payment.declined'
+    case 'pending': return 'payment.pending'
+    case 'failed': return 'payment.failed'
+    case 'canceled': return 'payment.canceled'
+    default: return undefined
+  }
+}
+
+/** The public shape of an event: `{ id, type, createdAt, sequence, resource: { type, id }, data }`. */
+export function toEventResource (event: DomainEvent): {
+  id: string
+  type: EventType
+  createdAt: string
+  sequence: number
+  resource: { type: EventResourceType, id: string }
+  data: Record<string, unknown>
+} {
+  return {
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt,
+    sequence: event.sequence,
+    resource: { type: event.resourceType, id: event.resourceId },
+    data: event.data
+  }
+}

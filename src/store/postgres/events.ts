@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto'
+import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
+import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
+import type { EventStore, WebhookStore } from '../types'
+import { listPage } from '../listing'
+import { inTransaction, type PgPool, type Queryable } from './connection'
+import {
+  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, endpointFromRow, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
+  type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
+} from '../webhook-rows'
+
+/**
+ * The outbox writer, inside another store's transaction. The caller holds the lock
+ * of the row it changed (the payment, refund's payment, merchant or endpoint), so
+ * two events of one resource are numbered one after the other; the unique index on
+ * (resource_id, sequence) would refuse a duplicate number anyway. Deliveries go to the
+ * merchant's enabled endpoints that receive the type, in the same statement.
+ */
+export async function appendEvent (client: Queryable, event: NewEvent): Promise<DomainEvent> {
+  const values = eventValues(event, 0).filter((_, i) => i !== 5)
+  const { rows: [{ sequence }] } = await client.query<{ sequence: string }>({
+    name: 'event-insert',
+    text: `INSERT INTO events (${EVENT_COLUMNS.join(', ')})
+      VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = $5), $6, $7)
+      RETURNING sequence`,
+    values
+  })
+  await client.query({
+    name: 'event-fan-out',
+    text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid()::text, id, $1, $2, $3, 'pending', $4, $5, $5 FROM webhook_endpoints
+      WHERE merchant_id = $3 AND disabled_reason IS NULL AND (enabled_events IS NULL OR enabled_events::jsonb ? $2)`,
+    values: [event.id, event.type, event.merchantId, Date.parse(event.createdAt), event.createdAt]
+  })
+  return { ...event, sequence: Number(sequence) }
+}
+
+export async function appendEventOf<T> (client: Queryable, make: EventOf<T> | undefined, stored: T): Promise<void> {
+  const event = make?.(stored)
+  if (event !== undefined) await appendEvent(client, event)
+}
+
+export function postgresEventStore (pool: PgPool): EventStore {
+  return {
+    async list (query) {
+      const page = await listPage<EventRow>('postgres', async (text, values) => (await pool.query<EventRow>(text, values)).rows, {
+        table: 'events',
+        scope: { merchant_id: query.merchantId },
+        filters: [['type', '=', query.type], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
+        page: query
+      })
+      return { data: page.data.map(eventFromRow), hasMore: page.hasMore }
+    },
+    async get (merchantId, id) {
+      const { rows } = await pool.query<EventRow>({ name: 'event-get', text: 'SELECT * FROM events WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
+      return rows.length === 0 ? undefined : eventFromRow(rows[0])
+    },
+    async appendPaymentPending (event) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        // The payment's lock: its settlement (which numbers its own event) waits for this, or this for it.
+        const { rows } = await client.query({ name: 'event-lock-pending-payment', text: "SELECT 1 FROM payments WHERE id = $1 AND status = 'pending' FOR UPDATE", values: [event.resourceId] })
+        if (rows.length === 0) return undefined
+        const existing = await client.query({ name: 'event-has-pending', text: "SELECT 1 FROM events WHERE resource_id = $1 AND type = 'payment.pending'", values: [event.resourceId] })
+        if (existing.rows.length > 0) return undefined
+        return await appendEvent(client, event)
+      })
+    },
+    async reap (before, limit) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        const { rows } = await client.query<{ id: string }>({
+          name: 'event-reap-select',
+          text: 'SELECT id FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED',
+          values: [before, limit]
+        })
+        if (rows.length === 0) return 0
+        const ids = rows.map((row) => row.id)
+        await client.query({ name: 'event-reap-deliveries', text: 'DELETE FROM webhook_deliveries WHERE event_id = ANY($1::text[])', values: [ids] })
+        await client.query({ name: 'event-reap', text: 'DELETE FROM events WHERE id = ANY($1::text[])', values: [ids] })
+        return ids.length
+      })
+    }
+  }
+}
+
+export function postgresWebhookStore (pool: PgPool): WebhookStore {
+  const params = (n: number, from = 1): string => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ')
+  return {
+    async createEndpoint (endpoint, max) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        // The merchant's row lock serialises endpoint creation per merchant (the count stays exact).
+        await client.query({ name: 'wh-lock-merchant', text: 'SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', values: [endpoint.merchantId] })
+        const { rows: [{ count }] } = await client.query<{ count: string }>({ name: 'wh-count', text: 'SELECT count(*) AS count FROM webhook_endpoints WHERE merchant_id = $1', values: [endpoint.merchantId] })
+        if (Number(count) >= max) return false
+        await client.query({ name: 'wh-insert', text: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${params(ENDPOINT_COLUMNS.length)})`, values: endpointValues(endpoint) })
+        return true
+      })
+    },
+    async listEndpoints (merchantId) {
+      const { rows } = await pool.query<EndpointRow>({ name: 'wh-list', text: 'SELECT * FROM webhook_endpoints WHERE merchant_id = $1 ORDER BY created_at, id', values: [merchantId] })
+      return rows.map(endpointFromRow)
+    },
+    async getEndpoint (merchantId, id) {
+      const { rows } = await pool.query<EndpointRow>({ name: 'wh-get', text: 'SELECT * FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
+      return rows.length === 0 ? undefined : endpointFromRow(rows[0])
+    },
+    async updateEndpoint (endpoint) {
+      const columns = ENDPOINT_COLUMNS.slice(2)
+      await pool.query({
+        name: 'wh-update',
+        text: `UPDATE webhook_endpoints SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE id = $1 AND merchant_id = $2`,
+        values: [endpoint.id, endpoint.merchantId, ...endpointValues(endpoint).slice(2)]
+      })
+    },
+    async deleteEndpoint (merchantId, id) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        const { rows } = await client.query({ name: 'wh-lock', text: 'SELECT 1 FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2 FOR UPDATE', values: [id, merchantId] })
+        if (rows.length === 0) return false
+        await client.query({ name: 'wh-delete-deliveries', text: 'DELETE FROM webhook_deliveries WHERE endpoint_id = $1', values: [id] })
+        await client.query({ name: 'wh-delete', text: 'DELETE FROM webhook_endpoints WHERE id = $1', values: [id] })
+        return true
+      })
+    },
+    async listDeliveries (endpointId, page) {
+      const result = await listPage<DeliveryRow>('postgres', async (text, values) => (await pool.query<DeliveryRow>(text, values)).rows,
+        { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
+      return { data: result.data.map(deliveryFromRow), hasMore: result.hasMore }
+    },
+    async retryDelivery (endpointId, deliveryId, now, at) {
+      const { rows } = await pool.query<DeliveryRow>({
+        name: 'wh-retry',
+        text: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, lease_until = NULL, round_start = attempts, updated_at = $4
+          WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
+        values: [deliveryId, endpointId, now, at]
+      })
+      return rows.length === 0 ? undefined : deliveryFromRow(rows[0])
+    },
+    async replay (endpoint, range, now, limit) {
+      const { rows } = await pool.query<{ id: string, type: string }>({
+        name: 'wh-replay-events',
+        text: 'SELECT id, type FROM events WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at, id LIMIT $4',
+        values: [endpoint.merchantId, range.from, range.to, limit]
+      })
+      const wanted = rows.filter((row) => receives(endpoint, row.type as never))
+      if (wanted.length === 0) return 0
+      const at = new Date(now).toISOString()
+      await pool.query({
+        name: 'wh-replay-insert',
+        text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
+          SELECT u.id, $2, u.event_id, u.event_type, $3, 'pending', $4, $5, $5 FROM unnest($1::text[], $6::text[], $7::text[]) AS u (id, event_id, event_type)`,
+        values: [wanted.map(() => randomUUID()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
+      })
+      return wanted.length
+    },
+    /*
+     * Every instance claims at once: FOR UPDATE SKIP LOCKED hands each due delivery to one of
+     * them, and the lease (re-checked on the newest row version) keeps it theirs until the
+     * attempt is recorded or the lease runs out (a crashed instance's deliveries are due again).
+     */
+    async claimDue (now, leaseUntil, limit) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        const { rows: leased } = await client.query<{ id: string }>({
+          name: 'wh-claim',
+          text: `UPDATE webhook_deliveries SET lease_until = $2
+            WHERE id IN (
+              SELECT id FROM webhook_deliveries
+              WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+              ORDER BY next_attempt_at LIMIT $3
+              FOR UPDATE SKIP LOCKED)
+            AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $1)
+            RETURNING id`,
+          values: [now, leaseUntil, limit]
+        })
+        if (leased.length === 0) return []
+        const { rows } = await client.query<ClaimRow>({ name: 'wh-claimed', text: `${CLAIM_SELECT} WHERE d.id = ANY($1::text[]) ORDER BY d.next_attempt_at`, values: [leased.map((row) => row.id)] })
+        return rows.map(claimFromRow)
+      })
+    },
+    async recordAttempt (record) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        const { rows } = await client.query<DeliveryRow>({
+          name: 'wh-leased',
+          text: 'SELECT * FROM webhook_deliveries WHERE id = $1 AND lease_until = $2 FOR UPDATE',
+          values: [record.deliveryId, record.leaseUntil]
+        })
+        if (rows.length === 0) return false
+        const log = [...JSON.parse(rows[0].attempt_log) as unknown[], record.attempt].slice(-ATTEMPT_LOG_MAX)
+        const { outcome } = record
+        await client.query({
+          name: 'wh-save-attempt',
+          text: `UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, next_attempt_at = $3, lease_until = NULL, attempt_log = $4, updated_at = $5
+            WHERE id = $1`,
+          values: [record.deliveryId, outcome.kind === 'retry' ? 'pending' : outcome.kind, outcome.kind === 'retry' ? outcome.at : null, JSON.stringify(log), record.now]
+        })
+        if (outcome.kind === 'succeeded') {
+          await client.query({ name: 'wh-succeeded', text: 'UPDATE webhook_endpoints SET last_success_at = $2 WHERE id = $1', values: [record.endpointId, record.now] })
+        }
+        if (outcome.kind === 'failed' && outcome.disable !== undefined) {
+          const { rows: disabled } = await client.query<EndpointRow>({
+            name: 'wh-disable',
+            text: `UPDATE webhook_endpoints SET disabled_reason = $2, updated_at = $3
+              WHERE id = $1 AND disabled_reason IS NULL AND ($2 = 'gone' OR last_success_at IS NULL OR last_success_at < $4)
+              RETURNING *`,
+            values: [record.endpointId, outcome.disable, record.now, outcome.failingSince ?? '']
+          })
+          if (disabled.length === 1) await appendEventOf(client, record.disabledEvent, endpointFromRow(disabled[0]))
+        }
+        return true
+      })
+    },
+    async oldestDueAt (now) {
+      const { rows } = await pool.query<{ oldest: string | null }>({
+        name: 'wh-oldest-due',
+        text: "SELECT MIN(next_attempt_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1",
+        values: [now]
+      })
+      return rows[0].oldest === null ? undefined : Number(rows[0].oldest)
+    }
+  }
+}

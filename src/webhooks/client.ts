@@ -1,0 +1,116 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { isIP } from 'node:net'
+import { Agent, request } from 'undici'
+import { isPrivateAddress, privateMessage } from './addresses'
+import { RESPONSE_BODY_KEPT, RESPONSE_BODY_READ_LIMIT } from '../domain/webhooks'
+
+export interface WebhookResponse {
+  /** null: no response (time-out, connection error, refused address). */
+  statusCode: number | null
+  retryAfter: string | undefined
+  body: string | null
+  error: string | null
+  durationMs: number
+}
+
+export interface WebhookClient {
+  post: (url: string, headers: Record<string, string>, body: string) => Promise<WebhookResponse>
+  close: () => Promise<void>
+}
+
+export class PrivateAddressError extends Error {
+  override name = 'PrivateAddressError'
+  readonly code = 'EPRIVATEADDRESS'
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
+
+/**
+ * A `lookup` for net/tls.connect that refuses private addresses after resolution: the check
+ * runs on the addresses the socket will actually connect to, so DNS rebinding cannot slip
+ * a private address in between a check and the connection.
+ */
+export function guardedLookup (hostname: string, options: { all?: boolean, family?: number }, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err !== null) {
+      callback(err, [])
+      return
+    }
+    const refused = addresses.find((entry) => isPrivateAddress(entry.address))
+    if (refused !== undefined || addresses.length === 0) {
+      callback(new PrivateAddressError(`${privateMessage} (${hostname} resolves to ${refused?.address ?? 'nothing'})`), [])
+      return
+    }
+    if (options.all === true) callback(null, addresses)
+    else callback(null, addresses[0].address, addresses[0].family)
+  })
+}
+
+/**
+ * The delivery client: undici, one connection pool per origin, no redirects followed
+ * (undici's request never follows them), a time-out on the whole attempt, at most
+ * RESPONSE_BODY_READ_LIMIT bytes of the answer read. Unless `allowPrivate`, every
+ * connection goes through guardedLookup, and literal private IPs are refused before connecting.
+ */
+export function webhookClient (options: { timeoutMs: number, allowPrivate: boolean }): WebhookClient {
+  const agent = new Agent({
+    connect: {
+      timeout: options.timeoutMs,
+      ...(options.allowPrivate ? {} : { lookup: guardedLookup as never })
+    },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    keepAliveTimeout: 4_000,
+    connections: 16
+  })
+  return {
+    async post (url, headers, body) {
+      const started = performance.now()
+      const elapsed = (): number => Math.round(performance.now() - started)
+      if (!options.allowPrivate) {
+        const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+        if (isIP(host) !== 0 && isPrivateAddress(host)) {
+          return { statusCode: null, retryAfter: undefined, body: null, error: privateMessage, durationMs: elapsed() }
+        }
+      }
+      const signal = AbortSignal.timeout(options.timeoutMs)
+      try {
+        const response = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal })
+        let kept = ''
+        let read = 0
+        try {
+          for await (const chunk of response.body) {
+            const buffer = chunk as Buffer
+            if (kept.length < RESPONSE_BODY_KEPT) kept += buffer.subarray(0, RESPONSE_BODY_KEPT - kept.length).toString('utf8')
+            read += buffer.length
+            if (read >= RESPONSE_BODY_READ_LIMIT) break
+          }
+        } catch {
+          // A body cut off or too slow: the status is what counts.
+        } finally {
+          if (read >= RESPONSE_BODY_READ_LIMIT) response.body.destroy()
+        }
+        const retryAfter = response.headers['retry-after']
+        return {
+          statusCode: response.statusCode,
+          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+          body: kept.slice(0, RESPONSE_BODY_KEPT),
+          error: null,
+          durationMs: elapsed()
+        }
+      } catch (err) {
+        return { statusCode: null, retryAfter: undefined, body: null, error: describe(err, options.timeoutMs), durationMs: elapsed() }
+      }
+    },
+    async close () { await agent.close() }
+  }
+}
+
+function describe (err: unknown, timeoutMs: number): string {
+  const error = err as { name?: string, code?: string, message?: string, cause?: { code?: string, message?: string } }
+  if (error.name === 'TimeoutError' || error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' ||
+    error.code === 'UND_ERR_CONNECT_TIMEOUT') return `no answer within ${timeoutMs} ms`
+  if (error.code === 'EPRIVATEADDRESS' || error.cause?.code === 'EPRIVATEADDRESS') return error.message ?? privateMessage
+  const code = error.code ?? error.cause?.code
+  return code === undefined ? `connection failed: ${error.message ?? 'unknown error'}` : `connection failed (${code})`
+}
