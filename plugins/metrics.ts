@@ -12,6 +12,7 @@ export type IdempotencyOutcome = ClaimResult['kind']
 export type SettlementOutcome = 'succeeded' | 'declined' | 'pending'
 export type GatewayCallResult = 'succeeded' | 'declined' | 'failed' | 'voided' | 'charged' | 'unavailable' | 'timeout' | 'aborted' | 'error'
 export type GatewayOperation = 'charge' | 'refund' | 'void'
+export type WebhookAttemptResult = 'succeeded' | 'retry' | 'failed'
 
 export interface ServiceMetrics {
   /** This app's own registry (never prom-client's global one: tests build many apps in one process). */
@@ -24,6 +25,8 @@ export interface ServiceMetrics {
   listen: () => Promise<string>
   idempotencyClaim: (outcome: IdempotencyOutcome) => void
   gatewayCall: (operation: GatewayOperation, result: GatewayCallResult, seconds: number) => void
+  /** One webhook attempt: succeeded (2xx), retry (failed, another attempt scheduled), failed (no more attempts). */
+  webhookAttempt: (result: WebhookAttemptResult) => void
 }
 
 declare module 'fastify' {
@@ -90,8 +93,8 @@ export function requestTimer (registry: Registry): onResponseHookHandler {
  * served on the API port, where they would reveal business volume to anyone.
  * Labels are bounded: route patterns (never raw URLs or ids), methods, status codes, outcomes.
  *
- * Webhook deliveries (by result, and the age of the oldest due delivery) belong
- * here once webhooks exist; refunds likewise once the API has them.
+ * Webhook deliveries: attempts by result, and the age of the oldest due delivery
+ * (how far behind the delivery workers are).
  */
 export default fp(async (app) => {
   const config = app.config
@@ -133,6 +136,28 @@ export default fp(async (app) => {
         this.set(await app.db.payments.countPending())
       } catch (err) {
         app.log.warn({ err }, 'metrics: could not count pending payments')
+        this.set(Number.NaN)
+      }
+    }
+  }))
+
+  const webhookAttempts = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts by result: succeeded (2xx), retry (failed; another attempt is scheduled), failed (the delivery gave up: schedule exhausted, 410, or endpoint disabled).',
+    labelNames: ['result'] as const,
+    registers
+  })
+  registry.registerMetric(new Gauge({
+    name: 'webhook_oldest_due_delivery_age_seconds',
+    help: 'Seconds since the oldest due webhook delivery became due (0 when none is due): how far behind the delivery workers are. NaN when the database did not answer.',
+    registers: [],
+    async collect () {
+      try {
+        const now = Date.now()
+        const oldest = await app.db.webhooks.oldestDueAt(now)
+        this.set(oldest === undefined ? 0 : Math.max(0, now - oldest) / 1000)
+      } catch (err) {
+        app.log.warn({ err }, 'metrics: could not read the oldest due webhook delivery')
         this.set(Number.NaN)
       }
     }
@@ -195,7 +220,8 @@ export default fp(async (app) => {
       if (unknown) gatewayFailures.inc({ operation, kind: result })
       // Settlements count payments (charges); refunds and voids have their own operation label above.
       if (operation === 'charge') settlements.inc({ outcome: unknown ? 'pending' : result })
-    }
+    },
+    webhookAttempt (result) { webhookAttempts.inc({ result }) }
   }
 
   app.decorate('metrics', metrics)

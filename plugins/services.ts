@@ -5,6 +5,7 @@ import { productService, type ProductService } from '../src/services/products'
 import { refundService, type RefundService, type RenderRefund } from '../src/services/refunds'
 import type { Merchant } from '../src/domain/merchants'
 import type { StoredResponse } from '../src/store/types'
+import { eventFactory, eventService, type EventFactory, type EventRenderers, type EventService } from '../src/services/events'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,6 +13,9 @@ declare module 'fastify' {
     refunds: RefundService
     merchants: MerchantService
     products: ProductService
+    events: EventService
+    /** Builds the event of each change (the stores write it in the change's transaction). */
+    eventFactory: EventFactory
   }
 }
 
@@ -22,6 +26,8 @@ export interface ServicesOptions {
   renderRefund: RenderRefund
   /** How a new merchant is stored on its idempotency key: the merchants routes' renderer. */
   renderMerchantCreated: (merchant: Merchant) => StoredResponse
+  /** How resources appear in events: as the API returns them (the routes' renderers). */
+  eventRenderers: EventRenderers
 }
 
 /**
@@ -30,14 +36,18 @@ export interface ServicesOptions {
  * composition root, so this plugin does not depend on routes.
  */
 export default fp<ServicesOptions>(async (app, options) => {
+  const events = eventFactory({ clock: app.clock, render: options.eventRenderers })
+  app.decorate('eventFactory', events)
+  app.decorate('events', eventService({ db: app.db, clock: app.clock }))
   app.decorate('payments', paymentService({
     db: app.db,
     gateway: app.gateway,
     clock: app.clock,
     log: app.log,
-    renderSettled: options.renderSettledPayment
+    renderSettled: options.renderSettledPayment,
+    events
   }))
-  app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log, renderRefund: options.renderRefund }))
-  app.decorate('merchants', merchantService({ merchants: app.db.merchants, clock: app.clock, renderCreated: options.renderMerchantCreated }))
+  app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log, renderRefund: options.renderRefund, events }))
+  app.decorate('merchants', merchantService({ merchants: app.db.merchants, clock: app.clock, renderCreated: options.renderMerchantCreated, updatedEvent: events.merchant }))
   app.decorate('products', productService(app.db.products))
 }, { name: 'services', dependencies: ['database', 'gateway', 'clock'], fastify: '5.x' })

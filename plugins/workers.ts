@@ -4,6 +4,8 @@ export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
   recoverPendingPayments: () => Promise<{ settled: number, stillPending: number }>
   recoverPendingRefunds: () => Promise<{ settled: number, stillPending: number }>
+  /** Deletes events (and their deliveries) older than EVENT_RETENTION_DAYS. */
+  reapOldEvents: () => Promise<number>
 }
 
 declare module 'fastify' {
@@ -50,6 +52,7 @@ export default fp(async (app) => {
       concurrency: app.config.RECOVERY_CONCURRENCY,
       signal: shutdown.signal
     }),
+    reapOldEvents: async () => await app.events.reap(app.config.EVENT_RETENTION_DAYS),
     recoverPendingRefunds: async () => await app.refunds.recoverPending({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
@@ -62,6 +65,7 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => {
     tasks = [
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, logFailure('reaper')),
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, logFailure('event reaper')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, logFailure('refund recovery'))
     ]

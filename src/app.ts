@@ -28,13 +28,15 @@ import healthRoutes from '../routes/health'
 import rootRoutes from '../routes/root'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
-import { renderRefund, renderSettled } from '../routes/payments/responses'
+import { renderRefund, renderSettled, toPublicPayment, toPublicRefund } from '../routes/payments/responses'
+import { toMerchantResource } from './domain/merchants'
 import merchantRoutes from '../routes/merchants'
 import { MERCHANTS_PATH, renderMerchantCreated } from '../routes/merchants/responses'
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
 import workersPlugin from '../plugins/workers'
+import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks'
 import metricsPlugin from '../plugins/metrics'
 import { lazySchemaCompilers } from '../plugins/http/lazy-schemas'
 import type { PaymentGateway } from './gateway/types'
@@ -45,6 +47,8 @@ export interface AppOverrides {
   database?: Database
   gateway?: PaymentGateway
   clock?: Clock
+  /** Webhook delivery test doubles (DNS answers, client). */
+  webhooks?: WebhooksPluginOptions
 }
 
 export type App = FastifyInstance
@@ -130,9 +134,15 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(readinessPlugin)
   await app.register(metricsPlugin)
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
-  await app.register(servicesPlugin, { renderSettledPayment: renderSettled, renderRefund, renderMerchantCreated })
+  await app.register(servicesPlugin, {
+    renderSettledPayment: renderSettled,
+    renderRefund,
+    renderMerchantCreated,
+    eventRenderers: { payment: toPublicPayment, refund: toPublicRefund, merchant: toMerchantResource }
+  })
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
+  await app.register(webhooksPlugin, overrides.webhooks ?? {})
   await app.register(redisPlugin)
   await app.register(authPlugin)
   await app.register(securityPlugin)

@@ -2,6 +2,7 @@ import { isIP, isIPv4 } from 'node:net'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ADMIN_KEY_MIN_LENGTH } from './domain/api-keys'
+import { parseRetryDelays } from './domain/webhooks'
 
 function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: values, default: defaultValue })
@@ -58,7 +59,19 @@ export const ConfigSchema = Type.Object({
    * Origins (`https://dashboard.example.com`, comma-separated) whose browser scripts may call the API (CORS).
    * Default: none — no cross-origin browser access; server-to-server clients are not affected by CORS.
    */
-  CORS_ORIGINS: Type.String({ default: '' })
+  CORS_ORIGINS: Type.String({ default: '' }),
+  /** Delays before the 2nd, 3rd, … webhook attempt (the Standard Webhooks schedule, about 28 h); units ms, s, m, h, d. */
+  WEBHOOK_RETRY_DELAYS: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h' }),
+  /** Time-out of one webhook attempt (connect, headers and body). */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
+  /** Development and tests only: lets webhook URLs use http and private, loopback and link-local addresses. */
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
+  /** How often each instance looks for due webhook deliveries (0: this instance sends none). */
+  WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  /** Deliveries one instance sends at once. */
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
+  /** Days events (and their deliveries) are kept; the reaper deletes older ones. */
+  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 })
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -91,6 +104,10 @@ export function loadConfig (source: EnvSource = process.env): Config {
       throw new ConfigError(`invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (got ${config.HEADERS_TIMEOUT_MS} > ${config.REQUEST_TIMEOUT_MS})`)
     }
     config.HEADERS_TIMEOUT_MS = config.REQUEST_TIMEOUT_MS
+  }
+  if (parseRetryDelays(config.WEBHOOK_RETRY_DELAYS) === undefined) {
+    throw new ConfigError('invalid configuration: WEBHOOK_RETRY_DELAYS must be 1-20 comma-separated durations such as 5s,5m,2h ' +
+      `(units ms, s, m, h, d; each at most 7d) (got ${JSON.stringify(config.WEBHOOK_RETRY_DELAYS)})`)
   }
   const adminKeyProblem = checkAdminApiKey(config)
   if (adminKeyProblem !== undefined) throw new ConfigError(`invalid configuration: ${adminKeyProblem}`)

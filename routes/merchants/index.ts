@@ -14,6 +14,7 @@ import { renderMerchantCreated } from './responses'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
 import apiKeyRoutes from './api-keys'
+import webhookEndpointRoutes from './webhook-endpoints'
 import {
   ACCEPT_PATCH,
   ConditionalGetHeaders,
@@ -83,6 +84,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'buffer' }, utf8JsonParser(app))
 
   await app.register(apiKeyRoutes)
+  await app.register(webhookEndpointRoutes)
 
   // '' (not '/'): the collection is /merchants, documented without a trailing slash.
   app.post('', {

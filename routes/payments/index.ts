@@ -16,6 +16,7 @@ import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { renderRefund, renderSettled, toPage, toPublicPayment, toPublicRefund } from './responses'
 import { Type } from '@sinclair/typebox'
+import eventRoutes from './events'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const createAuthErrors = problemAuthErrors('the admin key (payments belong to merchants), or a suspended merchant\'s key', '/api/payments', adminRefused)
@@ -47,6 +48,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
     answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
+  await app.register(eventRoutes)
 
   // The same JSON parser, which also notes the decimals of the numbers as written: JSON.parse turns
   // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent.

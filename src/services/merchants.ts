@@ -13,6 +13,7 @@ import {
 } from '../domain/merchants'
 import type { Page, PageRequest } from '../domain/pagination'
 import type { IdempotencyKeyRef, MerchantStore, StoredResponse } from '../store/types'
+import type { EventOf } from '../domain/events'
 
 export interface MerchantDeps {
   merchants: MerchantStore
@@ -22,6 +23,8 @@ export interface MerchantDeps {
   newId?: () => string
   /** The response stored on an Idempotency-Key with a new merchant (rendered by the merchants routes). */
   renderCreated?: (merchant: Merchant) => StoredResponse
+  /** merchant.updated, written with the update; undefined: no events. */
+  updatedEvent?: EventOf<Merchant>
 }
 
 /** What a conditional write requires of the current merchant (the route derives it from If-Match). */
@@ -99,7 +102,7 @@ export async function patchMerchant (
       throw new ForbiddenError('Only the admin key may change a merchant\'s status; nothing was changed.')
     }
     if (isUnchanged(current, fields)) return current
-    const result = await deps.merchants.update(current.id, current.version, fields, nowOf(deps))
+    const result = await deps.merchants.update(current.id, current.version, fields, nowOf(deps), deps.updatedEvent)
     if (result.kind === 'updated') return result.merchant
     if (result.kind === 'not_found') throw notFound(id)
     if (attempt >= PATCH_ATTEMPTS) {

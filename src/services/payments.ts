@@ -9,6 +9,7 @@ import type { Database, IdempotencyKeyRef, PaymentListQuery, ResourceCreation, S
 import { paymentCreation } from '../store/rows'
 import type { Metadata } from '../domain/metadata'
 import type { Page } from '../domain/pagination'
+import type { EventFactory } from './events'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -35,6 +36,8 @@ export interface PaymentDeps {
   clock: () => number
   log: Logger
   renderSettled: RenderSettled
+  /** The events of payment changes (written with the change); undefined: no events (core tests). */
+  events?: EventFactory
 }
 
 /** A key the request owns, the payment a previous attempt created under it (if any), and the request's trace id. */
@@ -143,6 +146,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     } catch (err) {
       if (err instanceof GatewayError) {
         if (options.quiet !== true) deps.log.warn({ paymentId: payment.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
+        await recordPending(payment)
         throw new GatewayUnavailableError(
           err.kind === 'timeout'
             ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
@@ -157,7 +161,18 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     const final = result.outcome === 'succeeded'
       ? transition(payment, 'succeeded', at)
       : transition(payment, 'declined', at, result.declineCode)
-    return await deps.db.payments.complete(final, completion(final))
+    return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
+  }
+
+  /** payment.pending, once per payment: the gateway's outcome is unknown. Its own write (no state changed); a failure is logged, never thrown. */
+  async function recordPending (payment: Payment): Promise<void> {
+    const event = deps.events?.payment(payment)
+    if (event === undefined) return
+    try {
+      await deps.db.events.appendPaymentPending(event)
+    } catch (err) {
+      deps.log.error({ err, paymentId: payment.id }, 'the payment.pending event could not be recorded')
+    }
   }
 
   /**
@@ -183,7 +198,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     }
     return await deps.db.payments.complete(final, key === undefined
       ? undefined
-      : { ref: key.ref, response: deps.renderSettled(final, { path: key.ref.path, traceId: key.traceId }) })
+      : { ref: key.ref, response: deps.renderSettled(final, { path: key.ref.path, traceId: key.traceId }) }, deps.events?.payment)
   }
 
   return {

@@ -9,6 +9,7 @@ import type { Page, PageRequest } from '../domain/pagination'
 import { GatewayError, type PaymentGateway, type RefundResult } from '../gateway/types'
 import type { Database, IdempotencyKeyRef, StoredResponse } from '../store/types'
 import { downstreamKeyFor, exponentOf, GATEWAY_RETRY_AFTER_SECONDS, type Logger, type ResponseOrigin } from './payments'
+import type { EventFactory } from './events'
 
 /** Renders a settled refund as the response stored on its idempotency key (the payments routes' renderer). */
 export type RenderRefund = (refund: Refund, origin: ResponseOrigin) => StoredResponse
@@ -19,6 +20,8 @@ export interface RefundDeps {
   clock: () => number
   log: Logger
   renderRefund: RenderRefund
+  /** The events of refund and payment changes (written with the change); undefined: no events (core tests). */
+  events?: EventFactory
 }
 
 export interface RefundInput {
@@ -133,7 +136,7 @@ export function refundService (deps: RefundDeps): RefundService {
     const stored = await deps.db.refunds.complete(refund.id, (current, payment) => ({
       refund: final,
       payment: final.status === 'succeeded' ? applySucceededRefund(payment, current.amountMinor, at) : releaseFailedRefund(payment, current.amountMinor, at)
-    }), key === undefined || response === undefined ? undefined : { ref: key.ref, response })
+    }), key === undefined || response === undefined ? undefined : { ref: key.ref, response }, deps.events?.refund)
     if (stored.refund.status === final.status) {
       deps.log.info({ refundId: refund.id, paymentId: refund.paymentId, status: final.status, paymentStatus: stored.payment.status }, 'refund settled')
     } else if (key !== undefined) {
@@ -194,17 +197,17 @@ export function refundService (deps: RefundDeps): RefundService {
       }
       const at = nowIso()
       if (result.outcome === 'voided') {
-        const stored = await deps.db.payments.complete(transition(payment, 'canceled', at))
+        const stored = await deps.db.payments.complete(transition(payment, 'canceled', at), undefined, deps.events?.payment)
         if (stored.status !== 'canceled') throw new PaymentNotCancelableError(stored.id, stored.status)
         deps.log.info({ paymentId: payment.id, status: 'canceled' }, 'payment canceled')
         return stored
       }
       if (result.outcome === 'declined') {
-        const stored = await deps.db.payments.complete(transition(payment, 'declined', at, result.declineCode))
+        const stored = await deps.db.payments.complete(transition(payment, 'declined', at, result.declineCode), undefined, deps.events?.payment)
         throw new PaymentNotCancelableError(stored.id, stored.status)
       }
       // The charge went through before the void: record it truthfully, then give the money back.
-      const charged = await deps.db.payments.complete(transition(payment, 'succeeded', at))
+      const charged = await deps.db.payments.complete(transition(payment, 'succeeded', at), undefined, deps.events?.payment)
       deps.log.info({ paymentId: payment.id, status: charged.status }, 'canceled payment had been charged; refunding it')
       await service.create({ paymentId: payment.id, reason: CANCEL_REFUND_REASON })
       return await visiblePayment(payment.id, merchantId)

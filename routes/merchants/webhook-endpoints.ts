@@ -1,0 +1,187 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { toEndpointResource, type WebhookDelivery as Delivery } from '../../src/domain/webhooks'
+import { validPageRequest } from '../../src/domain/pagination'
+import { integerQuery } from '../../plugins/http/request-guards'
+import { problemAuthErrors, requiresKey } from '../../schemas/auth'
+import { jsonResponse, problemResponse } from '../../schemas/common'
+import { MerchantParams, merchantErrors } from '../../schemas/merchants'
+import {
+  CreateWebhookEndpointBody, DeliveryListQuery, DeliveryParams, EndpointParams, ReplayBody, ReplayResult, RotateSecretBody,
+  UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret
+} from '../../schemas/webhooks'
+
+const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints'
+const authErrors = problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
+  'The API key is valid but may not do this.')
+const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
+const notFound = problemResponse('No such merchant, or it has no such endpoint (or delivery).')
+const common = { 429: merchantErrors.rateLimited, 500: merchantErrors.internal }
+const bodyErrors = { 413: merchantErrors.tooLarge, 415: merchantErrors.createUnsupportedMediaType }
+const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
+  '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
+
+function renderDelivery (delivery: Delivery) {
+  return {
+    id: delivery.id,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    ...(delivery.nextAttemptAt !== null ? { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() } : {}),
+    attemptLog: delivery.log,
+    createdAt: delivery.createdAt,
+    updatedAt: delivery.updatedAt
+  }
+}
+
+/** /merchants/{id}/webhook-endpoints: where a merchant's events are delivered (problem documents). */
+const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/:id/webhook-endpoints', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'createWebhookEndpoint',
+      summary: 'Create a webhook endpoint',
+      description: `${who} Events of the types in \`enabledEvents\` (default all) are POSTed to \`url\`, signed per Standard Webhooks ` +
+        '(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer is the only time the signing `secret` is shown.',
+      security: requiresKey,
+      params: MerchantParams,
+      body: CreateWebhookEndpointBody,
+      response: { 201: { ...jsonResponse('The endpoint with its secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret) }, 400: validation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+    }
+  }, async (request, reply) => {
+    const { endpoint, secret } = await app.webhooks.create(request.params.id, request.body)
+    return reply.code(201).header('cache-control', 'no-store')
+      .header('location', `/merchants/${endpoint.merchantId}/webhook-endpoints/${endpoint.id}`)
+      .send({ ...toEndpointResource(endpoint), secret })
+  })
+
+  app.get('/:id/webhook-endpoints', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints',
+      description: `${who} Secrets are never listed.`,
+      security: requiresKey,
+      params: MerchantParams,
+      response: { 200: jsonResponse('The merchant\'s endpoints.', WebhookEndpointList), ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request) => ({ data: (await app.webhooks.list(request.params.id)).map(toEndpointResource) }))
+
+  app.get('/:id/webhook-endpoints/:endpointId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'getWebhookEndpoint',
+      summary: 'Get a webhook endpoint',
+      description: who,
+      security: requiresKey,
+      params: EndpointParams,
+      response: { 200: jsonResponse('The endpoint.', WebhookEndpoint), ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request) => toEndpointResource(await app.webhooks.get(request.params.id, request.params.endpointId)))
+
+  app.patch('/:id/webhook-endpoints/:endpointId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Change a webhook endpoint',
+      description: `${who} Members sent are changed, others kept: \`url\` (checked like on creation), \`enabledEvents\`, \`description\`, \`disabled\`.`,
+      security: requiresKey,
+      params: EndpointParams,
+      body: UpdateWebhookEndpointBody,
+      response: { 200: jsonResponse('The endpoint as changed.', WebhookEndpoint), 400: validation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+    }
+  }, async (request) => toEndpointResource(await app.webhooks.update(request.params.id, request.params.endpointId, request.body)))
+
+  app.delete('/:id/webhook-endpoints/:endpointId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint',
+      description: `${who} Its pending deliveries are dropped with it.`,
+      security: requiresKey,
+      params: EndpointParams,
+      response: { 204: { description: 'Deleted.', type: 'null' }, ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request, reply) => {
+    await app.webhooks.remove(request.params.id, request.params.endpointId)
+    return reply.code(204).send()
+  })
+
+  app.post('/:id/webhook-endpoints/:endpointId/rotate-secret', {
+    config: { auth: 'admin-or-own-merchant' },
+    preValidation: async (request) => { request.body ??= {} },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'rotateWebhookSecret',
+      summary: 'Rotate an endpoint\'s signing secret',
+      description: `${who} A new secret (shown only here); the previous one keeps signing for \`overlapSeconds\`, so ` +
+        '`webhook-signature` carries both signatures (space-separated) while you deploy the new one.',
+      security: requiresKey,
+      params: EndpointParams,
+      body: RotateSecretBody,
+      response: { 200: jsonResponse('The endpoint with its new secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+    }
+  }, async (request, reply) => {
+    const { endpoint, secret } = await app.webhooks.rotateSecret(request.params.id, request.params.endpointId, request.body.overlapSeconds)
+    return reply.header('cache-control', 'no-store').send({ ...toEndpointResource(endpoint), secret })
+  })
+
+  app.get('/:id/webhook-endpoints/:endpointId/deliveries', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'listWebhookDeliveries',
+      summary: 'List an endpoint\'s deliveries',
+      description: `${who} Newest first, paginated like the other lists; each with its attempts (status, time, error).`,
+      security: requiresKey,
+      params: EndpointParams,
+      querystring: DeliveryListQuery,
+      response: { 200: jsonResponse('A page of deliveries.', WebhookDeliveryList), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...common }
+    },
+    preValidation: integerQuery(['limit'])
+  }, async (request) => {
+    const page = await app.webhooks.deliveries(request.params.id, request.params.endpointId, validPageRequest(request.query))
+    return { data: page.data.map(renderDelivery), hasMore: page.hasMore }
+  })
+
+  app.post('/:id/webhook-endpoints/:endpointId/deliveries/:deliveryId/retry', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'retryWebhookDelivery',
+      summary: 'Retry a delivery now',
+      description: `${who} The delivery is due at once, with a fresh retry schedule (same \`webhook-id\`).`,
+      security: requiresKey,
+      params: DeliveryParams,
+      response: { 202: jsonResponse('The delivery, due now.', WebhookDelivery), ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request, reply) => {
+    const delivery = await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId)
+    return reply.code(202).send(renderDelivery(delivery))
+  })
+
+  app.post('/:id/webhook-endpoints/:endpointId/replay', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'replayWebhookEvents',
+      summary: 'Re-send the events of a time range',
+      description: `${who} Every event of the merchant created in [from, to) that the endpoint receives gets a new delivery (same \`webhook-id\` as before: ` +
+        'receivers that deduplicate by it ignore what they already processed). At most 10,000 events per call.',
+      security: requiresKey,
+      params: EndpointParams,
+      body: ReplayBody,
+      response: { 202: jsonResponse('How many deliveries were scheduled.', ReplayResult), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+    }
+  }, async (request, reply) => {
+    const replayed = await app.webhooks.replay(request.params.id, request.params.endpointId, request.body)
+    return reply.code(202).send({ replayed })
+  })
+}
+
+export default webhookEndpoints

@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox'
+import { EVENT_RETENTION_DAYS, EVENT_TYPES } from '../src/domain/events'
+import { pageOf, pageQueryProperties } from './listing'
+
+const exampleEvent = {
+  id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c',
+  type: 'payment.succeeded',
+  createdAt: '2026-01-15T09:30:01.000Z',
+  sequence: 1,
+  resource: { type: 'payment', id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f' },
+  data: { id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f', status: 'succeeded', amount: 10.1, currency: 'USD', amountRefunded: 0, createdAt: '2026-01-15T09:30:00.000Z', updatedAt: '2026-01-15T09:30:01.000Z' }
+}
+
+export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
+  type: 'string',
+  enum: [...EVENT_TYPES],
+  description: 'payment.succeeded, payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.failed, payment.canceled, ' +
+    'refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.',
+  examples: ['payment.succeeded']
+})
+
+export const Event = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'The event id; also the `webhook-id` of its deliveries (the same on every attempt).' }),
+  type: EventTypeSchema,
+  createdAt: Type.String({ format: 'date-time', description: 'When the change was committed.' }),
+  sequence: Type.Integer({ minimum: 1, description: '1, 2, 3 … per resource in commit order: order the events of one payment by it.' }),
+  resource: Type.Object({
+    type: Type.String({ enum: ['payment', 'refund', 'merchant', 'webhook_endpoint'], description: 'The kind of resource.' }),
+    id: Type.String({ description: 'Its id.' })
+  }, { additionalProperties: false, description: 'The resource the event is about.' }),
+  data: Type.Object({}, { additionalProperties: true, description: 'The resource as the API returns it, at the time of the event.' })
+}, { title: 'Event', additionalProperties: false, examples: [exampleEvent] })
+
+export const EventList = pageOf(Event, 'Event list', exampleEvent)
+
+export const EventListQuery = Type.Object({
+  ...pageQueryProperties,
+  type: Type.Optional(EventTypeSchema),
+  createdGte: Type.Optional(Type.String({ format: 'date-time', description: 'Only events created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
+  createdLt: Type.Optional(Type.String({ format: 'date-time', description: 'Only events created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
+}, { additionalProperties: false })
+
+export const EventParams = Type.Object({
+  id: Type.String({ description: 'The event id.', examples: [exampleEvent.id] })
+})
+
+export const eventsDescription = `Events are kept ${EVENT_RETENTION_DAYS} days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.`

@@ -1,0 +1,238 @@
+import { lookup as dnsLookup } from 'node:dns/promises'
+import { NotFoundError, ValidationError } from '../domain/errors'
+import { isGuid, newId } from '../domain/ids'
+import { merchantNotFoundMessage } from '../domain/merchants'
+import type { EventType } from '../domain/events'
+import type { Page, PageRequest } from '../domain/pagination'
+import {
+  deliveryBody, MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, parseRetryAfter, ROTATION_OVERLAP_DEFAULT_SECONDS,
+  signatureHeader, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
+} from '../domain/webhooks'
+import type { AttemptRecord, ClaimedDelivery, Database } from '../store/types'
+import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
+import type { WebhookClient, WebhookResponse } from '../webhooks/client'
+import type { EventFactory } from './events'
+import type { Logger } from './payments'
+
+export interface EndpointInput {
+  url: string
+  /** Omitted or `['*']`: every type. */
+  enabledEvents?: Array<EventType | '*'>
+  description?: string
+}
+
+export interface EndpointPatch {
+  url?: string
+  enabledEvents?: Array<EventType | '*'>
+  description?: string | null
+  disabled?: boolean
+}
+
+/** Outcome of one pass of the delivery worker (for metrics and tests). */
+export interface DeliveryPass {
+  attempted: number
+  results: Array<{ result: 'succeeded' | 'retry' | 'failed', endpointId: string }>
+}
+
+export interface WebhookService {
+  create: (merchantId: string, input: EndpointInput) => Promise<{ endpoint: WebhookEndpoint, secret: string }>
+  list: (merchantId: string) => Promise<WebhookEndpoint[]>
+  get: (merchantId: string, id: string) => Promise<WebhookEndpoint>
+  update: (merchantId: string, id: string, patch: EndpointPatch) => Promise<WebhookEndpoint>
+  remove: (merchantId: string, id: string) => Promise<void>
+  /** A new secret; the previous one keeps signing (both signatures sent) for `overlapSeconds`. */
+  rotateSecret: (merchantId: string, id: string, overlapSeconds?: number) => Promise<{ endpoint: WebhookEndpoint, secret: string }>
+  deliveries: (merchantId: string, endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
+  retry: (merchantId: string, endpointId: string, deliveryId: string) => Promise<WebhookDelivery>
+  replay: (merchantId: string, endpointId: string, range: { from: string, to: string }) => Promise<number>
+  /** Claims the due deliveries (up to `limit`), sends them at once, records each outcome. */
+  deliverDue: (limit: number) => Promise<DeliveryPass>
+}
+
+export interface WebhookDeps {
+  db: Database
+  clock: () => number
+  log: Logger
+  client: WebhookClient
+  events: EventFactory
+  /** WEBHOOK_RETRY_DELAYS in ms: the delays before the 2nd, 3rd, … attempt. */
+  retryDelays: readonly number[]
+  /** WEBHOOK_TIMEOUT_MS; a claim's lease is this plus a margin. */
+  timeoutMs: number
+  allowPrivate: boolean
+  lookup?: Lookup
+  random?: () => number
+}
+
+/** Most events one replay re-sends. */
+export const REPLAY_MAX_EVENTS = 10_000
+/** A claimed delivery's lease beyond the attempt's time-out (recording the outcome included). */
+const LEASE_MARGIN_MS = 30_000
+
+const defaultLookup: Lookup = async (hostname) => await dnsLookup(hostname, { all: true })
+
+function shortId (id: string): string {
+  return id.length <= 64 ? id : `${id.slice(0, 64)}…`
+}
+
+function typesOf (enabledEvents: Array<EventType | '*'> | undefined): EventType[] | null {
+  if (enabledEvents === undefined || enabledEvents.includes('*')) return null
+  return [...new Set(enabledEvents as EventType[])]
+}
+
+export function webhookService (deps: WebhookDeps): WebhookService {
+  const nowIso = (): string => new Date(deps.clock()).toISOString()
+  const random = deps.random ?? Math.random
+
+  async function requireMerchant (merchantId: string): Promise<string> {
+    const merchant = isGuid(merchantId) ? await deps.db.merchants.get(merchantId.toLowerCase()) : undefined
+    if (merchant === undefined) throw new NotFoundError(merchantNotFoundMessage(merchantId))
+    return merchant.id
+  }
+
+  async function endpointOf (merchantId: string, id: string): Promise<WebhookEndpoint> {
+    const owner = await requireMerchant(merchantId)
+    const endpoint = isGuid(id) ? await deps.db.webhooks.getEndpoint(owner, id.toLowerCase()) : undefined
+    if (endpoint === undefined) throw new NotFoundError(`The merchant has no webhook endpoint with the id '${shortId(id)}'.`)
+    return endpoint
+  }
+
+  async function checkUrl (url: string): Promise<void> {
+    const problem = webhookUrlProblem(url, deps.allowPrivate)
+    if (problem !== undefined) throw new ValidationError({ url: [problem] })
+    if (!deps.allowPrivate && await resolvesPrivately(url, deps.lookup ?? defaultLookup)) throw new ValidationError({ url: [privateMessage] })
+  }
+
+  /** Sends one claimed delivery and decides what happens next. */
+  async function attempt (claim: ClaimedDelivery): Promise<AttemptRecord> {
+    const { delivery, event, endpoint } = claim
+    const now = deps.clock()
+    let response: WebhookResponse
+    if (endpoint.disabled) {
+      response = { statusCode: null, retryAfter: undefined, body: null, error: 'the endpoint is disabled', durationMs: 0 }
+    } else {
+      const body = deliveryBody(event)
+      const timestamp = Math.floor(now / 1000)
+      response = await deps.client.post(endpoint.url, {
+        'content-type': 'application/json',
+        'user-agent': 'product-payment-service-webhooks/1',
+        'webhook-id': event.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body, now)
+      }, body)
+    }
+    const at = deps.clock()
+    const logged: DeliveryAttempt = {
+      attempt: delivery.attempts + 1,
+      at: new Date(now).toISOString(),
+      statusCode: response.statusCode,
+      durationMs: response.durationMs,
+      error: response.error,
+      responseBody: response.body
+    }
+    const base = { deliveryId: delivery.id, endpointId: endpoint.id, leaseUntil: claim.leaseUntil, attempt: logged, now: new Date(at).toISOString(), disabledEvent: deps.events.endpointDisabled }
+    const status = response.statusCode
+    if (status !== null && status >= 200 && status < 300) return { ...base, outcome: { kind: 'succeeded' } }
+    if (endpoint.disabled) return { ...base, outcome: { kind: 'failed' } }
+    if (status === 410) return { ...base, outcome: { kind: 'failed', disable: 'gone' } }
+    const delay = nextAttemptDelay(claim.roundAttempt, deps.retryDelays, parseRetryAfter(response.retryAfter, at), random())
+    if (delay !== undefined) return { ...base, outcome: { kind: 'retry', at: at + delay } }
+    return { ...base, outcome: { kind: 'failed', disable: 'failing', failingSince: delivery.createdAt } }
+  }
+
+  return {
+    async create (merchantId, input) {
+      const owner = await requireMerchant(merchantId)
+      await checkUrl(input.url)
+      const at = nowIso()
+      const secret = newSecret()
+      const endpoint: WebhookEndpoint = {
+        id: newId(),
+        merchantId: owner,
+        url: input.url,
+        description: input.description ?? null,
+        enabledEvents: typesOf(input.enabledEvents),
+        secret,
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+        disabled: false,
+        disabledReason: null,
+        lastSuccessAt: null,
+        createdAt: at,
+        updatedAt: at
+      }
+      if (!await deps.db.webhooks.createEndpoint(endpoint, MAX_ENDPOINTS_PER_MERCHANT)) {
+        throw new ValidationError({ url: [`A merchant may have at most ${MAX_ENDPOINTS_PER_MERCHANT} webhook endpoints; delete one first.`] })
+      }
+      return { endpoint, secret }
+    },
+    async list (merchantId) { return await deps.db.webhooks.listEndpoints(await requireMerchant(merchantId)) },
+    get: endpointOf,
+    async update (merchantId, id, patch) {
+      const current = await endpointOf(merchantId, id)
+      if (patch.url !== undefined && patch.url !== current.url) await checkUrl(patch.url)
+      const disabled = patch.disabled ?? current.disabled
+      const updated: WebhookEndpoint = {
+        ...current,
+        url: patch.url ?? current.url,
+        description: patch.description === undefined ? current.description : patch.description,
+        enabledEvents: patch.enabledEvents === undefined ? current.enabledEvents : typesOf(patch.enabledEvents),
+        disabled,
+        disabledReason: disabled ? (patch.disabled === true && !current.disabled ? 'manual' : current.disabledReason ?? 'manual') : null,
+        updatedAt: nowIso()
+      }
+      await deps.db.webhooks.updateEndpoint(updated)
+      return updated
+    },
+    async remove (merchantId, id) {
+      const endpoint = await endpointOf(merchantId, id)
+      await deps.db.webhooks.deleteEndpoint(endpoint.merchantId, endpoint.id)
+    },
+    async rotateSecret (merchantId, id, overlapSeconds = ROTATION_OVERLAP_DEFAULT_SECONDS) {
+      const current = await endpointOf(merchantId, id)
+      const secret = newSecret()
+      const now = deps.clock()
+      const updated: WebhookEndpoint = {
+        ...current,
+        secret,
+        previousSecret: overlapSeconds > 0 ? current.secret : null,
+        previousSecretExpiresAt: overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000).toISOString() : null,
+        updatedAt: new Date(now).toISOString()
+      }
+      await deps.db.webhooks.updateEndpoint(updated)
+      return { endpoint: updated, secret }
+    },
+    async deliveries (merchantId, endpointId, page) {
+      const endpoint = await endpointOf(merchantId, endpointId)
+      return await deps.db.webhooks.listDeliveries(endpoint.id, page)
+    },
+    async retry (merchantId, endpointId, deliveryId) {
+      const endpoint = await endpointOf(merchantId, endpointId)
+      const now = deps.clock()
+      const delivery = isGuid(deliveryId) ? await deps.db.webhooks.retryDelivery(endpoint.id, deliveryId.toLowerCase(), now, new Date(now).toISOString()) : undefined
+      if (delivery === undefined) throw new NotFoundError(`The endpoint has no delivery with the id '${shortId(deliveryId)}'.`)
+      return delivery
+    },
+    async replay (merchantId, endpointId, range) {
+      const endpoint = await endpointOf(merchantId, endpointId)
+      if (Date.parse(range.from) >= Date.parse(range.to)) throw new ValidationError({ to: ['The to field must be later than from.'] })
+      return await deps.db.webhooks.replay(endpoint, { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }, deps.clock(), REPLAY_MAX_EVENTS)
+    },
+    async deliverDue (limit) {
+      const now = deps.clock()
+      const claimed = await deps.db.webhooks.claimDue(now, now + deps.timeoutMs + LEASE_MARGIN_MS, limit)
+      const results: DeliveryPass['results'] = []
+      await Promise.all(claimed.map(async (claim) => {
+        const record = await attempt(claim)
+        const recorded = await deps.db.webhooks.recordAttempt(record)
+        const result = record.outcome.kind
+        results.push({ result, endpointId: claim.endpoint.id })
+        if (!recorded) deps.log.warn({ deliveryId: claim.delivery.id }, 'webhook attempt finished after its lease; its outcome was not recorded')
+        if (result === 'failed') {
+          deps.log.warn({ deliveryId: claim.delivery.id, endpointId: claim.endpoint.id, eventId: claim.event.id, statusCode: record.attempt.statusCode, error: record.attempt.error }, 'webhook delivery failed for good')
+        }
+      }))
+      return { attempted: claimed.length, results }
+    }
+  }
+}
