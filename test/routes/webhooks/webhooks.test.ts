@@ -1,0 +1,250 @@
+import t from 'tap'
+import { Webhook, WebhookVerificationError } from 'standardwebhooks'
+import { buildTestApp, merchantWithKey, ADMIN_AUTH } from '../../helpers/app'
+import { webhookReceiver } from '../../helpers/webhook-receiver'
+import type { App } from '../../../src/app'
+import { webhookClient } from '../../../src/webhooks/client'
+
+const ENV = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '1s,1s,1s', WEBHOOK_POLL_INTERVAL_MS: '0', WEBHOOK_TIMEOUT_MS: '2000' }
+
+/** An app whose clock the test moves (deliveries are due by that clock); the worker loop is off: passes are run by hand. */
+async function setup (t: Parameters<Parameters<typeof t.test>[1]>[0], env: Record<string, string> = {}) {
+  let now = Date.now()
+  const app = await buildTestApp(t, { ...ENV, ...env }, { clock: () => now })
+  const merchant = await merchantWithKey(app)
+  return { app, merchant, advance: (ms: number) => { now += ms }, now: () => now }
+}
+
+async function createEndpoint (app: App, merchantId: string, body: Record<string, unknown>, auth = ADMIN_AUTH) {
+  const res = await app.inject({ method: 'POST', url: `/merchants/${merchantId}/webhook-endpoints`, headers: auth, payload: body })
+  return res
+}
+
+async function pay (app: App, auth: { authorization: string }, amount = 10.1) {
+  return await app.inject({ method: 'POST', url: '/api/payments', headers: auth, payload: { amount, currency: 'USD' } })
+}
+
+t.test('a payment is delivered signed per Standard Webhooks; the library verifies it and refuses a tampered body', async (t) => {
+  const { app, merchant } = await setup(t)
+  const receiver = await webhookReceiver(t)
+  const created = await createEndpoint(app, merchant.merchantId, { url: receiver.url, description: 'orders' })
+  t.equal(created.statusCode, 201)
+  const endpoint = created.json()
+  t.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+  t.equal(created.headers['cache-control'], 'no-store')
+  t.same(endpoint.enabledEvents, ['*'])
+
+  const payment = await pay(app, merchant.auth)
+  t.equal(payment.statusCode, 201)
+  const pass = await app.webhooks.deliverDue(16)
+  t.equal(pass.attempted, 1)
+  const [request] = await receiver.waitFor(1)
+
+  const wh = new Webhook(endpoint.secret)
+  const verified = wh.verify(request.body, {
+    'webhook-id': String(request.headers['webhook-id']),
+    'webhook-timestamp': String(request.headers['webhook-timestamp']),
+    'webhook-signature': String(request.headers['webhook-signature'])
+  }) as { type: string, data: { id: string, status: string }, timestamp: string, sequence: number }
+  t.equal(verified.type, 'payment.succeeded')
+  t.equal(verified.data.id, payment.json().id)
+  t.equal(verified.data.status, 'succeeded')
+  t.equal(verified.sequence, 1)
+  t.same(verified.data, payment.json(), 'data is the payment as the API returns it')
+  t.throws(() => wh.verify(request.body.replace('succeeded', 'declined'), {
+    'webhook-id': String(request.headers['webhook-id']),
+    'webhook-timestamp': String(request.headers['webhook-timestamp']),
+    'webhook-signature': String(request.headers['webhook-signature'])
+  }), WebhookVerificationError, 'a tampered body is rejected')
+
+  // The event is in the events API, with the id the delivery carried.
+  const events = await app.inject({ method: 'GET', url: '/api/events', headers: merchant.auth })
+  t.equal(events.statusCode, 200)
+  t.equal(events.json().data.length, 1)
+  t.equal(events.json().data[0].id, request.headers['webhook-id'])
+  t.equal(events.json().data[0].resource.id, payment.json().id)
+  const one = await app.inject({ method: 'GET', url: `/api/events/${String(request.headers['webhook-id'])}`, headers: merchant.auth })
+  t.equal(one.statusCode, 200)
+  t.equal(one.json().type, 'payment.succeeded')
+
+  // Deliveries list shows the attempt and its status.
+  const deliveries = await app.inject({ method: 'GET', url: `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}/deliveries`, headers: merchant.auth })
+  t.equal(deliveries.statusCode, 200)
+  t.equal(deliveries.json().data[0].status, 'succeeded')
+  t.equal(deliveries.json().data[0].attemptLog[0].statusCode, 200)
+})
+
+t.test('retries with the same webhook-id until success; Retry-After is honoured', async (t) => {
+  const { app, merchant, advance } = await setup(t)
+  const receiver = await webhookReceiver(t, (_request, index) => index === 0
+    ? { status: 503, headers: { 'retry-after': '30' }, body: 'busy' }
+    : index === 1 ? { status: 500 } : { status: 204 })
+  await createEndpoint(app, merchant.merchantId, { url: receiver.url })
+  await pay(app, merchant.auth)
+  t.equal((await app.webhooks.deliverDue(16)).results[0].result, 'retry')
+  advance(2_000)
+  t.equal((await app.webhooks.deliverDue(16)).attempted, 0, 'Retry-After 30 s holds the retry back beyond the 1 s schedule')
+  advance(29_000)
+  t.equal((await app.webhooks.deliverDue(16)).results[0].result, 'retry')
+  advance(1_200)
+  t.equal((await app.webhooks.deliverDue(16)).results[0].result, 'succeeded')
+  const received = await receiver.waitFor(3)
+  t.equal(new Set(received.map((r) => r.headers['webhook-id'])).size, 1, 'every attempt carries the same webhook-id')
+  t.not(received[0].headers['webhook-timestamp'], undefined)
+})
+
+t.test('a 410 disables the endpoint and records webhook_endpoint.disabled', async (t) => {
+  const { app, merchant } = await setup(t)
+  const gone = await webhookReceiver(t, () => ({ status: 410 }))
+  const other = await webhookReceiver(t)
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: gone.url })).json()
+  await createEndpoint(app, merchant.merchantId, { url: other.url, enabledEvents: ['webhook_endpoint.disabled'] })
+  await pay(app, merchant.auth)
+  const pass = await app.webhooks.deliverDue(16)
+  t.same(pass.results.map((r) => r.result), ['failed'])
+  const read = await app.inject({ method: 'GET', url: `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`, headers: merchant.auth })
+  t.equal(read.json().disabled, true)
+  t.equal(read.json().disabledReason, 'gone')
+  const events = await app.inject({ method: 'GET', url: '/api/events?type=webhook_endpoint.disabled', headers: merchant.auth })
+  t.equal(events.json().data.length, 1)
+  t.equal(events.json().data[0].resource.id, endpoint.id)
+  // The other endpoint (which asked for that type only) is told.
+  await app.webhooks.deliverDue(16)
+  const [told] = await other.waitFor(1)
+  t.equal(JSON.parse(told.body).type, 'webhook_endpoint.disabled')
+  t.notOk(JSON.parse(told.body).data.secret, 'no secret in the event')
+  // Later events no longer go to the disabled endpoint.
+  await pay(app, merchant.auth)
+  t.equal((await app.webhooks.deliverDue(16)).attempted, 0)
+  t.equal(gone.received.length, 1)
+})
+
+t.test('after the whole schedule fails the delivery is failed and the endpoint disabled; re-enable and retry deliver', async (t) => {
+  const { app, merchant, advance } = await setup(t)
+  let healthy = false
+  const receiver = await webhookReceiver(t, () => ({ status: healthy ? 200 : 500 }))
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url })).json()
+  await pay(app, merchant.auth)
+  const results: string[] = []
+  for (let i = 0; i < 4; i++) {
+    results.push(...(await app.webhooks.deliverDue(16)).results.map((r) => r.result))
+    advance(1_200)
+  }
+  t.same(results, ['retry', 'retry', 'retry', 'failed'], '1 attempt + 3 retries (WEBHOOK_RETRY_DELAYS=1s,1s,1s)')
+  const base = `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`
+  const read = await app.inject({ method: 'GET', url: base, headers: merchant.auth })
+  t.equal(read.json().disabledReason, 'failing')
+  const list = await app.inject({ method: 'GET', url: `${base}/deliveries`, headers: merchant.auth })
+  const delivery = list.json().data[0]
+  t.equal(delivery.status, 'failed')
+  t.equal(delivery.attempts, 4)
+  t.equal(delivery.attemptLog.length, 4)
+
+  healthy = true
+  const enabled = await app.inject({ method: 'PATCH', url: base, headers: merchant.auth, payload: { disabled: false } })
+  t.equal(enabled.json().disabled, false)
+  const retried = await app.inject({ method: 'POST', url: `${base}/deliveries/${String(delivery.id)}/retry`, headers: merchant.auth })
+  t.equal(retried.statusCode, 202)
+  t.equal(retried.json().status, 'pending')
+  t.same((await app.webhooks.deliverDue(16)).results.map((r) => r.result), ['succeeded'])
+  const unknown = await app.inject({ method: 'POST', url: `${base}/deliveries/00000000-0000-4000-8000-000000000000/retry`, headers: merchant.auth })
+  t.equal(unknown.statusCode, 404)
+})
+
+t.test('enabledEvents filters; replay by time range re-sends', async (t) => {
+  const { app, merchant, now } = await setup(t)
+  const receiver = await webhookReceiver(t)
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url, enabledEvents: ['merchant.updated'] })).json()
+  await pay(app, merchant.auth)
+  t.equal((await app.webhooks.deliverDue(16)).attempted, 0, 'payment events are not sent to an endpoint that did not ask for them')
+  const patched = await app.inject({ method: 'PATCH', url: `/merchants/${merchant.merchantId}`, headers: { ...merchant.auth, 'content-type': 'application/merge-patch+json' }, payload: { name: 'Renamed' } })
+  t.equal(patched.statusCode, 200)
+  await app.webhooks.deliverDue(16)
+  const [update] = await receiver.waitFor(1)
+  t.equal(JSON.parse(update.body).type, 'merchant.updated')
+  t.equal(JSON.parse(update.body).data.name, 'Renamed')
+
+  const base = `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`
+  const widened = await app.inject({ method: 'PATCH', url: base, headers: merchant.auth, payload: { enabledEvents: ['*'] } })
+  t.same(widened.json().enabledEvents, ['*'])
+  const replay = await app.inject({ method: 'POST', url: `${base}/replay`, headers: merchant.auth, payload: { from: new Date(now() - 60_000).toISOString(), to: new Date(now() + 1).toISOString() } })
+  t.equal(replay.statusCode, 202)
+  t.equal(replay.json().replayed, 2, 'the payment and the merchant update')
+  await app.webhooks.deliverDue(16)
+  const all = await receiver.waitFor(3)
+  t.same(all.slice(1).map((r) => JSON.parse(r.body).type).sort(), ['merchant.updated', 'payment.succeeded'])
+  t.equal(all[2].headers['webhook-id'] === update.headers['webhook-id'] || all[1].headers['webhook-id'] === update.headers['webhook-id'], true, 'a replay keeps the event id')
+  const backwards = await app.inject({ method: 'POST', url: `${base}/replay`, headers: merchant.auth, payload: { from: new Date(now()).toISOString(), to: new Date(now() - 1000).toISOString() } })
+  t.equal(backwards.statusCode, 400)
+})
+
+t.test('secret rotation: both secrets sign during the overlap', async (t) => {
+  const { app, merchant, advance } = await setup(t)
+  const receiver = await webhookReceiver(t)
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url })).json()
+  const base = `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`
+  const rotated = await app.inject({ method: 'POST', url: `${base}/rotate-secret`, headers: merchant.auth, payload: { overlapSeconds: 3600 } })
+  t.equal(rotated.statusCode, 200)
+  t.not(rotated.json().secret, endpoint.secret)
+  t.ok(rotated.json().secretRotatingUntil)
+  await pay(app, merchant.auth)
+  await app.webhooks.deliverDue(16)
+  const [first] = await receiver.waitFor(1)
+  const headers = { 'webhook-id': String(first.headers['webhook-id']), 'webhook-timestamp': String(first.headers['webhook-timestamp']), 'webhook-signature': String(first.headers['webhook-signature']) }
+  t.equal(headers['webhook-signature'].split(' ').length, 2)
+  t.ok(new Webhook(endpoint.secret).verify(first.body, headers), 'the old secret still verifies')
+  t.ok(new Webhook(rotated.json().secret).verify(first.body, headers), 'the new secret verifies')
+  advance(3_601_000)
+  await pay(app, merchant.auth)
+  await app.webhooks.deliverDue(16)
+  const [, second] = await receiver.waitFor(2)
+  t.equal(String(second.headers['webhook-signature']).split(' ').length, 1, 'after the overlap only the new secret signs')
+})
+
+t.test('SSRF: with the allowance off, http, loopback, private and link-local URLs are refused at registration', async (t) => {
+  const app = await buildTestApp(t, { WEBHOOK_POLL_INTERVAL_MS: '0' }, {
+    webhooks: { lookup: async (host) => host === 'rebind.example.com' ? [{ address: '10.1.2.3', family: 4 }] : [{ address: '93.184.216.34', family: 4 }] }
+  })
+  const merchant = await merchantWithKey(app)
+  for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://10.0.0.5/hook', 'https://169.254.169.254/latest', 'https://[::1]/hook',
+    'https://[::ffff:127.0.0.1]/hook', 'https://localhost/hook', 'https://rebind.example.com/hook', 'https://user:pw@example.com/hook', 'not a url']) {
+    const res = await createEndpoint(app, merchant.merchantId, { url })
+    t.equal(res.statusCode, 400, url)
+    t.ok(res.json().errors.url, url)
+  }
+  const ok = await createEndpoint(app, merchant.merchantId, { url: 'https://hooks.example.com/payments' })
+  t.equal(ok.statusCode, 201)
+})
+
+t.test('SSRF at delivery: a name that resolves to a private address is refused when connecting', async (t) => {
+  const client = webhookClient({ timeoutMs: 2000, allowPrivate: false })
+  t.teardown(async () => { await client.close() })
+  const receiver = await webhookReceiver(t)
+  const port = new URL(receiver.url).port
+  const byName = await client.post(`https://localhost:${port}/hooks`, {}, '{}')
+  t.equal(byName.statusCode, null)
+  t.match(byName.error, /private|loopback/)
+  const literal = await client.post(`http://127.0.0.1:${port}/hooks`, {}, '{}')
+  t.match(literal.error, /private/)
+  t.equal(receiver.received.length, 0, 'nothing reached the private receiver')
+})
+
+t.test('ownership: another merchant\'s endpoints and events are 404', async (t) => {
+  const { app, merchant } = await setup(t)
+  const other = await merchantWithKey(app)
+  const receiver = await webhookReceiver(t)
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url })).json()
+  await pay(app, merchant.auth)
+  const [event] = (await app.inject({ method: 'GET', url: '/api/events', headers: merchant.auth })).json().data
+  t.equal((await app.inject({ method: 'GET', url: `/api/events/${String(event.id)}`, headers: other.auth })).statusCode, 404)
+  t.equal((await app.inject({ method: 'GET', url: '/api/events', headers: other.auth })).json().data.length, 0)
+  t.equal((await app.inject({ method: 'GET', url: `/merchants/${merchant.merchantId}/webhook-endpoints`, headers: other.auth })).statusCode, 404)
+  t.equal((await app.inject({ method: 'GET', url: `/merchants/${other.merchantId}/webhook-endpoints/${String(endpoint.id)}`, headers: other.auth })).statusCode, 404)
+  const listed = await app.inject({ method: 'GET', url: `/merchants/${merchant.merchantId}/webhook-endpoints`, headers: merchant.auth })
+  t.equal(listed.json().data.length, 1)
+  t.notOk(listed.json().data[0].secret, 'no secret in the list')
+  t.equal((await app.inject({ method: 'GET', url: '/api/events', headers: ADMIN_AUTH })).statusCode, 403)
+  const deleted = await app.inject({ method: 'DELETE', url: `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`, headers: merchant.auth })
+  t.equal(deleted.statusCode, 204)
+  t.equal((await app.inject({ method: 'GET', url: `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`, headers: merchant.auth })).statusCode, 404)
+})
