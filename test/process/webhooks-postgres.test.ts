@@ -80,4 +80,4 @@ async function main (): Promise<void> {
   })
 }
 
-void main()
+main().catch((err: unknown) => { t.threw(err as Error) })

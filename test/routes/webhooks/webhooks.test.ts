@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH } from '../../helpers/app'
 import { webhookReceiver } from '../../helpers/webhook-receiver'
@@ -8,7 +8,7 @@ import { webhookClient } from '../../../src/webhooks/client'
 const ENV = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '1s,1s,1s', WEBHOOK_POLL_INTERVAL_MS: '0', WEBHOOK_TIMEOUT_MS: '2000' }
 
 /** An app whose clock the test moves (deliveries are due by that clock); the worker loop is off: passes are run by hand. */
-async function setup (t: Parameters<Parameters<typeof t.test>[1]>[0], env: Record<string, string> = {}) {
+async function setup (t: Test, env: Record<string, string> = {}) {
   let now = Date.now()
   const app = await buildTestApp(t, { ...ENV, ...env }, { clock: () => now })
   const merchant = await merchantWithKey(app)
