@@ -12,6 +12,7 @@ import { postgresMigrations } from '../../src/store/postgres/migrations'
 import { loadConfig } from '../../src/config'
 import { storeContract } from './contract'
 import { apiKeyStoreContract } from './api-keys.contract'
+import { webhookStoreContract } from './webhooks.contract'
 import { merchantStoreContract } from './merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../helpers/postgres'
 
@@ -32,6 +33,10 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: API key store contract', async (t) => {
     apiKeyStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: events and webhooks store contract', async (t) => {
+    webhookStoreContract(t, makePostgres)
   })
 
   t.test('schema: BIGINT money, TEXT ISO timestamps, BIGINT epoch-ms key times, unique lower(email)', async (t) => {

@@ -5,6 +5,7 @@ import { sqliteMigrations } from '../../src/store/sqlite/migrations'
 import { merchantStoreContract } from './merchants.contract'
 import { storeContract } from './contract'
 import { apiKeyStoreContract } from './api-keys.contract'
+import { webhookStoreContract } from './webhooks.contract'
 
 const makeSqlite = async () => await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
 
@@ -20,13 +21,17 @@ t.test('SQLite: API key store contract', async (t) => {
   apiKeyStoreContract(t, makeSqlite)
 })
 
+t.test('SQLite: events and webhooks store contract', async (t) => {
+  webhookStoreContract(t, makeSqlite)
+})
+
 t.test('SQLite: migrating a database with payments gives them no merchant', async (t) => {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { db.close() })
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20])
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30], 'auth (20), then events and webhooks (30)')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })
 

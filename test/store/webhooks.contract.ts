@@ -1,0 +1,159 @@
+import type { Test } from 'tap'
+import { randomUUID } from 'node:crypto'
+import type { Database } from '../../src/store/types'
+import type { MakeDatabase } from './contract'
+import { newPendingPayment, transition, type Payment } from '../../src/domain/payments'
+import type { NewEvent } from '../../src/domain/events'
+import type { Merchant } from '../../src/domain/merchants'
+import type { WebhookEndpoint } from '../../src/domain/webhooks'
+
+/** The outbox and webhook stores, run unchanged on SQLite and PostgreSQL. */
+const T0 = Date.parse('2026-01-01T00:00:00Z')
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+async function fresh (t: Test, makeDatabase: MakeDatabase): Promise<Database> {
+  const db = await makeDatabase()
+  t.teardown(async () => { await db.close() })
+  return db
+}
+
+async function merchant (db: Database): Promise<Merchant> {
+  return await db.merchants.create({
+    id: randomUUID(), name: 'M', email: `${randomUUID()}@example.com`, country: null, defaultCurrency: null, metadata: {},
+    status: 'active', version: 1, createdAt: iso(T0), updatedAt: iso(T0)
+  })
+}
+
+function endpoint (merchantId: string, fields: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  return {
+    id: randomUUID(), merchantId, url: 'https://hooks.example.com/x', description: null, enabledEvents: null, secret: 'whsec_c2VjcmV0',
+    previousSecret: null, previousSecretExpiresAt: null, disabled: false, disabledReason: null, lastSuccessAt: null,
+    createdAt: iso(T0), updatedAt: iso(T0), ...fields
+  }
+}
+
+const paymentEvent = (at = T0) => (p: Payment): NewEvent => ({
+  id: randomUUID(), merchantId: p.merchantId as string, type: p.status === 'succeeded' ? 'payment.succeeded' : 'payment.pending',
+  resourceType: 'payment', resourceId: p.id, data: { id: p.id, status: p.status }, createdAt: iso(at)
+})
+
+async function settledPayment (db: Database, merchantId: string, at = T0): Promise<Payment> {
+  const pending = { ...newPendingPayment({ id: randomUUID(), amountMinor: 500, currency: 'USD', at: iso(at) }), merchantId }
+  await db.payments.create(pending)
+  return await db.payments.complete(transition(pending, 'succeeded', iso(at)), undefined, paymentEvent(at))
+}
+
+export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void {
+  t.test('the outbox: an event with the change only, numbered per resource, fanned out to matching enabled endpoints', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const all = endpoint(m.id)
+    const refundsOnly = endpoint(m.id, { enabledEvents: ['refund.succeeded'] })
+    const disabled = endpoint(m.id, { disabled: true, disabledReason: 'manual' })
+    for (const e of [all, refundsOnly, disabled]) t.ok(await db.webhooks.createEndpoint(e, 16))
+    const pending = { ...newPendingPayment({ id: randomUUID(), amountMinor: 500, currency: 'USD', at: iso(T0) }), merchantId: m.id }
+    await db.payments.create(pending)
+    const pendingEvent = await db.events.appendPaymentPending(paymentEvent()(pending))
+    t.equal(pendingEvent?.sequence, 1)
+    t.equal(await db.events.appendPaymentPending(paymentEvent()(pending)), undefined, 'payment.pending once')
+    await db.payments.complete(transition(pending, 'succeeded', iso(T0)), undefined, paymentEvent())
+    // A second completion loses (already settled): no event.
+    await db.payments.complete(transition(pending, 'declined', iso(T0), 'card_declined'), undefined, paymentEvent())
+    t.equal(await db.events.appendPaymentPending(paymentEvent()(pending)), undefined, 'no payment.pending once settled')
+    const page = await db.events.list({ merchantId: m.id, limit: 10 })
+    t.same(page.data.map((e) => [e.type, e.sequence]).sort(), [['payment.pending', 1], ['payment.succeeded', 2]])
+    t.same(await db.events.list({ merchantId: m.id, limit: 10, type: 'payment.succeeded' }).then((p) => p.data.length), 1)
+    t.equal(await db.events.get(randomUUID(), page.data[0].id), undefined, 'another merchant cannot read it')
+    t.same((await db.events.get(m.id, page.data[0].id))?.data, page.data[0].data)
+    const toAll = await db.webhooks.listDeliveries(all.id, { limit: 10 })
+    t.equal(toAll.data.length, 2, 'the endpoint for every type got both')
+    t.equal((await db.webhooks.listDeliveries(refundsOnly.id, { limit: 10 })).data.length, 0)
+    t.equal((await db.webhooks.listDeliveries(disabled.id, { limit: 10 })).data.length, 0)
+
+    const updated = await db.merchants.update(m.id, 1, { ...m, name: 'N' }, iso(T0 + 1), (stored) => ({
+      id: randomUUID(), merchantId: stored.id, type: 'merchant.updated', resourceType: 'merchant', resourceId: stored.id, data: { name: stored.name }, createdAt: iso(T0 + 1)
+    }))
+    t.equal(updated.kind, 'updated')
+    const lost = await db.merchants.update(m.id, 1, { ...m, name: 'O' }, iso(T0 + 2), () => { throw new Error('not called when the compare-and-set loses') })
+    t.equal(lost.kind, 'version_mismatch')
+    t.same((await db.events.list({ merchantId: m.id, limit: 10, type: 'merchant.updated' })).data.map((e) => e.data), [{ name: 'N' }])
+  })
+
+  t.test('claims lease due deliveries once; outcomes: retry, success, 410 disables with an event', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id)
+    await db.webhooks.createEndpoint(a, 16)
+    await settledPayment(db, m.id)
+    t.equal(await db.webhooks.oldestDueAt(T0 - 1), undefined)
+    t.equal(await db.webhooks.oldestDueAt(T0 + 5000), T0)
+    const [claim] = await db.webhooks.claimDue(T0 + 10, T0 + 1000, 10)
+    t.equal(claim.roundAttempt, 1)
+    t.equal(claim.endpoint.id, a.id)
+    t.equal(claim.event.type, 'payment.succeeded')
+    t.same(await db.webhooks.claimDue(T0 + 20, T0 + 2000, 10), [], 'leased: nobody else gets it')
+    const attempt = { attempt: 1, at: iso(T0), statusCode: 500, durationMs: 3, error: null, responseBody: 'x' }
+    t.equal(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: 1, attempt, now: iso(T0), outcome: { kind: 'succeeded' } }), false, 'not with another lease')
+    t.ok(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 20), outcome: { kind: 'retry', at: T0 + 5000 } }))
+    t.same(await db.webhooks.claimDue(T0 + 4000, T0 + 9000, 10), [], 'not before the retry time')
+    const [second] = await db.webhooks.claimDue(T0 + 5000, T0 + 9000, 10)
+    t.equal(second.roundAttempt, 2)
+    t.ok(await db.webhooks.recordAttempt({ deliveryId: second.delivery.id, endpointId: a.id, leaseUntil: second.leaseUntil, attempt: { ...attempt, attempt: 2, statusCode: 200 }, now: iso(T0 + 5000), outcome: { kind: 'succeeded' } }))
+    const [delivery] = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
+    t.equal(delivery.status, 'succeeded')
+    t.equal(delivery.attempts, 2)
+    t.same(delivery.log.map((l) => l.statusCode), [500, 200])
+    t.ok((await db.webhooks.getEndpoint(m.id, a.id))?.lastSuccessAt)
+
+    // A crashed worker's lease runs out and the delivery is claimed again.
+    await settledPayment(db, m.id, T0 + 6000)
+    const [abandoned] = await db.webhooks.claimDue(T0 + 6000, T0 + 7000, 10)
+    const [again] = await db.webhooks.claimDue(T0 + 7000, T0 + 8000, 10)
+    t.equal(again.delivery.id, abandoned.delivery.id)
+    // 410: the endpoint is disabled and webhook_endpoint.disabled recorded, once.
+    const disabledEvent = (e: WebhookEndpoint): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: e.id, data: { disabled: e.disabled, reason: e.disabledReason }, createdAt: iso(T0 + 8000) })
+    t.ok(await db.webhooks.recordAttempt({ deliveryId: again.delivery.id, endpointId: a.id, leaseUntil: again.leaseUntil, attempt, now: iso(T0 + 7000), outcome: { kind: 'failed', disable: 'gone' }, disabledEvent }))
+    const gone = await db.webhooks.getEndpoint(m.id, a.id)
+    t.equal(gone?.disabled, true)
+    t.equal(gone?.disabledReason, 'gone')
+    const events = await db.events.list({ merchantId: m.id, limit: 10, type: 'webhook_endpoint.disabled' })
+    t.same(events.data.map((e) => [e.sequence, e.data]), [[1, { disabled: true, reason: 'gone' }]])
+    // New events skip the disabled endpoint.
+    await settledPayment(db, m.id, T0 + 9000)
+    t.same(await db.webhooks.claimDue(T0 + 9000, T0 + 10_000, 10), [])
+  })
+
+  t.test('a failed schedule disables the endpoint only without a success since the delivery began; retry, replay, delete, reap', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id, { lastSuccessAt: iso(T0 + 50) })
+    await db.webhooks.createEndpoint(a, 16)
+    t.equal(await db.webhooks.createEndpoint(endpoint(m.id), 1), false, 'the per-merchant limit')
+    await settledPayment(db, m.id)
+    const attempt = { attempt: 1, at: iso(T0), statusCode: 500, durationMs: 3, error: null, responseBody: null }
+    const [claim] = await db.webhooks.claimDue(T0, T0 + 1000, 10)
+    await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 100), outcome: { kind: 'failed', disable: 'failing', failingSince: claim.delivery.createdAt } })
+    t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabled, false, 'it succeeded after this delivery began')
+    const retried = await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 200, iso(T0 + 200))
+    t.equal(retried?.status, 'pending')
+    t.equal(await db.webhooks.retryDelivery(a.id, randomUUID(), T0, iso(T0)), undefined)
+    const [fresh2] = await db.webhooks.claimDue(T0 + 200, T0 + 1000, 10)
+    t.equal(fresh2.roundAttempt, 1, 'a manual retry starts a fresh schedule')
+    await db.webhooks.recordAttempt({ deliveryId: fresh2.delivery.id, endpointId: a.id, leaseUntil: fresh2.leaseUntil, attempt, now: iso(T0 + 300), outcome: { kind: 'failed', disable: 'failing', failingSince: iso(T0 + 100) } })
+    t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabledReason, 'failing')
+
+    const enabled = { ...(await db.webhooks.getEndpoint(m.id, a.id)) as WebhookEndpoint, disabled: false, disabledReason: null, enabledEvents: ['payment.succeeded' as const] }
+    await db.webhooks.updateEndpoint(enabled)
+    t.same((await db.webhooks.getEndpoint(m.id, a.id))?.enabledEvents, ['payment.succeeded'])
+    t.equal(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), 1)
+    t.equal(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), 0)
+    t.equal((await db.webhooks.listDeliveries(a.id, { limit: 10 })).data.length, 2)
+    t.same((await db.webhooks.listEndpoints(m.id)).map((e) => e.id), [a.id])
+
+    t.equal(await db.events.reap(iso(T0 + 1), 100), 1)
+    t.equal((await db.webhooks.listDeliveries(a.id, { limit: 10 })).data.length, 0, 'deliveries go with their event')
+    t.equal(await db.webhooks.deleteEndpoint(randomUUID(), a.id), false)
+    t.equal(await db.webhooks.deleteEndpoint(m.id, a.id), true)
+    t.equal(await db.webhooks.getEndpoint(m.id, a.id), undefined)
+  })
+}
