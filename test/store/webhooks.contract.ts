@@ -19,22 +19,46 @@ async function fresh (t: Test, makeDatabase: MakeDatabase): Promise<Database> {
 
 async function merchant (db: Database): Promise<Merchant> {
   return await db.merchants.create({
-    id: randomUUID(), name: 'M', email: `${randomUUID()}@example.com`, country: null, defaultCurrency: null, metadata: {},
-    status: 'active', version: 1, createdAt: iso(T0), updatedAt: iso(T0)
+    id: randomUUID(),
+    name: 'M',
+    email: `${randomUUID()}@example.com`,
+    country: null,
+    defaultCurrency: null,
+    metadata: {},
+    status: 'active',
+    version: 1,
+    createdAt: iso(T0),
+    updatedAt: iso(T0)
   })
 }
 
 function endpoint (merchantId: string, fields: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
   return {
-    id: randomUUID(), merchantId, url: 'https://hooks.example.com/x', description: null, enabledEvents: null, secret: 'whsec_c2VjcmV0',
-    previousSecret: null, previousSecretExpiresAt: null, disabled: false, disabledReason: null, lastSuccessAt: null,
-    createdAt: iso(T0), updatedAt: iso(T0), ...fields
+    id: randomUUID(),
+    merchantId,
+    url: 'https://hooks.example.com/x',
+    description: null,
+    enabledEvents: null,
+    secret: 'whsec_c2VjcmV0',
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    disabled: false,
+    disabledReason: null,
+    lastSuccessAt: null,
+    createdAt: iso(T0),
+    updatedAt: iso(T0),
+    ...fields
   }
 }
 
 const paymentEvent = (at = T0) => (p: Payment): NewEvent => ({
-  id: randomUUID(), merchantId: p.merchantId as string, type: p.status === 'succeeded' ? 'payment.succeeded' : 'payment.pending',
-  resourceType: 'payment', resourceId: p.id, data: { id: p.id, status: p.status }, createdAt: iso(at)
+  id: randomUUID(),
+  merchantId: p.merchantId as string,
+  type: p.status === 'succeeded' ? 'payment.succeeded' : 'payment.pending',
+  resourceType: 'payment',
+  resourceId: p.id,
+  data: { id: p.id, status: p.status },
+  createdAt: iso(at)
 })
 
 async function settledPayment (db: Database, merchantId: string, at = T0): Promise<Payment> {
