@@ -40,12 +40,14 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
   app.decorate('webhooks', service)
 
   let stopped = false
+  // Aborted on close: attempts in flight are abandoned (their lease runs out; they are made again).
+  const shutdown = new AbortController()
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
   const pass = async (): Promise<void> => {
     let busy = false
     try {
-      const result = await service.deliverDue(config.WEBHOOK_CONCURRENCY)
+      const result = await service.deliverDue(config.WEBHOOK_CONCURRENCY, shutdown.signal)
       for (const { result: outcome } of result.results) app.metrics.webhookAttempt(outcome)
       busy = result.attempted === config.WEBHOOK_CONCURRENCY
     } catch (err) {
@@ -63,6 +65,7 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
   app.addHook('preClose', async () => {
     stopped = true
     clearTimeout(timer)
+    shutdown.abort()
     await running
   })
   app.addHook('onClose', async () => { await client.close() })

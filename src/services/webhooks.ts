@@ -46,7 +46,11 @@ export interface WebhookService {
   retry: (merchantId: string, endpointId: string, deliveryId: string) => Promise<WebhookDelivery>
   replay: (merchantId: string, endpointId: string, range: { from: string, to: string }) => Promise<number>
   /** Claims the due deliveries (up to `limit`), sends them at once, records each outcome. */
-  deliverDue: (limit: number) => Promise<DeliveryPass>
+  /**
+   * `signal` (shutdown) abandons the attempts in flight without recording them: their lease runs out
+   * and they are made again (at-least-once), by this instance after a restart or by another one.
+   */
+  deliverDue: (limit: number, signal?: AbortSignal) => Promise<DeliveryPass>
 }
 
 export interface WebhookDeps {
@@ -104,7 +108,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
   }
 
   /** Sends one claimed delivery and decides what happens next. */
-  async function attempt (claim: ClaimedDelivery): Promise<AttemptRecord> {
+  async function attempt (claim: ClaimedDelivery, signal?: AbortSignal): Promise<AttemptRecord | undefined> {
     const { delivery, event, endpoint } = claim
     const now = deps.clock()
     let response: WebhookResponse
@@ -119,7 +123,8 @@ export function webhookService (deps: WebhookDeps): WebhookService {
         'webhook-id': event.id,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body, now)
-      }, body)
+      }, body, signal)
+      if (signal?.aborted === true) return undefined
     }
     const at = deps.clock()
     const logged: DeliveryAttempt = {
@@ -218,12 +223,13 @@ export function webhookService (deps: WebhookDeps): WebhookService {
       if (Date.parse(range.from) >= Date.parse(range.to)) throw new ValidationError({ to: ['The to field must be later than from.'] })
       return await deps.db.webhooks.replay(endpoint, { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }, deps.clock(), REPLAY_MAX_EVENTS)
     },
-    async deliverDue (limit) {
+    async deliverDue (limit, signal) {
       const now = deps.clock()
       const claimed = await deps.db.webhooks.claimDue(now, now + deps.timeoutMs + LEASE_MARGIN_MS, limit)
       const results: DeliveryPass['results'] = []
       await Promise.all(claimed.map(async (claim) => {
-        const record = await attempt(claim)
+        const record = await attempt(claim, signal)
+        if (record === undefined) return
         const recorded = await deps.db.webhooks.recordAttempt(record)
         const result = record.outcome.kind
         results.push({ result, endpointId: claim.endpoint.id })

@@ -14,7 +14,8 @@ export interface WebhookResponse {
 }
 
 export interface WebhookClient {
-  post: (url: string, headers: Record<string, string>, body: string) => Promise<WebhookResponse>
+  /** `signal`: aborts the attempt (shutdown); the response then says `aborted`. */
+  post: (url: string, headers: Record<string, string>, body: string, signal?: AbortSignal) => Promise<WebhookResponse>
   close: () => Promise<void>
 }
 
@@ -64,7 +65,7 @@ export function webhookClient (options: { timeoutMs: number, allowPrivate: boole
     connections: 16
   })
   return {
-    async post (url, headers, body) {
+    async post (url, headers, body, abort) {
       const started = performance.now()
       const elapsed = (): number => Math.round(performance.now() - started)
       if (!options.allowPrivate) {
@@ -73,7 +74,7 @@ export function webhookClient (options: { timeoutMs: number, allowPrivate: boole
           return { statusCode: null, retryAfter: undefined, body: null, error: privateMessage, durationMs: elapsed() }
         }
       }
-      const signal = AbortSignal.timeout(options.timeoutMs)
+      const signal = abort === undefined ? AbortSignal.timeout(options.timeoutMs) : AbortSignal.any([abort, AbortSignal.timeout(options.timeoutMs)])
       try {
         const response = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal })
         let kept = ''
@@ -99,7 +100,8 @@ export function webhookClient (options: { timeoutMs: number, allowPrivate: boole
           durationMs: elapsed()
         }
       } catch (err) {
-        return { statusCode: null, retryAfter: undefined, body: null, error: describe(err, options.timeoutMs), durationMs: elapsed() }
+        const error = abort?.aborted === true ? 'aborted' : describe(err, options.timeoutMs)
+        return { statusCode: null, retryAfter: undefined, body: null, error, durationMs: elapsed() }
       }
     },
     async close () { await agent.close() }
