@@ -17,6 +17,7 @@ const who = 'The admin key, or the merchant\'s own key (another merchant\'s id i
 const notFound = problemResponse('No such merchant, or it has no such endpoint (or delivery).')
 const common = { 429: merchantErrors.rateLimited, 500: merchantErrors.internal }
 const bodyErrors = { 413: merchantErrors.tooLarge, 415: merchantErrors.createUnsupportedMediaType }
+const conflict = problemResponse('The endpoint kept changing (e.g. disabled by the delivery worker) while this change was applied: nothing was changed; read it again and retry.')
 const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
   '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
 
@@ -92,7 +93,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       params: EndpointParams,
       body: UpdateWebhookEndpointBody,
-      response: { 200: jsonResponse('The endpoint as changed.', WebhookEndpoint), 400: validation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+      response: { 200: jsonResponse('The endpoint as changed.', WebhookEndpoint), 400: validation, ...authErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
     }
   }, async (request) => toEndpointResource(await app.webhooks.update(request.params.id, request.params.endpointId, request.body)))
 
@@ -124,7 +125,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       params: EndpointParams,
       body: RotateSecretBody,
-      response: { 200: jsonResponse('The endpoint with its new secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+      response: { 200: jsonResponse('The endpoint with its new secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
     const { endpoint, secret } = await app.webhooks.rotateSecret(request.params.id, request.params.endpointId, request.body.overlapSeconds)

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
-import { NotFoundError, ValidationError } from '../domain/errors'
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
 import type { EventType } from '../domain/events'
@@ -107,6 +107,19 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     if (!deps.allowPrivate && await resolvesPrivately(url, deps.lookup ?? defaultLookup)) throw new ValidationError({ url: [privateMessage] })
   }
 
+  /**
+   * Read, change, compare-and-set on updatedAt (which the worker's automatic disable moves too), so a
+   * PATCH never undoes a disable it did not see; re-applied to the newer endpoint up to 5 times, then 409.
+   */
+  async function change (merchantId: string, id: string, apply: (current: WebhookEndpoint) => WebhookEndpoint): Promise<WebhookEndpoint> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await endpointOf(merchantId, id)
+      const updated = { ...apply(current), updatedAt: new Date(Math.max(deps.clock(), Date.parse(current.updatedAt) + 1)).toISOString() }
+      if (await deps.db.webhooks.updateEndpoint(updated, current.updatedAt)) return updated
+      if (attempt >= 5) throw new ConflictError('The webhook endpoint kept changing while this change was applied; read it again and retry.')
+    }
+  }
+
   /** Sends one claimed delivery and decides what happens next. */
   async function attempt (claim: ClaimedDelivery, signal?: AbortSignal): Promise<AttemptRecord | undefined> {
     const { delivery, event, endpoint } = claim
@@ -174,38 +187,32 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     async list (merchantId) { return await deps.db.webhooks.listEndpoints(await requireMerchant(merchantId)) },
     get: endpointOf,
     async update (merchantId, id, patch) {
-      const current = await endpointOf(merchantId, id)
-      if (patch.url !== undefined && patch.url !== current.url) await checkUrl(patch.url)
-      const disabled = patch.disabled ?? current.disabled
-      const updated: WebhookEndpoint = {
-        ...current,
-        url: patch.url ?? current.url,
-        description: patch.description === undefined ? current.description : patch.description,
-        enabledEvents: patch.enabledEvents === undefined ? current.enabledEvents : typesOf(patch.enabledEvents),
-        disabled,
-        disabledReason: disabled ? (patch.disabled === true && !current.disabled ? 'manual' : current.disabledReason ?? 'manual') : null,
-        updatedAt: nowIso()
-      }
-      await deps.db.webhooks.updateEndpoint(updated)
-      return updated
+      if (patch.url !== undefined) await checkUrl(patch.url)
+      return await change(merchantId, id, (current) => {
+        const disabled = patch.disabled ?? current.disabled
+        return {
+          ...current,
+          url: patch.url ?? current.url,
+          description: patch.description === undefined ? current.description : patch.description,
+          enabledEvents: patch.enabledEvents === undefined ? current.enabledEvents : typesOf(patch.enabledEvents),
+          disabled,
+          disabledReason: disabled ? current.disabledReason ?? 'manual' : null
+        }
+      })
     },
     async remove (merchantId, id) {
       const endpoint = await endpointOf(merchantId, id)
       await deps.db.webhooks.deleteEndpoint(endpoint.merchantId, endpoint.id)
     },
     async rotateSecret (merchantId, id, overlapSeconds = ROTATION_OVERLAP_DEFAULT_SECONDS) {
-      const current = await endpointOf(merchantId, id)
       const secret = newSecret()
-      const now = deps.clock()
-      const updated: WebhookEndpoint = {
+      const endpoint = await change(merchantId, id, (current) => ({
         ...current,
         secret,
         previousSecret: overlapSeconds > 0 ? current.secret : null,
-        previousSecretExpiresAt: overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000).toISOString() : null,
-        updatedAt: new Date(now).toISOString()
-      }
-      await deps.db.webhooks.updateEndpoint(updated)
-      return { endpoint: updated, secret }
+        previousSecretExpiresAt: overlapSeconds > 0 ? new Date(deps.clock() + overlapSeconds * 1000).toISOString() : null
+      }))
+      return { endpoint, secret }
     },
     async deliveries (merchantId, endpointId, page) {
       const endpoint = await endpointOf(merchantId, endpointId)

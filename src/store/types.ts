@@ -349,8 +349,12 @@ export interface WebhookStore {
   createEndpoint: (endpoint: WebhookEndpoint, max: number) => Promise<boolean>
   listEndpoints: (merchantId: string) => Promise<WebhookEndpoint[]>
   getEndpoint: (merchantId: string, id: string) => Promise<WebhookEndpoint | undefined>
-  /** Writes the endpoint's mutable fields (url, description, events, secrets, disabled state). */
-  updateEndpoint: (endpoint: WebhookEndpoint) => Promise<void>
+  /**
+   * Writes the endpoint's client-changeable fields (url, description, events, secrets, disabled state),
+   * only if it is still as read (`updated_at = expectedUpdatedAt`; the worker's automatic disable changes it):
+   * false when it changed meanwhile (nothing written; re-read and re-apply).
+   */
+  updateEndpoint: (endpoint: WebhookEndpoint, expectedUpdatedAt: string) => Promise<boolean>
   /** Deletes the endpoint and its deliveries; false when the merchant has no such endpoint. */
   deleteEndpoint: (merchantId: string, id: string) => Promise<boolean>
   /** An endpoint's deliveries, newest first. */

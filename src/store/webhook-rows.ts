@@ -68,6 +68,14 @@ export function endpointFromRow (row: EndpointRow): WebhookEndpoint {
   }
 }
 
+/** The columns a client changes (PATCH, rotation); the worker's last_success_at is never written from a stale copy. */
+export const ENDPOINT_MUTABLE_COLUMNS = ['url', 'description', 'enabled_events', 'secret', 'previous_secret', 'previous_secret_expires_at', 'disabled_reason', 'updated_at'] as const
+
+export function endpointMutableValues (endpoint: WebhookEndpoint): unknown[] {
+  const all = endpointValues(endpoint)
+  return ENDPOINT_MUTABLE_COLUMNS.map((column) => all[ENDPOINT_COLUMNS.indexOf(column)])
+}
+
 export function endpointValues (endpoint: WebhookEndpoint): unknown[] {
   return [endpoint.id, endpoint.merchantId, endpoint.url, endpoint.description,
     endpoint.enabledEvents === null ? null : JSON.stringify(endpoint.enabledEvents), endpoint.secret, endpoint.previousSecret,

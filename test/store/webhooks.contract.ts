@@ -166,8 +166,13 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await db.webhooks.recordAttempt({ deliveryId: fresh2.delivery.id, endpointId: a.id, leaseUntil: fresh2.leaseUntil, attempt, now: iso(T0 + 300), outcome: { kind: 'failed', disable: 'failing', failingSince: iso(T0 + 100) } })
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabledReason, 'failing')
 
-    const enabled = { ...(await db.webhooks.getEndpoint(m.id, a.id)) as WebhookEndpoint, disabled: false, disabledReason: null, enabledEvents: ['payment.succeeded' as const] }
-    await db.webhooks.updateEndpoint(enabled)
+    const read = (await db.webhooks.getEndpoint(m.id, a.id)) as WebhookEndpoint
+    t.equal(read.updatedAt, iso(T0 + 300), 'the automatic disable moved updatedAt')
+    const enabled = { ...read, disabled: false, disabledReason: null, enabledEvents: ['payment.succeeded' as const], lastSuccessAt: null, updatedAt: iso(T0 + 301) }
+    t.equal(await db.webhooks.updateEndpoint(enabled, iso(T0)), false, 'a change made on a stale copy writes nothing')
+    t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabled, true)
+    t.equal(await db.webhooks.updateEndpoint(enabled, read.updatedAt), true)
+    t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.lastSuccessAt, iso(T0 + 50), 'the worker\'s lastSuccessAt is never overwritten by a client change')
     t.same((await db.webhooks.getEndpoint(m.id, a.id))?.enabledEvents, ['payment.succeeded'])
     t.equal(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), 1)
     t.equal(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), 0)

@@ -5,7 +5,7 @@ import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
 import { inTransaction, type PgPool, type Queryable } from './connection'
 import {
-  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, endpointFromRow, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
+  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
   type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
 } from '../webhook-rows'
 
@@ -103,13 +103,14 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       const { rows } = await pool.query<EndpointRow>({ name: 'wh-get', text: 'SELECT * FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
       return rows.length === 0 ? undefined : endpointFromRow(rows[0])
     },
-    async updateEndpoint (endpoint) {
-      const columns = ENDPOINT_COLUMNS.slice(2)
-      await pool.query({
+    async updateEndpoint (endpoint, expectedUpdatedAt) {
+      const result = await pool.query({
         name: 'wh-update',
-        text: `UPDATE webhook_endpoints SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE id = $1 AND merchant_id = $2`,
-        values: [endpoint.id, endpoint.merchantId, ...endpointValues(endpoint).slice(2)]
+        text: `UPDATE webhook_endpoints SET ${ENDPOINT_MUTABLE_COLUMNS.map((c, i) => `${c} = $${i + 4}`).join(', ')}
+          WHERE id = $1 AND merchant_id = $2 AND updated_at = $3`,
+        values: [endpoint.id, endpoint.merchantId, expectedUpdatedAt, ...endpointMutableValues(endpoint)]
       })
+      return result.rowCount === 1
     },
     async deleteEndpoint (merchantId, id) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {

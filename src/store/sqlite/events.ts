@@ -7,7 +7,7 @@ import { listPage } from '../listing'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 import {
-  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, endpointFromRow, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
+  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
   type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
 } from '../webhook-rows'
 
@@ -101,7 +101,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const listEndpoints = db.prepare<[string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE merchant_id = ? ORDER BY created_at, id')
   const selectEndpoint = db.prepare<[string, string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND merchant_id = ?')
   const selectEndpointById = db.prepare<[string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?')
-  const updateEndpoint = db.prepare(`UPDATE webhook_endpoints SET ${ENDPOINT_COLUMNS.slice(2).map((c) => `${c} = ?`).join(', ')} WHERE id = ? AND merchant_id = ?`)
+  const updateEndpoint = db.prepare(`UPDATE webhook_endpoints SET ${ENDPOINT_MUTABLE_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ? AND merchant_id = ? AND updated_at = ?`)
   const deleteDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?')
   const deleteEndpoint = db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND merchant_id = ?')
   const runDeliveries = cachedQuery<DeliveryRow>(db)
@@ -136,8 +136,8 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
       const row = selectEndpoint.get(id, merchantId)
       return row === undefined ? undefined : endpointFromRow(row)
     },
-    async updateEndpoint (endpoint) {
-      await writes.run(() => updateEndpoint.run(...endpointValues(endpoint).slice(2), endpoint.id, endpoint.merchantId))
+    async updateEndpoint (endpoint, expectedUpdatedAt) {
+      return await writes.run(() => updateEndpoint.run(...endpointMutableValues(endpoint), endpoint.id, endpoint.merchantId, expectedUpdatedAt).changes === 1)
     },
     async deleteEndpoint (merchantId, id) {
       return await writes.run(() => {
