@@ -116,6 +116,8 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
     ORDER BY d.next_attempt_at LIMIT ?`)
   const lease = db.prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE id = ?')
+  const anyDue = db.prepare<[number, number], number>(`SELECT 1 FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`).pluck()
   const selectLeased = db.prepare<[string, number], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND lease_until = ?')
   const saveAttempt = db.prepare(`UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, attempt_log = ?, updated_at = ?
     WHERE id = ?`)
@@ -170,6 +172,8 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
       })
     },
     async claimDue (now, leaseUntil, limit) {
+      // An idle pass reads (WAL readers never wait) and never queues a write.
+      if (anyDue.get(now, now) === undefined) return []
       return await writes.run(() => {
         const rows = due.all(now, now, limit)
         for (const row of rows) {

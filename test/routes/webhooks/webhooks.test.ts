@@ -300,3 +300,16 @@ t.test('the client: no redirects followed, a time-out, at most 64 KiB read, an a
   const refused = await client.post('http://127.0.0.1:1/', {}, '{}')
   t.match(refused.error, /connection failed/)
 })
+
+t.test('the worker loop of the app delivers by itself and counts attempts by result', async (t) => {
+  const app = await buildTestApp(t, { ...ENV, WEBHOOK_POLL_INTERVAL_MS: '50' })
+  const merchant = await merchantWithKey(app)
+  const receiver = await webhookReceiver(t, (_request, index) => ({ status: index === 0 ? 500 : 200 }))
+  await createEndpoint(app, merchant.merchantId, { url: receiver.url })
+  await pay(app, merchant.auth)
+  await receiver.waitFor(2)
+  const counted = async (): Promise<string> => await app.metrics.registry.getSingleMetricAsString('webhook_deliveries_total')
+  for (let i = 0; i < 50 && !/result="succeeded"} 1/.test(await counted()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.match(await counted(), /webhook_deliveries_total{result="retry"} 1/)
+  t.match(await counted(), /webhook_deliveries_total{result="succeeded"} 1/)
+})
