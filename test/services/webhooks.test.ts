@@ -5,7 +5,7 @@ import { eventFactory } from '../../src/services/events'
 import type { Database } from '../../src/store/types'
 
 t.test('an endpoint that keeps changing under a PATCH is a 409 after 5 attempts, nothing written', async (t) => {
-  const db = createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   const now = '2026-01-01T00:00:00.000Z'
   const merchant = await db.merchants.create({ id: '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2', name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: now, updatedAt: now })
