@@ -29,7 +29,7 @@ function renderDelivery (delivery: Delivery) {
     status: delivery.status,
     attempts: delivery.attempts,
     ...(delivery.nextAttemptAt !== null ? { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() } : {}),
-    attemptLog: delivery.log,
+    attemptLog: delivery.log.map(({ receiverStatus, ...attempt }) => ({ ...attempt, statusCode: receiverStatus })),
     createdAt: delivery.createdAt,
     updatedAt: delivery.updatedAt
   }

@@ -45,8 +45,8 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
 export interface DeliveryAttempt {
   attempt: number
   at: string
-  /** The receiver's status; null when no response came (time-out, connection error, refused address). */
-  statusCode: number | null
+  /** The receiver's answer (HTTP status); null when none came (time-out, connection error, refused address). */
+  receiverStatus: number | null
   durationMs: number
   error: string | null
   /** The start of the receiver's response body (at most RESPONSE_BODY_KEPT characters). */

@@ -5,12 +5,12 @@ import { merchantNotFoundMessage } from '../domain/merchants'
 import type { EventType } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
-  deliveryBody, MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, parseRetryAfter, ROTATION_OVERLAP_DEFAULT_SECONDS,
-  signatureHeader, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
+  MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
 } from '../domain/webhooks'
 import type { AttemptRecord, ClaimedDelivery, Database } from '../store/types'
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
-import type { WebhookClient, WebhookResponse } from '../webhooks/client'
+import type { WebhookClient } from '../webhooks/client'
+import { sendEvent, type SendOutcome } from '../webhooks/send'
 import type { EventFactory } from './events'
 import type { Logger } from './payments'
 
@@ -124,36 +124,24 @@ export function webhookService (deps: WebhookDeps): WebhookService {
   async function attempt (claim: ClaimedDelivery, signal?: AbortSignal): Promise<AttemptRecord | undefined> {
     const { delivery, event, endpoint } = claim
     const now = deps.clock()
-    let response: WebhookResponse
-    if (endpoint.disabled) {
-      response = { statusCode: null, retryAfter: undefined, body: null, error: 'the endpoint is disabled', durationMs: 0 }
-    } else {
-      const body = deliveryBody(event)
-      const timestamp = Math.floor(now / 1000)
-      response = await deps.client.post(endpoint.url, {
-        'content-type': 'application/json',
-        'user-agent': 'product-payment-service-webhooks/1',
-        'webhook-id': event.id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body, now)
-      }, body, signal)
-      if (signal?.aborted === true) return undefined
-    }
+    const sent: SendOutcome | undefined = endpoint.disabled
+      ? { receiverStatus: null, delivered: false, gone: false, retryAfterMs: undefined, error: 'the endpoint is disabled', durationMs: 0, responseBody: null }
+      : await sendEvent(deps.client, endpoint, event, now, deps.clock, signal)
+    if (sent === undefined) return undefined
     const at = deps.clock()
     const logged: DeliveryAttempt = {
       attempt: delivery.attempts + 1,
       at: new Date(now).toISOString(),
-      statusCode: response.statusCode,
-      durationMs: response.durationMs,
-      error: response.error,
-      responseBody: response.body
+      receiverStatus: sent.receiverStatus,
+      durationMs: sent.durationMs,
+      error: sent.error,
+      responseBody: sent.responseBody
     }
     const base = { deliveryId: delivery.id, endpointId: endpoint.id, leaseUntil: claim.leaseUntil, attempt: logged, now: new Date(at).toISOString(), disabledEvent: deps.events.endpointDisabled }
-    const status = response.statusCode
-    if (status !== null && status >= 200 && status < 300) return { ...base, outcome: { kind: 'succeeded' } }
+    if (sent.delivered) return { ...base, outcome: { kind: 'succeeded' } }
     if (endpoint.disabled) return { ...base, outcome: { kind: 'failed' } }
-    if (status === 410) return { ...base, outcome: { kind: 'failed', disable: 'gone' } }
-    const delay = nextAttemptDelay(claim.roundAttempt, deps.retryDelays, parseRetryAfter(response.retryAfter, at), random())
+    if (sent.gone) return { ...base, outcome: { kind: 'failed', disable: 'gone' } }
+    const delay = nextAttemptDelay(claim.roundAttempt, deps.retryDelays, sent.retryAfterMs, random())
     if (delay !== undefined) return { ...base, outcome: { kind: 'retry', at: at + delay } }
     return { ...base, outcome: { kind: 'failed', disable: 'failing', failingSince: delivery.createdAt } }
   }
@@ -242,7 +230,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
         results.push({ result, endpointId: claim.endpoint.id })
         if (!recorded) deps.log.warn({ deliveryId: claim.delivery.id }, 'webhook attempt finished after its lease; its outcome was not recorded')
         if (result === 'failed') {
-          deps.log.warn({ deliveryId: claim.delivery.id, endpointId: claim.endpoint.id, eventId: claim.event.id, statusCode: record.attempt.statusCode, error: record.attempt.error }, 'webhook delivery failed for good')
+          deps.log.warn({ deliveryId: claim.delivery.id, endpointId: claim.endpoint.id, eventId: claim.event.id, receiverStatus: record.attempt.receiverStatus, error: record.attempt.error }, 'webhook delivery failed for good')
         }
       }))
       return { attempted: claimed.length, results }

@@ -116,17 +116,17 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(claim.endpoint.id, a.id)
     t.equal(claim.event.type, 'payment.succeeded')
     t.same(await db.webhooks.claimDue(T0 + 20, T0 + 2000, 10), [], 'leased: nobody else gets it')
-    const attempt = { attempt: 1, at: iso(T0), statusCode: 500, durationMs: 3, error: null, responseBody: 'x' }
+    const attempt = { attempt: 1, at: iso(T0), receiverStatus: 500, durationMs: 3, error: null, responseBody: 'x' }
     t.equal(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: 1, attempt, now: iso(T0), outcome: { kind: 'succeeded' } }), false, 'not with another lease')
     t.ok(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 20), outcome: { kind: 'retry', at: T0 + 5000 } }))
     t.same(await db.webhooks.claimDue(T0 + 4000, T0 + 9000, 10), [], 'not before the retry time')
     const [second] = await db.webhooks.claimDue(T0 + 5000, T0 + 9000, 10)
     t.equal(second.roundAttempt, 2)
-    t.ok(await db.webhooks.recordAttempt({ deliveryId: second.delivery.id, endpointId: a.id, leaseUntil: second.leaseUntil, attempt: { ...attempt, attempt: 2, statusCode: 200 }, now: iso(T0 + 5000), outcome: { kind: 'succeeded' } }))
+    t.ok(await db.webhooks.recordAttempt({ deliveryId: second.delivery.id, endpointId: a.id, leaseUntil: second.leaseUntil, attempt: { ...attempt, attempt: 2, receiverStatus: 200 }, now: iso(T0 + 5000), outcome: { kind: 'succeeded' } }))
     const [delivery] = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
     t.equal(delivery.status, 'succeeded')
     t.equal(delivery.attempts, 2)
-    t.same(delivery.log.map((l) => l.statusCode), [500, 200])
+    t.same(delivery.log.map((l) => l.receiverStatus), [500, 200])
     t.ok((await db.webhooks.getEndpoint(m.id, a.id))?.lastSuccessAt)
 
     // A crashed worker's lease runs out and the delivery is claimed again.
@@ -154,7 +154,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await db.webhooks.createEndpoint(a, 16)
     t.equal(await db.webhooks.createEndpoint(endpoint(m.id), 1), false, 'the per-merchant limit')
     await settledPayment(db, m.id)
-    const attempt = { attempt: 1, at: iso(T0), statusCode: 500, durationMs: 3, error: null, responseBody: null }
+    const attempt = { attempt: 1, at: iso(T0), receiverStatus: 500, durationMs: 3, error: null, responseBody: null }
     const [claim] = await db.webhooks.claimDue(T0, T0 + 1000, 10)
     await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 100), outcome: { kind: 'failed', disable: 'failing', failingSince: claim.delivery.createdAt } })
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabled, false, 'it succeeded after this delivery began')
