@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { EVENT_RETENTION_DAYS, EVENT_TYPES } from '../src/domain/events'
 import { pageOf, pageQueryProperties } from './listing'
+import { MAX_PARAM_LENGTH } from './patterns'
 
 const exampleEvent = {
   id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c',
@@ -20,13 +21,13 @@ export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
 })
 
 export const Event = Type.Object({
-  id: Type.String({ format: 'uuid', description: 'The event id; also the `webhook-id` of its deliveries (the same on every attempt).' }),
+  id: Type.String({ maxLength: 64, format: 'uuid', description: 'The event id; also the `webhook-id` of its deliveries (the same on every attempt).' }),
   type: EventTypeSchema,
-  createdAt: Type.String({ format: 'date-time', description: 'When the change was committed.' }),
-  sequence: Type.Integer({ minimum: 1, description: '1, 2, 3 … per resource in commit order: order the events of one payment by it.' }),
+  createdAt: Type.String({ maxLength: 64, format: 'date-time', description: 'When the change was committed.' }),
+  sequence: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, description: '1, 2, 3 … per resource in commit order: order the events of one payment by it.' }),
   resource: Type.Object({
     type: Type.String({ enum: ['payment', 'refund', 'merchant', 'webhook_endpoint'], description: 'The kind of resource.' }),
-    id: Type.String({ description: 'Its id.' })
+    id: Type.String({ maxLength: 64, description: 'Its id.' })
   }, { additionalProperties: false, description: 'The resource the event is about.' }),
   data: Type.Object({}, { additionalProperties: true, description: 'The resource as the API returns it, at the time of the event.' })
 }, { title: 'Event', additionalProperties: false, examples: [exampleEvent] })
@@ -36,12 +37,12 @@ export const EventList = pageOf(Event, 'Event list', exampleEvent)
 export const EventListQuery = Type.Object({
   ...pageQueryProperties,
   type: Type.Optional(EventTypeSchema),
-  createdGte: Type.Optional(Type.String({ format: 'date-time', description: 'Only events created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
-  createdLt: Type.Optional(Type.String({ format: 'date-time', description: 'Only events created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
+  createdGte: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Only events created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
+  createdLt: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Only events created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
 }, { additionalProperties: false })
 
 export const EventParams = Type.Object({
-  id: Type.String({ description: 'The event id.', examples: [exampleEvent.id] })
+  id: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The event id.', examples: [exampleEvent.id] })
 })
 
 export const eventsDescription = `Events are kept ${EVENT_RETENTION_DAYS} days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.`

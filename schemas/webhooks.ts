@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../src/domain/events'
-import { ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH } from '../src/domain/webhooks'
+import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH } from '../src/domain/webhooks'
 import { MerchantParams } from './merchants'
 import { pageOf, pageQueryProperties } from './listing'
+import { MAX_PARAM_LENGTH } from './patterns'
 
 const exampleEndpointId = '019aa9f3-0c1d-7e2f-9a3b-4c5d6e7f8091'
 const exampleDeliveryId = '5d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a'
@@ -21,26 +22,26 @@ const exampleEndpoint = {
 }
 
 const endpointFields = {
-  id: Type.String({ format: 'uuid', description: 'The endpoint id.' }),
-  url: Type.String({ description: 'Where deliveries are POSTed (https).' }),
-  description: Type.Optional(Type.String({ description: 'Your label.' })),
-  enabledEvents: Type.Array(eventTypeOrAll, { description: 'The event types sent here; `["*"]`: every type.' }),
+  id: Type.String({ maxLength: 64, format: 'uuid', description: 'The endpoint id.' }),
+  url: Type.String({ maxLength: WEBHOOK_URL_MAX_LENGTH, description: 'Where deliveries are POSTed (https).' }),
+  description: Type.Optional(Type.String({ maxLength: 200, description: 'Your label.' })),
+  enabledEvents: Type.Array(eventTypeOrAll, { maxItems: EVENT_TYPES.length + 1, description: 'The event types sent here; `["*"]`: every type.' }),
   disabled: Type.Boolean({ description: 'A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled).' }),
   disabledReason: Type.Optional(Type.String({ enum: ['manual', 'gone', 'failing'], description: '`manual` (PATCH), `gone` (the receiver answered 410), `failing` (every attempt of a whole retry schedule failed).' })),
-  secretRotatingUntil: Type.Optional(Type.String({ format: 'date-time', description: 'Until then the previous secret signs too (a second signature in `webhook-signature`).' })),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' })
+  secretRotatingUntil: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Until then the previous secret signs too (a second signature in `webhook-signature`).' })),
+  createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
+  updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
 }
 
 export const WebhookEndpoint = Type.Object(endpointFields, { title: 'Webhook endpoint', description: 'A webhook endpoint (never its secret).', additionalProperties: false, examples: [exampleEndpoint] })
 
 export const WebhookEndpointWithSecret = Type.Object({
   ...endpointFields,
-  secret: Type.String({ description: 'The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this response: store it now.', examples: [exampleSecret] })
+  secret: Type.String({ maxLength: 100, description: 'The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this response: store it now.', examples: [exampleSecret] })
 }, { title: 'Webhook endpoint with its secret', additionalProperties: false, examples: [{ ...exampleEndpoint, secret: exampleSecret }] })
 
 export const WebhookEndpointList = Type.Object({
-  data: Type.Array(WebhookEndpoint, { description: 'The merchant\'s endpoints, oldest first.' })
+  data: Type.Array(WebhookEndpoint, { maxItems: MAX_ENDPOINTS_PER_MERCHANT, description: 'The merchant\'s endpoints, oldest first.' })
 }, { title: 'Webhook endpoints', additionalProperties: false, examples: [{ data: [exampleEndpoint] }] })
 
 const url = Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH, description: 'An https URL that resolves to public addresses only (private, loopback and link-local addresses are refused, also at delivery time).', examples: ['https://shop.example/webhooks/payments'] })
@@ -61,6 +62,7 @@ export const UpdateWebhookEndpointBody = Type.Object({
 
 export const RotateSecretBody = Type.Object({
   overlapSeconds: Type.Optional(Type.Integer({
+    format: 'int32',
     minimum: 0,
     maximum: ROTATION_OVERLAP_MAX_SECONDS,
     description: `How long the previous secret keeps signing next to the new one (default ${ROTATION_OVERLAP_DEFAULT_SECONDS}; 0: at once retired).`,
@@ -69,21 +71,21 @@ export const RotateSecretBody = Type.Object({
 }, { title: 'Secret rotation', additionalProperties: false })
 
 export const ReplayBody = Type.Object({
-  from: Type.String({ format: 'date-time', description: 'Events created at or after this instant.', examples: ['2026-01-15T00:00:00Z'] }),
-  to: Type.String({ format: 'date-time', description: 'Events created before this instant.', examples: ['2026-01-16T00:00:00Z'] })
+  from: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created at or after this instant.', examples: ['2026-01-15T00:00:00Z'] }),
+  to: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created before this instant.', examples: ['2026-01-16T00:00:00Z'] })
 }, { title: 'Replay range', additionalProperties: false })
 
 export const ReplayResult = Type.Object({
-  replayed: Type.Integer({ minimum: 0, description: 'New deliveries scheduled (events of the range this endpoint receives; at most 10,000).' })
+  replayed: Type.Integer({ format: 'int32', minimum: 0, maximum: 10000, description: 'New deliveries scheduled (events of the range this endpoint receives; at most 10,000).' })
 }, { title: 'Replay result', additionalProperties: false, examples: [{ replayed: 12 }] })
 
 const Attempt = Type.Object({
-  attempt: Type.Integer({ minimum: 1 }),
-  at: Type.String({ format: 'date-time' }),
-  statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s status; null when no response came.' }),
-  durationMs: Type.Integer({ minimum: 0 }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Time-out, connection error or refused address.' }),
-  responseBody: Type.Union([Type.String(), Type.Null()], { description: 'The first 1,024 characters of the receiver\'s answer.' })
+  attempt: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
+  at: Type.String({ maxLength: 64, format: 'date-time' }),
+  statusCode: Type.Union([Type.Integer({ format: 'int32', minimum: 100, maximum: 599 }), Type.Null()], { description: 'The receiver\'s status; null when no response came.' }),
+  durationMs: Type.Integer({ format: 'int32', minimum: 0, maximum: 2147483647 }),
+  error: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'Time-out, connection error or refused address.' }),
+  responseBody: Type.Union([Type.String({ maxLength: RESPONSE_BODY_KEPT }), Type.Null()], { description: 'The first 1,024 characters of the receiver\'s answer.' })
 }, { additionalProperties: false })
 
 const exampleDelivery = {
@@ -101,15 +103,15 @@ const exampleDelivery = {
 }
 
 export const WebhookDelivery = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  eventId: Type.String({ format: 'uuid', description: 'The event (its `webhook-id`).' }),
-  eventType: Type.String(),
+  id: Type.String({ maxLength: 64, format: 'uuid' }),
+  eventId: Type.String({ maxLength: 64, format: 'uuid', description: 'The event (its `webhook-id`).' }),
+  eventType: Type.String({ maxLength: 64 }),
   status: Type.String({ enum: ['pending', 'succeeded', 'failed'] }),
-  attempts: Type.Integer({ minimum: 0 }),
-  nextAttemptAt: Type.Optional(Type.String({ format: 'date-time', description: 'Pending deliveries: when the next attempt is due.' })),
-  attemptLog: Type.Array(Attempt, { description: 'The attempts, oldest first (the last 20).' }),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' })
+  attempts: Type.Integer({ format: 'int32', minimum: 0, maximum: 2147483647 }),
+  nextAttemptAt: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Pending deliveries: when the next attempt is due.' })),
+  attemptLog: Type.Array(Attempt, { maxItems: ATTEMPT_LOG_MAX, description: 'The attempts, oldest first (the last 20).' }),
+  createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
+  updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
 }, { title: 'Webhook delivery', additionalProperties: false, examples: [exampleDelivery] })
 
 export const WebhookDeliveryList = pageOf(WebhookDelivery, 'Webhook deliveries', exampleDelivery)
@@ -117,11 +119,11 @@ export const DeliveryListQuery = Type.Object(pageQueryProperties, { additionalPr
 
 export const EndpointParams = Type.Object({
   id: MerchantParams.properties.id,
-  endpointId: Type.String({ description: 'The endpoint id.', examples: [exampleEndpointId] })
+  endpointId: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The endpoint id.', examples: [exampleEndpointId] })
 })
 
 export const DeliveryParams = Type.Object({
   id: MerchantParams.properties.id,
   endpointId: EndpointParams.properties.endpointId,
-  deliveryId: Type.String({ description: 'The delivery id.', examples: [exampleDeliveryId] })
+  deliveryId: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The delivery id.', examples: [exampleDeliveryId] })
 })
