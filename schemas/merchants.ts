@@ -63,7 +63,7 @@ export const Merchant = Type.Object({
   email: Type.String({ format: 'email', maxLength: MERCHANT_EMAIL_MAX_LENGTH, description: 'Contact email address, unique case-insensitively.', examples: ['ops@bluebottle.example'] }),
   country: Type.Optional(Type.String({ maxLength: 2, pattern: '^[A-Z]{2}$', description: `${countryDescription} Omitted when not set.`, examples: ['US'] })),
   defaultCurrency: Type.Optional(Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: `${currencyDescription} Omitted when not set.`, examples: ['USD'] })),
-  status: statusSchema('`active` or `suspended`.'),
+  status: statusSchema('`active` or `suspended`. A suspended merchant\'s keys create no payments (403) but still read, refund and cancel its payments.'),
   metadata: Type.Optional(Metadata),
   createdAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the merchant was created (ISO 8601, UTC).', examples: ['2026-01-15T09:30:00.000Z'] }),
   updatedAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the merchant last changed (ISO 8601, UTC). A patch that changes nothing leaves it as it is.', examples: ['2026-01-15T09:30:00.000Z'] })

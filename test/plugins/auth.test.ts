@@ -150,7 +150,7 @@ t.test('payments created before authentication belong to no merchant: no key rea
   t.equal((await app.inject({ method: 'GET', url: `/api/payments/${legacy}`, headers: alice.auth })).statusCode, 404)
 })
 
-t.test('a suspended merchant\'s key reads but creates no payments (403)', async (t) => {
+t.test('a suspended merchant\'s key reads and refunds but creates no payments (403)', async (t) => {
   const { app, gateway, alice } = await setup(t)
   const before = await pay(app, alice.auth)
   await app.inject({ method: 'PATCH', url: `/merchants/${alice.merchantId}`, headers: { ...json, ...ADMIN_AUTH }, payload: { status: 'suspended' } })
@@ -160,6 +160,9 @@ t.test('a suspended merchant\'s key reads but creates no payments (403)', async 
   t.equal(gateway.calls.length, 1, 'nothing charged')
   t.equal((await app.inject({ method: 'GET', url: `/api/payments/${before.json().id as string}`, headers: alice.auth })).statusCode, 200, 'reading stays allowed')
   t.equal((await app.inject({ method: 'GET', url: `/merchants/${alice.merchantId}`, headers: alice.auth })).statusCode, 200)
+  const refund = await app.inject({ method: 'POST', url: `/api/payments/${before.json().id as string}/refunds`, headers: alice.auth })
+  t.equal(refund.statusCode, 201, 'refunding stays allowed: money can still go back to customers')
+  t.match(refund.json(), { status: 'succeeded', amount: before.json().amount })
 })
 
 t.test('Idempotency-Keys are scoped by merchant and route pattern', async (t) => {
