@@ -39,7 +39,8 @@ export function guardedLookup (hostname: string, options: { all?: boolean, famil
     }
     const refused = addresses.find((entry) => isPrivateAddress(entry.address))
     if (refused !== undefined || addresses.length === 0) {
-      callback(new PrivateAddressError(`${privateMessage} (${hostname} resolves to ${refused?.address ?? 'nothing'})`), [])
+      // The resolved address stays out of the message: it is shown to the merchant in the delivery log.
+      callback(new PrivateAddressError(`${privateMessage} (${hostname})`), [])
       return
     }
     if (options.all === true) callback(null, addresses)

@@ -49,7 +49,7 @@ t.test('signatures match the standardwebhooks library, with both secrets during 
 
 t.test('private addresses', async (t) => {
   for (const address of ['127.0.0.1', '10.1.1.1', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1',
-    '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '[::1]', 'not-an-ip']) {
+    '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '::127.0.0.1', '::7f00:1', '64:ff9b:1::a00:1', '[::1]', 'not-an-ip']) {
     t.ok(isPrivateAddress(address), address)
   }
   for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) t.notOk(isPrivateAddress(address), address)
