@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSqlite, type SqliteHandle } from '../../src/store/sqlite/connection'
@@ -175,4 +175,34 @@ t.test('a ROLLBACK that fails still rejects the batch, and the transaction it le
   await t.rejects(writes.run(() => real.prepare('INSERT INTO items (name) VALUES (?)').run('not run')), { code: 'SQLITE_IOERR' })
   t.equal(real.inTransaction, false)
   t.same(names(real), ['next'])
+})
+
+t.test('savepoint journals stay in memory: no temporary file however much a batch rewrites, and a failed write still rolls back alone', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'group-commit-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const db = openSqlite(`file:${join(dir, 'db.sqlite')}`, { synchronous: 'FULL' })
+  t.teardown(() => { db.close() })
+  t.equal(db.pragma('temp_store', { simple: true }), 2, 'temp_store = MEMORY')
+  db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB NOT NULL)')
+  const insert = db.prepare('INSERT INTO blobs (id, body) VALUES (?, ?)')
+  for (let id = 1; id <= 64; id++) insert.run(id, Buffer.alloc(2048, id))
+  const rewrite = db.prepare('UPDATE blobs SET body = ? WHERE id = ?')
+  // Files the process holds open that are deleted already: how SQLite keeps its temporary files (Linux).
+  const deletedFilesOpen = (): string[] => readdirSync('/proc/self/fd').flatMap((fd) => {
+    try { return [readlinkSync(`/proc/self/fd/${fd}`)] } catch { return [] }
+  }).filter((target) => target.endsWith('(deleted)'))
+  const before = deletedFilesOpen()
+  let seenDuringBatch: string[] = []
+  const writes = groupCommit(db)
+  // Each write rewrites every page of the table in its own savepoint: far more than the 64 KiB SQLite
+  // keeps in memory before it spills a sub-journal to a temporary file (unless temp_store = MEMORY).
+  const outcomes = await Promise.allSettled(Array.from({ length: 8 }, async (_, i) => await writes.run(() => {
+    for (let id = 1; id <= 64; id++) rewrite.run(Buffer.alloc(2048, i + 100), id)
+    if (i === 7) seenDuringBatch = deletedFilesOpen()
+    if (i === 3) throw new Error('this write fails')
+    return i
+  })))
+  t.same(seenDuringBatch, before, 'no temporary file was opened for the savepoints')
+  t.same(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'])
+  t.same(db.prepare('SELECT DISTINCT hex(substr(body, 1, 1)) FROM blobs').pluck().all(), [(7 + 100).toString(16).toUpperCase()], 'the last write won; the failed one left nothing')
 })
