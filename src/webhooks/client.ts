@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
-import { Agent, request } from 'undici'
+import type { Agent } from 'undici'
 import { isPrivateAddress, privateMessage } from './addresses'
 import { RESPONSE_BODY_KEPT, RESPONSE_BODY_READ_LIMIT } from '../domain/webhooks'
 
@@ -55,16 +55,25 @@ export function guardedLookup (hostname: string, options: { all?: boolean, famil
  * connection goes through guardedLookup, and literal private IPs are refused before connecting.
  */
 export function webhookClient (options: { timeoutMs: number, allowPrivate: boolean }): WebhookClient {
-  const agent = new Agent({
-    connect: {
-      timeout: options.timeoutMs,
-      ...(options.allowPrivate ? {} : { lookup: guardedLookup as never })
-    },
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-    keepAliveTimeout: 4_000,
-    connections: 16
-  })
+  // undici is loaded with the first delivery, not at start-up (~100 ms of start-up CPU for a service that may
+  // have no webhook endpoint at all).
+  let undici: { agent: Agent, request: typeof import('undici').request } | undefined
+  const load = (): NonNullable<typeof undici> => {
+    if (undici !== undefined) return undici
+    const { Agent: UndiciAgent, request } = require('undici') as typeof import('undici')
+    const agent = new UndiciAgent({
+      connect: {
+        timeout: options.timeoutMs,
+        ...(options.allowPrivate ? {} : { lookup: guardedLookup as never })
+      },
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      keepAliveTimeout: 4_000,
+      connections: 16
+    })
+    undici = { agent, request }
+    return undici
+  }
   return {
     async post (url, headers, body, abort) {
       const started = performance.now()
@@ -77,6 +86,7 @@ export function webhookClient (options: { timeoutMs: number, allowPrivate: boole
       }
       const signal = abort === undefined ? AbortSignal.timeout(options.timeoutMs) : AbortSignal.any([abort, AbortSignal.timeout(options.timeoutMs)])
       try {
+        const { agent, request } = load()
         const response = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal })
         let kept = ''
         let read = 0
@@ -105,7 +115,7 @@ export function webhookClient (options: { timeoutMs: number, allowPrivate: boole
         return { statusCode: null, retryAfter: undefined, body: null, error, durationMs: elapsed() }
       }
     },
-    async close () { await agent.close() }
+    async close () { await undici?.agent.close() }
   }
 }
 

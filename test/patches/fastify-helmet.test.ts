@@ -85,3 +85,54 @@ t.test('CSP nonces still differ on every request', async (t) => {
   t.match(first, /'nonce-[0-9a-f]{32}'/)
   t.not(first, second)
 })
+
+/** helmet, with every middleware it builds counting its runs. */
+function runCountingHelmet (): { helmet: typeof realHelmet, runs: () => number } {
+  let runs = 0
+  const counting = ((options: Parameters<typeof realHelmet>[0]) => {
+    const middleware = realHelmet(options)
+    return (req: Parameters<typeof middleware>[0], res: Parameters<typeof middleware>[1], next: Parameters<typeof middleware>[2]) => {
+      runs++
+      middleware(req, res, next)
+    }
+  }) as typeof realHelmet
+  Object.assign(counting, realHelmet)
+  return { helmet: counting, runs: () => runs }
+}
+
+t.test('constant headers are computed once: every request gets exactly what helmet itself sets, in its order', async (t) => {
+  const counter = runCountingHelmet()
+  const options = { contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], imgSrc: ["'self'", 'data:'], upgradeInsecureRequests: null } } }
+  const fastifyHelmet = t.mockRequire('@fastify/helmet', { helmet: counter.helmet })
+  const app = Fastify()
+  await app.register(fastifyHelmet, options)
+  app.get('/', async (_request, reply) => { reply.header('x-powered-by', 'set by the route'); return { ok: true } })
+  t.teardown(async () => { await app.close() })
+
+  // What unpatched use of helmet sets on a plain node:http response.
+  const expected: Array<[string, unknown]> = []
+  const recorder = { setHeader: (name: string, value: unknown) => { expected.push([name.toLowerCase(), value]) }, removeHeader: () => {} }
+  realHelmet(options)({ headers: {} } as never, recorder as never, () => {})
+  t.ok(expected.length >= 10, 'helmet sets its headers')
+  for (let i = 0; i < 4; i++) {
+    const res = await app.inject({ method: 'GET', url: '/' })
+    t.equal(res.statusCode, 200)
+    for (const [name, value] of expected) t.equal(res.headers[name], value, `${name} as helmet sets it`)
+  }
+  t.equal(counter.runs(), 1, 'the middleware ran once (recorded), not once per request')
+})
+
+t.test('a CSP directive given as a function still runs on every request', async (t) => {
+  const counter = runCountingHelmet()
+  let n = 0
+  const fastifyHelmet = t.mockRequire('@fastify/helmet', { helmet: counter.helmet })
+  const app = Fastify()
+  await app.register(fastifyHelmet, { contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'", () => `'nonce-n${++n}'`] } } })
+  app.get('/', async () => ({ ok: true }))
+  t.teardown(async () => { await app.close() })
+  const first = String((await app.inject({ method: 'GET', url: '/' })).headers['content-security-policy'])
+  const second = String((await app.inject({ method: 'GET', url: '/' })).headers['content-security-policy'])
+  t.match(first, /'nonce-n1'/)
+  t.match(second, /'nonce-n2'/)
+  t.equal(counter.runs(), 2, 'one run per request')
+})
