@@ -36,6 +36,28 @@ export function replayableHeaders (rawHeaders: string[]): Array<[string, string]
   return pairs
 }
 
+/**
+ * The path prefix a captured answer is sent for: any product, any payment (GET /api/payments/{id}) or anything under
+ * one (POST /api/payments/{id}/refunds, whichever payment the request names); other paths (POST /api/payments,
+ * GET /api/payments?limit=10) as they are.
+ */
+export function cannedPathPrefix (path: string): string {
+  for (const prefix of ['/products/', '/api/payments/']) if (path.startsWith(prefix)) return prefix
+  return path
+}
+
+/**
+ * The order candidates are tried in: those bound to an Idempotency-Key first, then the longest path prefix (so
+ * POST /api/payments/ is not taken for POST /api/payments or the other way round); otherwise as given.
+ */
+export function matchOrder (responses: CannedResponse[]): CannedResponse[] {
+  return responses.map((entry, index) => ({ entry, index })).sort((a, b) =>
+    Number(b.entry.idempotencyKey !== undefined) - Number(a.entry.idempotencyKey !== undefined) ||
+    b.entry.pathPrefix.length - a.entry.pathPrefix.length ||
+    a.index - b.index
+  ).map(({ entry }) => entry)
+}
+
 interface Prepared {
   entry: CannedResponse
   headers: string[]
@@ -44,9 +66,9 @@ interface Prepared {
 
 const NOT_FOUND = Buffer.from('{"error":"route not found","code":"NOT_FOUND"}')
 
-/** The request handler: first matching canned response, else a 404 envelope. */
+/** The request handler: the most specific matching canned response (matchOrder), else a 404 envelope. */
 export function baselineHandler (responses: CannedResponse[]): (request: IncomingMessage, response: ServerResponse) => void {
-  const prepared: Prepared[] = responses.map((entry) => ({ entry, headers: entry.headers.flat(), body: Buffer.from(entry.body, 'base64') }))
+  const prepared: Prepared[] = matchOrder(responses).map((entry) => ({ entry, headers: entry.headers.flat(), body: Buffer.from(entry.body, 'base64') }))
   const match = (request: IncomingMessage): Prepared | undefined => {
     for (const candidate of prepared) {
       const { entry } = candidate

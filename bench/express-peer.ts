@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import express, { type Express } from 'express'
+import express, { type Express, type Response } from 'express'
 import helmet from 'helmet'
 import { rateLimit } from 'express-rate-limit'
 
@@ -13,12 +13,29 @@ import { rateLimit } from 'express-rate-limit'
  * measure it in the same rounds.
  */
 
-interface PeerPayment { id: string, status: 'succeeded', amount: number, currency: string, createdAt: string, updatedAt: string }
+interface PeerPayment {
+  id: string
+  status: 'succeeded' | 'partially_refunded' | 'refunded'
+  amount: number
+  currency: string
+  amountRefunded: number
+  createdAt: string
+  updatedAt: string
+}
+interface PeerRefund { id: string, paymentId: string, amount: number, currency: string, status: 'succeeded', createdAt: string, updatedAt: string }
+/** A stored payment: what is answered, its owner and its refunds (kept beside it, not rendered with it). */
+interface PeerRecord { payment: PeerPayment, merchantId: string, refunds: PeerRefund[] }
+
+const LIST_LIMIT_DEFAULT = 10
+const LIST_LIMIT_MAX = 100
 
 export function createExpressPeer (): Express {
   const products = new Map<string, { id: string, name: string, price: number }>()
-  const payments = new Map<string, PeerPayment>()
+  const payments = new Map<string, PeerRecord>()
+  /** Each merchant's payments, oldest first (the list answers the newest). */
+  const paymentsOf = new Map<string, PeerPayment[]>()
   const byIdempotencyKey = new Map<string, PeerPayment>()
+  const refundsByIdempotencyKey = new Map<string, PeerRefund>()
   const merchants = new Map<string, { id: string, name: string, email: string }>()
   /** API key secret → merchant id (what the benchmark's seeding creates, as with the service). */
   const apiKeys = new Map<string, string>()
@@ -58,32 +75,87 @@ export function createExpressPeer (): Express {
   })
   app.use('/api', (req, res, next) => {
     const [scheme, secret] = (req.get('authorization') ?? '').split(' ')
-    if (scheme !== 'Bearer' || !apiKeys.has(secret)) {
+    const merchantId = apiKeys.get(secret)
+    if (scheme !== 'Bearer' || merchantId === undefined) {
       res.status(401).type('application/problem+json').json({ title: 'Unauthorized', status: 401 })
       return
     }
+    res.locals.merchantId = merchantId
     next()
   })
+  const notFound = (res: Response): void => {
+    res.status(404).type('application/problem+json').json({ title: 'Not Found', status: 404 })
+  }
+  /** The payment if it is the caller's. */
+  const ownRecord = (res: Response, id: string): PeerRecord | undefined => {
+    const record = payments.get(id)
+    return record?.merchantId === res.locals.merchantId ? record : undefined
+  }
   app.post('/api/payments', (req, res) => {
     const key = req.get('idempotency-key')
     if (key === undefined) {
       res.status(400).type('application/problem+json').json({ title: 'Idempotency-Key required', status: 400 })
       return
     }
-    let payment = byIdempotencyKey.get(key)
+    const merchantId = res.locals.merchantId as string
+    const scopedKey = `${merchantId}:${key}`
+    let payment = byIdempotencyKey.get(scopedKey)
     if (payment === undefined) {
       const { amount, currency } = req.body as { amount: number, currency: string }
       const now = new Date().toISOString()
-      payment = { id: randomUUID(), status: 'succeeded', amount, currency, createdAt: now, updatedAt: now }
-      payments.set(payment.id, payment)
-      byIdempotencyKey.set(key, payment)
+      payment = { id: randomUUID(), status: 'succeeded', amount, currency, amountRefunded: 0, createdAt: now, updatedAt: now }
+      payments.set(payment.id, { payment, merchantId, refunds: [] })
+      const own = paymentsOf.get(merchantId)
+      if (own === undefined) paymentsOf.set(merchantId, [payment])
+      else own.push(payment)
+      byIdempotencyKey.set(scopedKey, payment)
     }
     res.status(201).location(`/api/payments/${payment.id}`).json(payment)
   })
+  // The newest `limit` payments (the benchmark pages no further than the first page).
+  app.get('/api/payments', (req, res) => {
+    const limit = req.query.limit === undefined ? LIST_LIMIT_DEFAULT : Number(req.query.limit)
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+      res.status(400).type('application/problem+json').json({ title: 'Bad Request', status: 400 })
+      return
+    }
+    const own = paymentsOf.get(res.locals.merchantId as string) ?? []
+    res.json({ data: own.slice(-limit).reverse(), hasMore: own.length > limit })
+  })
   app.get('/api/payments/:id', (req, res) => {
-    const payment = payments.get(req.params.id)
-    if (payment === undefined) res.status(404).type('application/problem+json').json({ title: 'Not Found', status: 404 })
-    else res.json(payment)
+    const record = ownRecord(res, req.params.id)
+    if (record === undefined) notFound(res)
+    else res.json(record.payment)
+  })
+  // A refund of part (or, without an amount, the rest) of a payment: pushed onto the payment's refunds.
+  app.post('/api/payments/:id/refunds', (req, res) => {
+    const key = req.get('idempotency-key')
+    const scopedKey = key === undefined ? undefined : `${res.locals.merchantId as string}:${key}`
+    let refund = scopedKey === undefined ? undefined : refundsByIdempotencyKey.get(scopedKey)
+    if (refund === undefined) {
+      const record = ownRecord(res, req.params.id)
+      if (record === undefined) {
+        notFound(res)
+        return
+      }
+      const { payment } = record
+      // Cents, so that many small refunds add up exactly.
+      const remainingCents = Math.round(payment.amount * 100) - Math.round(payment.amountRefunded * 100)
+      const requested = (req.body as { amount?: number } | undefined)?.amount
+      const cents = requested === undefined ? remainingCents : Math.round(requested * 100)
+      if (!(cents > 0) || cents > remainingCents) {
+        res.status(409).type('application/problem+json').json({ title: 'Conflict', status: 409, remainingAmount: remainingCents / 100 })
+        return
+      }
+      const now = new Date().toISOString()
+      refund = { id: randomUUID(), paymentId: payment.id, amount: cents / 100, currency: payment.currency, status: 'succeeded', createdAt: now, updatedAt: now }
+      record.refunds.push(refund)
+      payment.amountRefunded = (Math.round(payment.amountRefunded * 100) + cents) / 100
+      payment.status = cents === remainingCents ? 'refunded' : 'partially_refunded'
+      payment.updatedAt = now
+      if (scopedKey !== undefined) refundsByIdempotencyKey.set(scopedKey, refund)
+    }
+    res.status(201).location(`/api/payments/${refund.paymentId}/refunds/${refund.id}`).json(refund)
   })
   return app
 }

@@ -14,6 +14,8 @@ export interface LoadRequest {
   body?: string
   /** When set, every request gets a fresh Idempotency-Key starting with this. */
   freshKeyPrefix?: string
+  /** When set, requests cycle through these paths (instead of `path`). */
+  paths?: string[]
 }
 
 export interface LoadJob {
@@ -39,14 +41,22 @@ export interface LoadResult {
   seconds: number
 }
 
-function requestsFor (request: LoadRequest, phase: string): autocannon.Request[] {
+export function requestsFor (request: LoadRequest, phase: string): autocannon.Request[] {
   const base: autocannon.Request = { method: request.method, path: request.path, headers: request.headers, body: request.body }
-  if (request.freshKeyPrefix === undefined) return [base]
+  const paths = request.paths ?? []
+  if (request.freshKeyPrefix === undefined && paths.length === 0) return [base]
   let counter = 0
-  const prefix = `${request.freshKeyPrefix}-${phase}-`
+  const prefix = `${request.freshKeyPrefix ?? ''}-${phase}-`
   return [{
     ...base,
-    setupRequest: (data) => ({ ...data, headers: { ...request.headers, 'idempotency-key': `${prefix}${counter++}` } })
+    setupRequest: (data) => {
+      const n = counter++
+      return {
+        ...data,
+        ...(paths.length === 0 ? {} : { path: paths[n % paths.length] }),
+        ...(request.freshKeyPrefix === undefined ? {} : { headers: { ...request.headers, 'idempotency-key': `${prefix}${n}` } })
+      }
+    }
   }]
 }
 

@@ -6,6 +6,11 @@ export interface Seed {
   putProductId: string
   replayKey: string
   paymentId: string
+  /**
+   * Payments the refund scenario refunds, round-robin, a small amount each: many rather than one, so concurrent
+   * refunds mostly lock different payments (refunds of one payment are serialised on its row) as real refunds would.
+   */
+  refundPaymentIds: string[]
   /** Authorization headers: the admin key (product writes) and a merchant key (payments). */
   adminAuth: { authorization: string }
   merchantAuth: { authorization: string }
@@ -20,12 +25,24 @@ export interface Scenario {
   ratioTarget?: number
   /** Minimum req/s as a multiple of the in-memory Express peer's in the same round (issue 17). */
   peerRatioTarget?: number
+  /** Measured and reported only: issue 17 sets this scenario no target (not even the p99 one). */
+  reportOnly?: boolean
   request: (seed: Seed, runId: string) => LoadRequest
 }
 
 const JSON_BODY = { 'content-type': 'application/json' }
 export const PRODUCT_BODY = JSON.stringify({ name: 'Espresso cup', price: 12.5 })
 export const PAYMENT_BODY = JSON.stringify({ amount: 10.1, currency: 'USD' })
+/**
+ * The payments the refund scenario refunds: the largest round amount below 1,000,000 (not one of the simulated
+ * gateway's special amounts), refunded 0.01 at a time, so each can take ~100 million refunds: a run never exhausts them.
+ */
+export const REFUNDABLE_PAYMENT_BODY = JSON.stringify({ amount: 999999.99, currency: 'USD' })
+export const REFUND_BODY = JSON.stringify({ amount: 0.01 })
+/** How many payments the refund scenario spreads its refunds over (≥ the connections, so few requests wait on one row). */
+export const REFUND_PAYMENTS = 100
+/** The list scenario's page size; seeding leaves at least this many payments (REFUND_PAYMENTS + 1). */
+export const LIST_LIMIT = 10
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -62,5 +79,31 @@ export const SCENARIOS: Scenario[] = [
     writes: false,
     ratioTarget: 0.4,
     request: (seed) => ({ method: 'GET', path: `/api/payments/${seed.paymentId}`, headers: { ...seed.merchantAuth } })
+  },
+  {
+    name: 'refund',
+    title: 'POST /api/payments/{id}/refunds',
+    writes: true,
+    reportOnly: true,
+    // A partial refund of 0.01 with a fresh Idempotency-Key, spread round-robin over the seeded refundable payments.
+    request: (seed, runId) => ({
+      method: 'POST',
+      path: refundPath(seed.refundPaymentIds[0]),
+      paths: seed.refundPaymentIds.map(refundPath),
+      headers: { ...JSON_BODY, ...seed.merchantAuth },
+      body: REFUND_BODY,
+      freshKeyPrefix: runId
+    })
+  },
+  {
+    name: 'list-payments',
+    title: `GET /api/payments?limit=${LIST_LIMIT}`,
+    writes: false,
+    reportOnly: true,
+    request: (seed) => ({ method: 'GET', path: `/api/payments?limit=${LIST_LIMIT}`, headers: { ...seed.merchantAuth } })
   }
 ]
+
+export function refundPath (paymentId: string): string {
+  return `/api/payments/${paymentId}/refunds`
+}

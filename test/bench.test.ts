@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net'
 import {
   DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, percentile, ratio, redactUrl, summarizeLatencies
 } from '../bench/stats'
-import { replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
+import { cannedPathPrefix, matchOrder, replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
+import { requestsFor, type LoadRequest } from '../bench/load'
+import { LIST_LIMIT, REFUND_PAYMENTS, SCENARIOS, refundPath, type Seed } from '../bench/scenarios'
 import { measureMetricsHook } from '../bench/metrics-cost'
 import { startExpressPeer } from '../bench/express-peer'
 
@@ -117,6 +119,46 @@ t.test('redactUrl hides the password only', async (t) => {
   t.equal(redactUrl('postgres://db:5432/x'), 'postgres://db:5432/x')
 })
 
+const seed: Seed = {
+  productId: 'p',
+  putProductId: 'q',
+  replayKey: 'k',
+  paymentId: 'pay',
+  refundPaymentIds: ['a', 'b', 'c', 'd', 'e'],
+  adminAuth: { authorization: 'Bearer admin' },
+  merchantAuth: { authorization: 'Bearer merchant' }
+}
+
+t.test('the refund and list scenarios: a small refund with a fresh key spread over payments; a page of ten', async (t) => {
+  const refund = (SCENARIOS.find((s) => s.name === 'refund') as typeof SCENARIOS[number]).request(seed, 'run')
+  t.equal(refund.method, 'POST')
+  t.same(refund.paths, ['a', 'b', 'c', 'd', 'e'].map(refundPath))
+  t.equal(refund.path, '/api/payments/a/refunds')
+  t.equal(refund.freshKeyPrefix, 'run')
+  t.same(JSON.parse(refund.body as string), { amount: 0.01 })
+  t.ok(REFUND_PAYMENTS >= LIST_LIMIT, 'seeding leaves more than a page of payments')
+  const list = (SCENARIOS.find((s) => s.name === 'list-payments') as typeof SCENARIOS[number]).request(seed, 'run')
+  t.same(list, { method: 'GET', path: `/api/payments?limit=${LIST_LIMIT}`, headers: seed.merchantAuth })
+  t.ok(SCENARIOS.filter((s) => s.reportOnly === true).every((s) => s.ratioTarget === undefined && s.peerRatioTarget === undefined), 'reported only: no target')
+  t.same(SCENARIOS.map((s) => s.name), ['get-product', 'put-product', 'post-payment', 'replay-payment', 'get-payment', 'refund', 'list-payments'])
+})
+
+t.test('requestsFor: a fixed request, or fresh keys and cycled paths per request', async (t) => {
+  const base: LoadRequest = { method: 'GET', path: '/x', headers: { a: '1' } }
+  const plain = requestsFor(base, 'm1')
+  t.equal(plain.length, 1)
+  t.equal(plain[0].setupRequest, undefined, 'nothing varies: autocannon builds the request once')
+  const [varying] = requestsFor({ ...base, method: 'POST', paths: ['/p1', '/p2'], freshKeyPrefix: 'run' }, 'm1')
+  const setup = varying.setupRequest as NonNullable<typeof varying.setupRequest>
+  const sent = [0, 1, 2].map(() => setup({ method: 'POST', path: '/x', headers: { a: '1' } }, {}))
+  t.same(sent.map((r) => r.path), ['/p1', '/p2', '/p1'])
+  t.same(sent.map((r) => r.headers?.['idempotency-key']), ['run-m1-0', 'run-m1-1', 'run-m1-2'])
+  t.equal(sent[0].headers?.a, '1', 'the scenario\'s headers stay')
+  const [pathsOnly] = requestsFor({ ...base, paths: ['/p1', '/p2'] }, 'm1')
+  const onlyPaths = (pathsOnly.setupRequest as NonNullable<typeof pathsOnly.setupRequest>)({ path: '/x', headers: { a: '1' } }, {})
+  t.same(onlyPaths, { path: '/p1', headers: { a: '1' } }, 'no key without a prefix')
+})
+
 t.test('replayableHeaders drops what node:http writes itself', async (t) => {
   t.same(replayableHeaders(['X-A', '1', 'Date', 'now', 'Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'content-length', '2']),
     [['X-A', '1'], ['content-length', '2']])
@@ -166,6 +208,35 @@ t.test('the baseline answers each scenario with the canned bytes, after reading 
   t.same(JSON.parse(missing.body), { error: 'route not found', code: 'NOT_FOUND' })
 })
 
+t.test('the baseline matches the most specific answer: a key first, then the longest path prefix', async (t) => {
+  t.equal(cannedPathPrefix('/products/bench-product'), '/products/')
+  t.equal(cannedPathPrefix('/api/payments/019a/refunds'), '/api/payments/')
+  t.equal(cannedPathPrefix('/api/payments/019a'), '/api/payments/')
+  t.equal(cannedPathPrefix('/api/payments'), '/api/payments')
+  t.equal(cannedPathPrefix('/api/payments?limit=10'), '/api/payments?limit=10')
+  const answer = (scenario: string, method: string, pathPrefix: string, idempotencyKey?: string): CannedResponse => ({
+    scenario, method, pathPrefix, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), status: 201, headers: [['x-scenario', scenario]], body: ''
+  })
+  const canned = [
+    answer('fresh', 'POST', '/api/payments'),
+    answer('refund', 'POST', '/api/payments/'),
+    answer('replay', 'POST', '/api/payments', 'k1'),
+    answer('list', 'GET', '/api/payments?limit=10'),
+    answer('get', 'GET', '/api/payments/')
+  ]
+  t.same(matchOrder(canned).map((c) => c.scenario), ['replay', 'list', 'refund', 'get', 'fresh'])
+  const server = await startBaseline(canned)
+  t.teardown(() => { server.close() })
+  const { port } = server.address() as AddressInfo
+  const json = { 'content-type': 'application/json' }
+  t.equal((await call(port, 'POST', '/api/payments/a/refunds', { ...json, 'idempotency-key': 'x' }, '{"amount":0.01}')).headers['x-scenario'], 'refund')
+  t.equal((await call(port, 'POST', '/api/payments/b/refunds', json, '{"amount":0.01}')).headers['x-scenario'], 'refund', 'whichever payment')
+  t.equal((await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'x' }, '{}')).headers['x-scenario'], 'fresh')
+  t.equal((await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k1' }, '{}')).headers['x-scenario'], 'replay')
+  t.equal((await call(port, 'GET', '/api/payments?limit=10')).headers['x-scenario'], 'list')
+  t.equal((await call(port, 'GET', '/api/payments/a')).headers['x-scenario'], 'get')
+})
+
 t.test('measureMetricsHook reports the CPU the metrics hook adds per request', async (t) => {
   const cost = measureMetricsHook(2000, 3)
   t.equal(cost.samples.length, 3)
@@ -207,4 +278,31 @@ t.test('the Express peer answers the scenarios as the service does: statuses, re
   t.equal(read.status, 200)
   t.same(JSON.parse(read.body), JSON.parse(first.body))
   t.equal((await call(port, 'GET', '/api/payments/unknown', auth)).status, 404)
+
+  // Refunds: pushed onto the payment, bounded by its amount, replayed by key; the list: the newest page.
+  const refund = await call(port, 'POST', `/api/payments/${payment.id}/refunds`, { ...json, ...auth, 'idempotency-key': 'r1' }, '{"amount":0.01}')
+  t.equal(refund.status, 201)
+  const refunded = JSON.parse(refund.body) as { id: string, paymentId: string, amount: number, status: string }
+  t.same([refunded.paymentId, refunded.amount, refunded.status], [payment.id, 0.01, 'succeeded'])
+  t.equal(refund.headers.location, `/api/payments/${payment.id}/refunds/${refunded.id}`)
+  t.equal((await call(port, 'POST', `/api/payments/${payment.id}/refunds`, { ...json, ...auth, 'idempotency-key': 'r1' }, '{"amount":0.01}')).body, refund.body,
+    'a replayed refund key answers the same refund')
+  t.equal((await call(port, 'POST', `/api/payments/${payment.id}/refunds`, { ...json, ...auth }, '{"amount":10.1}')).status, 409, 'not more than remains')
+  const partly = JSON.parse((await call(port, 'GET', `/api/payments/${payment.id}`, auth)).body) as { status: string, amountRefunded: number }
+  t.same([partly.status, partly.amountRefunded], ['partially_refunded', 0.01])
+  const rest = await call(port, 'POST', `/api/payments/${payment.id}/refunds`, { ...auth })
+  t.equal(rest.status, 201, 'no body: the rest')
+  t.equal((JSON.parse(rest.body) as { amount: number }).amount, 10.09)
+  t.equal((JSON.parse((await call(port, 'GET', `/api/payments/${payment.id}`, auth)).body) as { status: string }).status, 'refunded')
+  t.equal((await call(port, 'POST', '/api/payments/unknown/refunds', { ...json, ...auth }, '{"amount":1}')).status, 404)
+  for (let i = 0; i < 11; i++) await call(port, 'POST', '/api/payments', { ...json, ...auth, 'idempotency-key': `l${i}` }, '{"amount":1,"currency":"USD"}')
+  const page = await call(port, 'GET', '/api/payments?limit=10', auth)
+  t.equal(page.status, 200)
+  const listed = JSON.parse(page.body) as { data: Array<{ id: string }>, hasMore: boolean }
+  t.equal(listed.data.length, 10)
+  t.equal(listed.hasMore, true)
+  const newest = JSON.parse((await call(port, 'POST', '/api/payments', { ...json, ...auth, 'idempotency-key': 'l10' }, '{"amount":1,"currency":"USD"}')).body) as { id: string }
+  t.equal(listed.data[0].id, newest.id, 'newest first')
+  t.equal((await call(port, 'GET', '/api/payments?limit=0', auth)).status, 400)
+  t.equal((JSON.parse((await call(port, 'GET', '/api/payments', auth)).body) as { data: unknown[] }).data.length, 10, 'limit defaults to 10')
 })
