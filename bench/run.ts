@@ -1,5 +1,5 @@
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -9,7 +9,10 @@ import { cannedPathPrefix, replayableHeaders, type CannedResponse } from './base
 import type { LoadJob, LoadRequest, LoadResult } from './load'
 import { measureMetricsHook, type HookCost } from './metrics-cost'
 import { PAYMENT_BODY, PRODUCT_BODY, REFUNDABLE_PAYMENT_BODY, REFUND_PAYMENTS, SCENARIOS, type Scenario, type Seed } from './scenarios'
-import { DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, redactUrl, summarizeLatencies, type BenchOptions } from './stats'
+import {
+  DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, parseProcStat, redactUrl, requestsPerCore,
+  summarizeLatencies, type BenchOptions
+} from './stats'
 
 /**
  * `npm run bench`: the built service as it runs in production against a raw
@@ -48,6 +51,9 @@ function productionNodeFlags (): string[] {
 
 type TargetKind = 'service' | 'baseline' | 'peer'
 
+/** One process of a target and where it listens. */
+interface Instance { child: ChildProcess, url: string }
+
 interface Target {
   id: string
   label: string
@@ -59,11 +65,12 @@ interface Target {
   writesOnly: boolean
   /** Only these scenarios run here (the metrics comparison). */
   scenarioNames?: string[]
-  child: ChildProcess
-  url: string
+  /** Its processes: one, or several behind a round-robin split (the load is divided between their URLs). */
+  instances: Instance[]
   seed: Seed
   env?: Record<string, string>
-  logPath?: string
+  /** Measure the PostgreSQL server's CPU (all local `postgres` processes) around each timed run. */
+  postgresServer?: boolean
   startups: Startup[]
 }
 
@@ -82,11 +89,19 @@ interface Measurement extends Omit<LoadResult, 'id'> {
   target: string
   round: number
   order: number
+  /** The largest peak RSS of any one of the target's processes. */
   peakRssMb: number
-  /** CPU time the target used per answered request during the timed run, µs (robust to a busy machine). */
+  /** Each process's peak RSS during the run, MB (one entry per instance). */
+  peakRssMbByInstance: number[]
+  /** CPU time the target (all its processes) used per answered request during the timed run, µs (robust to a busy machine). */
   cpuUsPerRequest: number
   /** The target's CPU use during the timed run, in cores (1 = one core busy). */
   cpuCores: number
+  /**
+   * The PostgreSQL server's CPU per answered request over the timed run, µs: every local process named `postgres`
+   * (other clients' queries included; a backend that exits during the run is not counted). NaN when not measured.
+   */
+  dbCpuUsPerRequest: number
 }
 
 function log (line: string): void {
@@ -123,12 +138,29 @@ try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8
 /** CPU time (user + system) a process has used so far, ms. */
 function procCpuMs (pid: number): number {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).cpuTicks * 1000 / clockTicks
   } catch {
     return Number.NaN
   }
+}
+
+/**
+ * CPU time (user + system) used so far by every process on this machine named `postgres` (the PostgreSQL server:
+ * postmaster, backends, background workers), ms; NaN when there is none (a remote server, or /proc hides it).
+ */
+function postgresServerCpuMs (): number {
+  let ticks = 0
+  let found = false
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = parseProcStat(readFileSync(`/proc/${entry}/stat`, 'utf8'))
+      if (stat.comm !== 'postgres') continue
+      ticks += stat.cpuTicks
+      found = true
+    } catch {}
+  }
+  return found ? ticks * 1000 / clockTicks : Number.NaN
 }
 
 function procStatus (pid: number): { rssKb: number, hwmKb: number } | undefined {
@@ -318,28 +350,36 @@ class Loader {
 
 async function measure (loader: Loader, target: Target, scenario: Scenario, round: number, order: number, options: BenchOptions, runId: string): Promise<Measurement> {
   const request: LoadRequest = scenario.request(target.seed, `${runId}-${target.id}-r${round}`)
-  let peakRssKb = 0
-  const pid = target.child.pid as number
+  const pids = target.instances.map((instance) => instance.child.pid as number)
+  const peakRssKb = pids.map(() => 0)
   const sampler = setInterval(() => {
-    const status = procStatus(pid)
-    if (status !== undefined && status.rssKb > peakRssKb) peakRssKb = status.rssKb
+    for (const [i, pid] of pids.entries()) {
+      const status = procStatus(pid)
+      if (status !== undefined && status.rssKb > peakRssKb[i]) peakRssKb[i] = status.rssKb
+    }
   }, 100)
+  const cpuOfTarget = (): number => pids.reduce((total, pid) => total + procCpuMs(pid), 0)
   try {
-    const job = { url: target.url, request, connections: options.connections, warmupSeconds: 0 }
+    const job = { urls: target.instances.map((instance) => instance.url), request, connections: options.connections, warmupSeconds: 0 }
     if (options.warmup > 0) await loader.run({ ...job, durationSeconds: options.warmup })
-    const cpuBefore = procCpuMs(pid)
+    const cpuBefore = cpuOfTarget()
+    const dbBefore = target.postgresServer === true ? postgresServerCpuMs() : Number.NaN
     const result = await loader.run({ ...job, durationSeconds: options.duration })
-    const cpuMs = procCpuMs(pid) - cpuBefore
+    const cpuMs = cpuOfTarget() - cpuBefore
+    const dbCpuMs = target.postgresServer === true ? postgresServerCpuMs() - dbBefore : Number.NaN
     const { id: _id, ...rest } = result
+    const perRequest = (ms: number): number => result.responses > 0 ? ms * 1000 / result.responses : Number.NaN
     return {
       ...rest,
       scenario: scenario.name,
       target: target.id,
       round,
       order,
-      peakRssMb: peakRssKb / 1024,
-      cpuUsPerRequest: result.responses > 0 ? cpuMs * 1000 / result.responses : Number.NaN,
-      cpuCores: cpuMs / 1000 / result.seconds
+      peakRssMb: Math.max(...peakRssKb) / 1024,
+      peakRssMbByInstance: peakRssKb.map((kb) => kb / 1024),
+      cpuUsPerRequest: perRequest(cpuMs),
+      cpuCores: cpuMs / 1000 / result.seconds,
+      dbCpuUsPerRequest: perRequest(dbCpuMs)
     }
   } finally {
     clearInterval(sampler)
@@ -363,6 +403,8 @@ interface Summary {
   cpuRatio: number
   /** Median per-round ratio of this target's req/s to the Express peer's (NaN without the peer). */
   peerRatio: number
+  /** Median PostgreSQL server CPU per request, µs (NaN when not measured). */
+  dbCpuUsPerRequest: number
 }
 
 function summarize (measurements: Measurement[], scenario: string, target: string): Summary | undefined {
@@ -388,7 +430,8 @@ function summarize (measurements: Measurement[], scenario: string, target: strin
       mine.map((m) => baseline.find((b) => b.round === m.round)?.cpuUsPerRequest ?? Number.NaN),
       mine.map((m) => m.cpuUsPerRequest)
     ),
-    peerRatio: pairedRatio(mine.map((m) => m.rps), mine.map((m) => peer.find((b) => b.round === m.round)?.rps ?? Number.NaN))
+    peerRatio: pairedRatio(mine.map((m) => m.rps), mine.map((m) => peer.find((b) => b.round === m.round)?.rps ?? Number.NaN)),
+    dbCpuUsPerRequest: median(mine.map((m) => m.dbCpuUsPerRequest))
   }
 }
 
@@ -442,7 +485,9 @@ const USAGE = `npm run bench [-- options]
   --no-metrics      skip the metrics-on rows that measure what metrics cost per request (BENCH_METRICS=0)
   --cpu-prof=DIR    write node --cpu-prof profiles of the services into DIR (BENCH_CPU_PROF)
 
-  DATABASE_URL=postgres://… adds PostgreSQL rows (in a schema of their own, dropped afterwards).
+  DATABASE_URL=postgres://… adds PostgreSQL rows: one instance, and two instances on one database with the load
+  split round-robin between them (each row in a schema of its own, dropped afterwards), with the PostgreSQL
+  server's CPU per request when it runs on this machine.
   Results: a table on stdout, progress on stderr, JSON in bench/results/.
 `
 
@@ -485,14 +530,20 @@ async function main (): Promise<void> {
   const loader = new Loader()
   let baselineChild: ChildProcess | undefined
   let peerChild: ChildProcess | undefined
-  let dropPostgres: (() => Promise<void>) | undefined
+  const dropPostgres: Array<() => Promise<void>> = []
 
-  const addService = async (id: string, label: string, env: Record<string, string>, flags: Partial<Target>): Promise<Target | undefined> => {
-    const logPath = join(dir, `${id}.log`)
+  /**
+   * Starts a service target of `count` processes on the same database, one after the other (the first migrates a
+   * fresh database; the next start once it listens), and seeds it through the first.
+   */
+  const addService = async (id: string, label: string, env: Record<string, string>, flags: Partial<Target>, count = 1): Promise<Target | undefined> => {
     const fullEnv = { ...production, ...env }
+    const started: Started[] = []
     try {
-      const started = await spawnService(fullEnv, logPath, options, true)
-      const seed = await seedService(started.url, runId)
+      for (let i = 0; i < count; i++) {
+        started.push(await spawnService(fullEnv, join(dir, count === 1 ? `${id}.log` : `${id}-${i + 1}.log`), options, i === 0))
+      }
+      const seed = await seedService(started[0].url, runId)
       const target: Target = {
         id,
         label,
@@ -501,17 +552,16 @@ async function main (): Promise<void> {
         informative: false,
         writesOnly: false,
         ...flags,
-        child: started.child,
-        url: started.url,
+        instances: started.map(({ child, url }) => ({ child, url })),
         seed,
         env: fullEnv,
-        logPath,
-        startups: [started.startup]
+        startups: started.map((s) => s.startup)
       }
       targets.push(target)
-      log(`${label}: listening after ${started.startup.listeningMs} ms (live after ${started.startup.liveMs} ms) at ${started.url}`)
+      for (const s of started) log(`${label}: listening after ${s.startup.listeningMs} ms (live after ${s.startup.liveMs} ms) at ${s.url}`)
       return target
     } catch (err) {
+      for (const s of started) await stopChild(s.child)
       const reason = err instanceof Error ? err.message : String(err)
       skipped.push({ target: label, reason })
       log(`${label}: skipped (${reason})`)
@@ -523,7 +573,7 @@ async function main (): Promise<void> {
     // The headline: default SQLITE_SYNCHRONOUS (FULL), a fresh database on disk.
     const headline = await addService('sqlite', 'service, SQLite (SYNCHRONOUS=FULL)', { DATABASE_URL: `file:${join(dir, 'service.db')}` }, { headline: true })
     if (headline === undefined) throw new Error(`the service did not start: ${skipped[0]?.reason ?? ''}`)
-    const canned = await captureResponses(headline.url, headline.seed, `${runId}-capture`)
+    const canned = await captureResponses(headline.instances[0].url, headline.seed, `${runId}-capture`)
     const responsesFile = join(dir, 'baseline-responses.json')
     writeFileSync(responsesFile, JSON.stringify(canned, null, 2))
     const baseline = await startListeningProcess(BASELINE(), [responsesFile])
@@ -535,8 +585,7 @@ async function main (): Promise<void> {
       headline: false,
       informative: false,
       writesOnly: false,
-      child: baseline.child,
-      url: baseline.url,
+      instances: [baseline],
       seed: headline.seed,
       startups: []
     })
@@ -550,8 +599,7 @@ async function main (): Promise<void> {
         headline: false,
         informative: true,
         writesOnly: false,
-        child: peer.child,
-        url: peer.url,
+        instances: [peer],
         seed: await seedService(peer.url, runId),
         startups: []
       })
@@ -568,13 +616,20 @@ async function main (): Promise<void> {
         { DATABASE_URL: `file:${join(dir, 'service-metrics.db')}`, METRICS_PORT: '0' }, { informative: true, scenarioNames: METRICS_SCENARIOS })
     }
     if (options.postgresUrl !== undefined) {
-      try {
-        const isolated = await isolatedPostgres(options.postgresUrl, runId)
-        dropPostgres = isolated.drop
-        await addService('postgres', `service, PostgreSQL (${redactUrl(options.postgresUrl)})`, { DATABASE_URL: isolated.url }, {})
-      } catch (err) {
-        skipped.push({ target: 'PostgreSQL', reason: err instanceof Error ? err.message : String(err) })
-        log(`PostgreSQL: skipped (${String(err)})`)
+      // One instance, and two on one database behind a round-robin split (each in a schema of its own, so neither
+      // row measures the other's tables): the scale-out path's cost per request, and the database server's.
+      for (const [id, count, label] of [
+        ['postgres', 1, `service, PostgreSQL (${redactUrl(options.postgresUrl)})`],
+        ['postgres-x2', 2, `service, PostgreSQL, 2 instances, round-robin (${redactUrl(options.postgresUrl)})`]
+      ] as const) {
+        try {
+          const isolated = await isolatedPostgres(options.postgresUrl, `${runId}-${id}`)
+          dropPostgres.push(isolated.drop)
+          await addService(id, label, { DATABASE_URL: isolated.url }, { postgresServer: true }, count)
+        } catch (err) {
+          skipped.push({ target: label, reason: err instanceof Error ? err.message : String(err) })
+          log(`${label}: skipped (${String(err)})`)
+        }
       }
     }
 
@@ -589,23 +644,27 @@ async function main (): Promise<void> {
           const m = await measure(loader, target, scenario, round, position, options, runId)
           measurements.push(m)
           const bad = m.non2xx + m.errors + m.timeouts > 0 ? ` (non-2xx ${m.non2xx}, errors ${m.errors}, timeouts ${m.timeouts})` : ''
+          const db = Number.isFinite(m.dbCpuUsPerRequest) ? `  db server cpu ${fmt(m.dbCpuUsPerRequest)} µs/req` : ''
           log(`round ${round + 1}/${options.rounds} ${scenario.name.padEnd(14)} ${target.id.padEnd(13)} ` +
-            `${fmt(m.rps).padStart(6)} req/s  p50 ${fmt(m.latency.p50, 2)} ms  p99 ${fmt(m.latency.p99, 2)} ms  rss ${fmt(m.peakRssMb)} MB  cpu ${fmt(m.cpuUsPerRequest)} µs/req (${fmt(m.cpuCores, 2)} cores)${bad}`)
+            `${fmt(m.rps).padStart(6)} req/s  p50 ${fmt(m.latency.p50, 2)} ms  p99 ${fmt(m.latency.p99, 2)} ms  rss ${fmt(m.peakRssMb)} MB  cpu ${fmt(m.cpuUsPerRequest)} µs/req (${fmt(m.cpuCores, 2)} cores)${db}${bad}`)
         }
       }
     }
 
-    const hwm: Record<string, number> = {}
-    for (const target of targets) hwm[target.id] = (procStatus(target.child.pid as number)?.hwmKb ?? Number.NaN) / 1024
+    /** Each target's processes' peak RSS (VmHWM) over the whole run, MB. */
+    const hwm: Record<string, number[]> = {}
+    for (const target of targets) {
+      hwm[target.id] = target.instances.map((instance) => (procStatus(instance.child.pid as number)?.hwmKb ?? Number.NaN) / 1024)
+    }
 
     // Start-up: the first start above (fresh database) plus restarts on the same database.
     for (const target of targets.filter((t) => t.kind === 'service')) {
-      await stopChild(target.child)
+      for (const instance of target.instances) await stopChild(instance.child)
       if (!target.headline) continue
       for (let i = 0; i < options.starts; i++) {
         const started = await spawnService(target.env as Record<string, string>, join(dir, `${target.id}-restart-${i}.log`), options, false)
         target.startups.push(started.startup)
-        target.child = started.child
+        target.instances = [{ child: started.child, url: started.url }]
         await stopChild(started.child)
       }
     }
@@ -613,10 +672,10 @@ async function main (): Promise<void> {
     report({ options, runId, startedAt, loadBefore, fsType, commit, metricsHook, targets, scenarios, measurements, hwm, skipped })
   } finally {
     loader.close()
-    for (const target of targets) await stopChild(target.child)
+    for (const target of targets) for (const instance of target.instances) await stopChild(instance.child)
     if (baselineChild !== undefined) await stopChild(baselineChild)
     if (peerChild !== undefined) await stopChild(peerChild)
-    await dropPostgres?.().catch((err: unknown) => { log(`could not drop the benchmark schema: ${String(err)}`) })
+    for (const drop of dropPostgres) await drop().catch((err: unknown) => { log(`could not drop a benchmark schema: ${String(err)}`) })
     rmSync(dir, { recursive: true, force: true })
     rmSync(SNAPSHOT, { recursive: true, force: true })
   }
@@ -633,7 +692,7 @@ interface ReportInput {
   targets: Target[]
   scenarios: Scenario[]
   measurements: Measurement[]
-  hwm: Record<string, number>
+  hwm: Record<string, number[]>
   skipped: Array<{ target: string, reason: string }>
 }
 
@@ -677,6 +736,8 @@ function report (input: ReportInput): void {
         fmt(summary.p99, 2),
         fmt(summary.peakRssMb),
         fmt(summary.cpuUsPerRequest),
+        fmt(requestsPerCore(summary.cpuUsPerRequest)),
+        fmt(summary.dbCpuUsPerRequest),
         target.kind === 'baseline' ? '1.000×' : `${fmt(summary.ratio, 3)}×`,
         target.kind === 'baseline' ? '1.000×' : `${fmt(summary.cpuRatio, 3)}×`,
         goal + problems
@@ -699,7 +760,7 @@ function report (input: ReportInput): void {
     }
     metricsLines.unshift(`Metrics onResponse hook, in-process: ${fmt(cost, 3)} µs CPU per request (median of ${input.metricsHook.samples.length}: ${input.metricsHook.samples.map((s) => fmt(s, 3)).join(', ')}).`)
   }
-  const headlineHwm = hwm[headline.id]
+  const headlineHwm = Math.max(...hwm[headline.id])
   checks.push({ goal: `service peak RSS ≤ ${GOALS.rssMb} MB`, value: `${fmt(headlineHwm)} MB`, met: headlineHwm <= GOALS.rssMb })
   const listening = headline.startups.map((s) => s.listeningMs)
   const startupMedian = median(listening)
@@ -710,7 +771,9 @@ function report (input: ReportInput): void {
     met: startupMedian <= GOALS.startupMs
   })
 
-  const table = markdownTable(['scenario', 'store', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'CPU µs/req', 'req/s vs baseline', 'CPU/req vs baseline', 'target'], rows)
+  const table = markdownTable(['scenario', 'store', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'CPU µs/req', 'req/core', 'DB server CPU µs/req',
+    'req/s vs baseline', 'CPU/req vs baseline', 'target'], rows)
+  const perCore = requestsPerCoreLines(scenarios, ordered, summaries)
   const date = input.startedAt.toISOString().slice(0, 10)
   const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.versions.node}, Linux ${release()}`
   const lines = [
@@ -719,7 +782,10 @@ function report (input: ReportInput): void {
     `${options.connections} connections, ${options.rounds} rounds × (${options.warmup} s warm-up + ${options.duration} s), alternating targets; ` +
       'medians over rounds; "req/s vs baseline" is the median of the per-round ratios (service ÷ baseline of the same round); ' +
       '"CPU/req vs baseline" is the baseline\'s CPU time per request ÷ the service\'s (same rounds), which a busy machine disturbs much less ' +
-      '(CPU counts the measured process only: not the load generator, not the PostgreSQL server). Load average at start: ' +
+      '(CPU counts the measured process only — both processes for two instances —: not the load generator; the PostgreSQL server\'s ' +
+      'is its own column, "DB server CPU µs/req"). "req/core" is 1,000,000 ÷ "CPU µs/req": requests one core of service CPU answers. ' +
+      'Peak RSS is per process (the larger of two instances). Two instances share one database; the load generator splits the ' +
+      'connections between their URLs (round-robin, no proxy). Load average at start: ' +
       input.loadBefore.map((n) => n.toFixed(2)).join(' ') + `; data on ${input.fsType}.`,
     '',
     table,
@@ -727,7 +793,8 @@ function report (input: ReportInput): void {
     `Start-up to listening (spawn → "Server listening" log line): ${headline.startups.map((s) => `${s.listeningMs}${s.freshDatabase ? ' (fresh db)' : ''}`).join(', ')} ms; ` +
       `first 200 from /health/live: ${headline.startups.map((s) => s.liveMs).join(', ')} ms; ` +
       `CPU time used by then: ${headline.startups.map((s) => fmt(s.cpuMs)).join(', ')} ms.`,
-    `Peak RSS (VmHWM) over the run: ${targets.map((t) => `${t.id} ${fmt(hwm[t.id])} MB`).join(', ')}.`,
+    `Peak RSS (VmHWM) over the run, per process: ${targets.map((t) => `${t.id} ${hwm[t.id].map((mb) => fmt(mb)).join(' and ')} MB`).join(', ')}.`,
+    ...perCore,
     `One durable commit (WAL, SYNCHRONOUS=FULL, one-row INSERT) in the data directory: p50 ${fmt(input.commit.p50, 2)} ms, p99 ${fmt(input.commit.p99, 2)} ms. ` +
       'A fresh-key payment needs 2 commits one after the other (the key claimed with the pending payment; the completion, ' +
       `with the simulated gateway's ledger entry), so its latency cannot go below ~${fmt(2 * input.commit.p50, 1)} ms (p50) even on an idle service; group commit shares each commit among the requests waiting for it.`,
@@ -748,7 +815,17 @@ function report (input: ReportInput): void {
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 2 ** 30, node: process.versions.node, kernel: release(), loadBefore: input.loadBefore, loadAfter: loadavg(), dataFilesystem: input.fsType, durableCommitMs: input.commit },
     metricsHook: input.metricsHook,
     options: { ...options, postgresUrl: options.postgresUrl === undefined ? undefined : redactUrl(options.postgresUrl) },
-    targets: targets.map((t) => ({ id: t.id, label: t.label, kind: t.kind, headline: t.headline, informative: t.informative, startups: t.startups, peakRssMb: hwm[t.id] })),
+    targets: targets.map((t) => ({
+      id: t.id,
+      label: t.label,
+      kind: t.kind,
+      headline: t.headline,
+      informative: t.informative,
+      instances: hwm[t.id].length,
+      startups: t.startups,
+      peakRssMb: Math.max(...hwm[t.id]),
+      peakRssMbByInstance: hwm[t.id]
+    })),
     skipped: input.skipped,
     summaries,
     checks,
@@ -757,20 +834,47 @@ function report (input: ReportInput): void {
   log(`results written to ${file}`)
 }
 
+/**
+ * Requests per core for sizing, per scenario: the SQLite headline, and each PostgreSQL row by its service CPU alone
+ * and with the database server's CPU added (what a fleet of instances plus its PostgreSQL server spends).
+ */
+function requestsPerCoreLines (scenarios: Scenario[], ordered: Target[], summaries: Summary[]): string[] {
+  const sized = ordered.filter((t) => t.headline || t.postgresServer === true)
+  if (!sized.some((t) => t.postgresServer === true)) return []
+  const count = (value: number): string => Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '-'
+  const lines = ['Requests per core (1,000,000 ÷ CPU µs per request; PostgreSQL: service processes alone, then with the database ' +
+    'server\'s CPU added — all local `postgres` processes, other clients included):']
+  for (const scenario of scenarios) {
+    const parts: string[] = []
+    for (const target of sized) {
+      const summary = summaries.find((s) => s.scenario === scenario.name && s.target === target.id)
+      if (summary === undefined) continue
+      const service = count(requestsPerCore(summary.cpuUsPerRequest))
+      parts.push(target.postgresServer === true
+        ? `${storeLabel(target)} ${service} (${count(requestsPerCore(summary.cpuUsPerRequest, summary.dbCpuUsPerRequest))} with the database server)`
+        : `${storeLabel(target)} ${service}`)
+    }
+    if (parts.length > 0) lines.push(`- ${scenario.title}: ${parts.join('; ')}.`)
+  }
+  return lines
+}
+
 function storeLabel (target: Target): string {
   if (target.kind === 'baseline') return 'baseline (raw node:http)'
   if (target.kind === 'peer') return 'Express 5 peer (in memory)'
   if (target.id === 'sqlite-metrics') return 'SQLite FULL + metrics (informative)'
   if (target.informative) return 'SQLite NORMAL (informative)'
-  return target.id === 'postgres' ? 'PostgreSQL' : 'SQLite FULL'
+  if (target.id === 'postgres-x2') return 'PostgreSQL, 2 instances'
+  return target.id === 'postgres' ? 'PostgreSQL, 1 instance' : 'SQLite FULL'
 }
 
 function rank (target: Target): number {
   if (target.headline) return 0
   if (target.id === 'postgres') return 1
-  if (target.kind === 'peer') return 3
-  if (target.informative) return 2
-  return 4
+  if (target.id === 'postgres-x2') return 2
+  if (target.kind === 'peer') return 4
+  if (target.informative) return 3
+  return 5
 }
 
 main().catch((err: unknown) => {

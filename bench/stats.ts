@@ -1,6 +1,6 @@
 /**
  * Pure helpers of the benchmark: percentiles, medians, ratios, options and the
- * results table. No I/O here, so test/bench.test.ts covers all of it.
+ * results table, /proc parsing. No I/O here, so test/bench.test.ts covers all of it.
  */
 
 /** Nearest-rank percentile (p in 0..100) of values sorted ascending; NaN when empty. */
@@ -168,4 +168,27 @@ export function pairedDifference (a: number[], b: number[]): number {
     if (Number.isFinite(a[i]) && Number.isFinite(b[i])) differences.push(a[i] - b[i])
   }
   return median(differences)
+}
+
+/**
+ * A process's name and CPU time from the text of /proc/<pid>/stat: `comm` (the name between the parentheses, which
+ * may itself hold spaces or parentheses) and utime + stime in clock ticks.
+ */
+export function parseProcStat (text: string): { comm: string, cpuTicks: number } {
+  const open = text.indexOf('(')
+  const close = text.lastIndexOf(')')
+  if (open < 0 || close < open) throw new Error('not a /proc/<pid>/stat line')
+  const fields = text.slice(close + 2).split(' ')
+  const cpuTicks = Number(fields[11]) + Number(fields[12])
+  if (!Number.isFinite(cpuTicks)) throw new Error('not a /proc/<pid>/stat line')
+  return { comm: text.slice(open + 1, close), cpuTicks }
+}
+
+/**
+ * Requests one core answers: 1,000,000 µs ÷ the CPU µs each request costs (`extraUs`: another process's share per
+ * request, e.g. the database server's, added when given and finite). NaN without a positive, finite cost.
+ */
+export function requestsPerCore (cpuUsPerRequest: number, extraUs?: number): number {
+  const total = cpuUsPerRequest + (extraUs !== undefined && Number.isFinite(extraUs) ? extraUs : 0)
+  return Number.isFinite(total) && total > 0 ? 1_000_000 / total : Number.NaN
 }

@@ -2,10 +2,11 @@ import t from 'tap'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
-  DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, percentile, ratio, redactUrl, summarizeLatencies
+  DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, parseProcStat, percentile, ratio, redactUrl,
+  requestsPerCore, summarizeLatencies
 } from '../bench/stats'
 import { cannedPathPrefix, matchOrder, replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
-import { requestsFor, type LoadRequest } from '../bench/load'
+import { mergeParts, requestsFor, runJob, splitRequest, type LoadRequest, type PartResult } from '../bench/load'
 import { LIST_LIMIT, REFUND_PAYMENTS, SCENARIOS, refundPath, type Seed } from '../bench/scenarios'
 import { measureMetricsHook } from '../bench/metrics-cost'
 import { startExpressPeer } from '../bench/express-peer'
@@ -119,6 +120,22 @@ t.test('redactUrl hides the password only', async (t) => {
   t.equal(redactUrl('postgres://db:5432/x'), 'postgres://db:5432/x')
 })
 
+t.test('parseProcStat reads the name and utime + stime, whatever the name holds', async (t) => {
+  const line = '2194 (postgres) S 2192 2194 2194 0 -1 4194560 1234 0 0 0 150 25 0 0 20 0 1 0 345 229638144 3214 18446744073709551615'
+  t.same(parseProcStat(line), { comm: 'postgres', cpuTicks: 175 })
+  t.same(parseProcStat('7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0'), { comm: 'a (b) c', cpuTicks: 7 })
+  t.throws(() => parseProcStat('garbage'), /not a \/proc/)
+  t.throws(() => parseProcStat('1 (x) S 1'), /not a \/proc/)
+})
+
+t.test('requestsPerCore: one core\'s requests at a CPU cost per request, another process\'s share optionally added', async (t) => {
+  t.equal(requestsPerCore(50), 20_000)
+  t.equal(requestsPerCore(300, 200), 2_000, 'with the database server\'s CPU per request')
+  t.equal(requestsPerCore(50, Number.NaN), 20_000, 'an unmeasured share is left out')
+  t.ok(Number.isNaN(requestsPerCore(Number.NaN)))
+  t.ok(Number.isNaN(requestsPerCore(0)))
+})
+
 const seed: Seed = {
   productId: 'p',
   putProductId: 'q',
@@ -157,6 +174,63 @@ t.test('requestsFor: a fixed request, or fresh keys and cycled paths per request
   const [pathsOnly] = requestsFor({ ...base, paths: ['/p1', '/p2'] }, 'm1')
   const onlyPaths = (pathsOnly.setupRequest as NonNullable<typeof pathsOnly.setupRequest>)({ path: '/x', headers: { a: '1' } }, {})
   t.same(onlyPaths, { path: '/p1', headers: { a: '1' } }, 'no key without a prefix')
+})
+
+t.test('splitRequest: connections divided, keys and paths disjoint between instances', async (t) => {
+  const request: LoadRequest = { method: 'POST', path: '/p0', paths: ['/p0', '/p1', '/p2', '/p3', '/p4'], headers: {}, freshKeyPrefix: 'run' }
+  t.same(splitRequest(request, 50, 0, 1), { request, connections: 50 }, 'one instance: the job as it is')
+  const first = splitRequest(request, 51, 0, 2)
+  const second = splitRequest(request, 51, 1, 2)
+  t.equal(first.connections + second.connections, 51)
+  t.same([first.connections, second.connections], [26, 25])
+  t.same(first.request.paths, ['/p0', '/p2', '/p4'])
+  t.same(second.request.paths, ['/p1', '/p3'])
+  t.equal(second.request.path, '/p1')
+  t.equal(first.request.freshKeyPrefix, 'run-i0')
+  t.equal(second.request.freshKeyPrefix, 'run-i1')
+  t.equal(splitRequest(request, 1, 1, 2).connections, 1, 'every instance gets a connection')
+  const fixed = splitRequest({ method: 'GET', path: '/x', headers: {} }, 10, 1, 2).request
+  t.same(fixed, { method: 'GET', path: '/x', headers: {} }, 'a fixed request stays as it is')
+  t.same(splitRequest({ ...request, paths: ['/only'] }, 10, 1, 2).request.paths, ['/only'], 'fewer paths than instances: all of them')
+})
+
+t.test('mergeParts sums counts and req/s and pools latencies', async (t) => {
+  const part = (ok: number, samples: number[], duration: number, codes: Record<string, number>, non2xx = 0): PartResult =>
+    ({ ok, samples, duration, non2xx, errors: 1, timeouts: 0, statusCodes: codes })
+  const merged = mergeParts(7, [part(100, [1, 2, 3], 2, { 201: 100 }), part(50, [4, 5], 2.5, { 201: 50, 409: 2 }, 2)])
+  t.equal(merged.id, 7)
+  t.equal(merged.rps, 70)
+  t.equal(merged.responses, 150)
+  t.equal(merged.non2xx, 2)
+  t.equal(merged.errors, 2)
+  t.same(merged.statusCodes, { 201: 150, 409: 2 })
+  t.equal(merged.seconds, 2.5)
+  t.same([merged.latency.count, merged.latency.p50, merged.latency.max], [5, 3, 5])
+  const single = mergeParts(1, [part(10, [1], 0, {})])
+  t.equal(single.rps, 0, 'a run that lasted nothing adds no rate')
+})
+
+t.test('runJob splits a job between two URLs and merges what both answered', async (t) => {
+  const body = '{"ok":true}'
+  const canned = (name: string): CannedResponse => ({
+    scenario: name, method: 'POST', pathPrefix: '/api/payments/', status: 201, headers: [['x-instance', name], ['content-length', String(body.length)]], body: Buffer.from(body).toString('base64')
+  })
+  const servers = await Promise.all([startBaseline([canned('one')]), startBaseline([canned('two')])])
+  t.teardown(() => { for (const server of servers) { server.close(); server.closeAllConnections() } })
+  const seen = servers.map(() => new Set<string>())
+  for (const [i, server] of servers.entries()) server.on('request', (req: { url?: string }) => { seen[i].add(req.url ?? '') })
+  const urls = servers.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+  const request: LoadRequest = { method: 'POST', path: '/api/payments/a/refunds', paths: ['/api/payments/a/refunds', '/api/payments/b/refunds'], headers: {}, body: '{}', freshKeyPrefix: 'run' }
+  const split = await runJob({ id: 3, urls, request, connections: 4, warmupSeconds: 0, durationSeconds: 0.3 })
+  t.equal(split.id, 3)
+  t.ok(split.responses > 0, 'both instances answered')
+  t.equal(split.statusCodes['201'], split.responses)
+  t.equal(split.non2xx + split.errors + split.timeouts, 0)
+  t.equal(split.latency.count, split.responses, 'every answer\'s latency is pooled')
+  t.ok(split.rps > 0)
+  t.same(seen.map((paths) => [...paths]), [['/api/payments/a/refunds'], ['/api/payments/b/refunds']], 'each instance got load, on its own share of the paths')
+  const single = await runJob({ id: 4, urls: urls.slice(0, 1), request: { method: 'GET', path: '/x', headers: {} }, connections: 2, warmupSeconds: 0.1, durationSeconds: 0.2 })
+  t.ok(single.non2xx > 0 && single.responses === 0, 'a 404 counts as non-2xx, not as an answer')
 })
 
 t.test('replayableHeaders drops what node:http writes itself', async (t) => {
