@@ -58,6 +58,8 @@ export default fp(async (app) => {
     merchants: app.db.merchants,
     clock: app.clock,
     adminApiKey: app.config.ADMIN_API_KEY,
+    cache: app.credentialCache,
+    onCredentialsChanged: app.forgetCredentials,
     onBackgroundError: (err) => { app.log.warn({ err }, 'could not record API key use') }
   })
   app.decorate('apiKeys', service)
@@ -116,4 +118,4 @@ export default fp(async (app) => {
       case 'not_found': throw new NotFoundError(merchantNotFoundMessage(String(target)))
     }
   })
-}, { name: 'auth', dependencies: ['config', 'database', 'clock'], fastify: '5.x' })
+}, { name: 'auth', dependencies: ['config', 'database', 'clock', 'credential-cache'], fastify: '5.x' })

@@ -48,6 +48,12 @@ export default fp<ServicesOptions>(async (app, options) => {
     events
   }))
   app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log, renderRefund: options.renderRefund, events }))
-  app.decorate('merchants', merchantService({ merchants: app.db.merchants, clock: app.clock, renderCreated: options.renderMerchantCreated, updatedEvent: events.merchant }))
+  app.decorate('merchants', merchantService({
+    merchants: app.db.merchants,
+    clock: app.clock,
+    renderCreated: options.renderMerchantCreated,
+    updatedEvent: events.merchant,
+    onStatusChanged: app.forgetCredentials
+  }))
   app.decorate('products', productService(app.db.products))
-}, { name: 'services', dependencies: ['database', 'gateway', 'clock'], fastify: '5.x' })
+}, { name: 'services', dependencies: ['database', 'gateway', 'clock', 'credential-cache'], fastify: '5.x' })

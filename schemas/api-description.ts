@@ -13,7 +13,7 @@ Send an API key as \`Authorization: Bearer <key>\` (the **Authorize** button abo
 \`WWW-Authenticate: Bearer realm="product-payment-service"\` (plus \`error="invalid_token"\` when a key was sent); a valid
 key without the right is 403; another merchant's merchant record, keys or payments are 404, as if they did not exist.
 Keys are checked before the request body is read. A merchant may hold several keys (rotate: create, deploy, revoke);
-a revoked key is refused from the next request on. Codes in the products envelope: \`UNAUTHENTICATED\`, \`FORBIDDEN\`.
+a revoked key is refused from the next request on (by other instances within milliseconds; see \`revokeApiKey\`). Codes in the products envelope: \`UNAUTHENTICATED\`, \`FORBIDDEN\`.
 
 ## Error shapes
 * **Products** (and infrastructure routes) answer errors with the simple envelope

@@ -57,5 +57,5 @@ export const apiKeyResponses = {
     headers: { 'cache-control': { type: 'string', description: '`no-store`: the response carries a secret.' } }
   },
   list: jsonResponse('The merchant\'s active keys.', ApiKeyList),
-  revoked: { description: 'Revoked: refused from the next request on, on every instance.', type: 'null' }
+  revoked: { description: 'Revoked: refused from the next request on (other instances: within milliseconds through Redis, at most AUTH_CACHE_TTL_MS without it).', type: 'null' }
 }

@@ -21,6 +21,7 @@ import readinessPlugin from '../plugins/readiness'
 import securityPlugin from '../plugins/security'
 import authPlugin from '../plugins/auth'
 import redisPlugin from '../plugins/redis'
+import credentialCachePlugin from '../plugins/credential-cache'
 import docsPlugin from '../plugins/docs'
 import schemasPlugin from '../plugins/schemas'
 import servicesPlugin from '../plugins/services'
@@ -134,6 +135,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(readinessPlugin)
   await app.register(metricsPlugin)
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
+  await app.register(redisPlugin)
+  await app.register(credentialCachePlugin)
   await app.register(servicesPlugin, {
     renderSettledPayment: renderSettled,
     renderRefund,
@@ -143,7 +146,6 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(webhooksPlugin, overrides.webhooks ?? {})
-  await app.register(redisPlugin)
   await app.register(authPlugin)
   await app.register(securityPlugin)
   // Two Host headers, an encoded body, a charset other than UTF-8: refused before the body is read

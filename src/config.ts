@@ -56,6 +56,13 @@ export const ConfigSchema = Type.Object({
    */
   ADMIN_API_KEY: Type.Optional(Type.String()),
   /**
+   * How long an instance reuses a successful API key lookup (0: every request reads the database).
+   * Revocations and suspensions clear it at once (on other instances through Redis, when configured).
+   */
+  AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  /** API key lookups one instance keeps at most. */
+  AUTH_CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  /**
    * Origins (`https://dashboard.example.com`, comma-separated) whose browser scripts may call the API (CORS).
    * Default: none — no cross-origin browser access; server-to-server clients are not affected by CORS.
    */

@@ -73,7 +73,8 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['api keys'],
       operationId: 'revokeApiKey',
       summary: 'Revoke an API key',
-      description: `${who} The key is refused (401) from the next request on, on every instance. ` +
+      description: `${who} The key is refused (401) from the next request on by the instance that revoked it, and within ` +
+        'milliseconds by the others (at most AUTH_CACHE_TTL_MS, 2 s by default, when an instance cannot hear of it through Redis). ' +
         'An unknown or already revoked key is 404. A merchant may revoke the key it is calling with.',
       security: requiresKey,
       params: ApiKeyParams,

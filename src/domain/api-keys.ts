@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MerchantStatus } from './merchants'
 
 /**
@@ -62,7 +62,7 @@ export function generateSecret (): string {
 }
 
 export function hashSecret (secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex')
+  return hash('sha256', secret, 'hex')
 }
 
 /** Compares two hex digests without a timing signal. */

@@ -14,6 +14,7 @@ import {
 import { isGuid } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
 import type { ApiKeyStore, MerchantStore } from '../store/types'
+import type { CredentialCache } from './credential-cache'
 
 export interface ApiKeyServiceDeps {
   apiKeys: ApiKeyStore
@@ -29,6 +30,10 @@ export interface ApiKeyServiceDeps {
   /** Recorded uses are written together this long after the first of a batch (default one second). */
   usageFlushDelayMs?: number
   newId?: () => string
+  /** Successful lookups reused for a short time; cleared here when a key is revoked. */
+  cache?: CredentialCache
+  /** Called after a revocation, so other instances forget their cached lookups too. */
+  onCredentialsChanged?: () => Promise<void>
 }
 
 export interface CreateApiKeyInput {
@@ -49,7 +54,7 @@ const MAX_TRACKED_KEYS = 10_000
 export interface ApiKeyService {
   create: (merchantId: string, input: CreateApiKeyInput) => Promise<CreatedApiKey>
   list: (merchantId: string) => Promise<ApiKey[]>
-  /** Refused from the next request on, on every instance (authentication reads the database each time). */
+  /** Refused from the next request on this instance; on others once they hear of it (see apiKeyService). */
   revoke: (merchantId: string, keyId: string) => Promise<void>
   /** The principal `token` authenticates, or undefined for an unknown, revoked or expired one. */
   authenticate: (token: string) => Promise<Principal | undefined>
@@ -69,10 +74,12 @@ function merchantNotFound (id: string): NotFoundError {
 /**
  * API keys: issue, list, revoke, and authenticate a Bearer token.
  *
- * Authentication reads the key by its hash on every request (one indexed lookup, joined with
- * the merchant's status), with no cache: a revocation or suspension through any instance
- * applies to the very next request on every instance. lastUsedAt is written at most once per
- * minute per key and instance, in batches, off the request path.
+ * Authentication reads the key by its hash (one indexed lookup, joined with the merchant's
+ * status) and, with a cache, reuses a successful answer for a short time. A revocation clears
+ * this instance's cache before it returns and tells the others through `onCredentialsChanged`;
+ * an instance that misses the message still stops accepting the key when the cache's TTL ends.
+ * lastUsedAt is written at most once per minute per key and instance, in batches, off the
+ * request path.
  */
 export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
   const adminHash = deps.adminApiKey === undefined ? undefined : hashSecret(deps.adminApiKey)
@@ -120,6 +127,8 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
       const id = await requireMerchant(merchantId)
       const revoked = isGuid(keyId) && await deps.apiKeys.revoke(id, keyId.toLowerCase(), new Date(deps.clock()).toISOString())
       if (!revoked) throw new NotFoundError(`Merchant '${id}' has no active API key with the id '${keyId.slice(0, 64)}'.`)
+      deps.cache?.clear()
+      await deps.onCredentialsChanged?.()
     },
 
     async authenticate (token) {
@@ -128,8 +137,13 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
       if (adminHash !== undefined && sameHash(hash, adminHash)) return { kind: 'admin', credentialId: 'ADMIN_API_KEY' }
       // Anything that is not shaped like a key cannot be one: no lookup.
       if (!SECRET_PATTERN.test(token)) return undefined
-      const match = await deps.apiKeys.findByHash(hash)
       const now = deps.clock()
+      const cached = deps.cache?.get(hash, now)
+      if (cached !== undefined) {
+        usage.record(cached.credentialId, now)
+        return cached
+      }
+      const match = await deps.apiKeys.findByHash(hash)
       if (match === undefined || !sameHash(match.key.secretHash, hash) || !isKeyUsable(match.key, now)) return undefined
       const { key, merchantStatus } = match
       let principal: Principal | undefined
@@ -139,7 +153,10 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
         // The generated admin key counts only while no ADMIN_API_KEY is configured: setting one retires it.
         principal = { kind: 'admin', credentialId: key.id }
       }
-      if (principal !== undefined) usage.record(key.id, now)
+      if (principal !== undefined) {
+        usage.record(key.id, now)
+        deps.cache?.set(hash, principal, key.expiresAt === null ? null : Date.parse(key.expiresAt), now)
+      }
       return principal
     },
 

@@ -25,6 +25,8 @@ export interface MerchantDeps {
   renderCreated?: (merchant: Merchant) => StoredResponse
   /** merchant.updated, written with the update; undefined: no events. */
   updatedEvent?: EventOf<Merchant>
+  /** Called after a merchant is suspended or reactivated (its keys' cached lookups carry the status). */
+  onStatusChanged?: () => Promise<void>
 }
 
 /** What a conditional write requires of the current merchant (the route derives it from If-Match). */
@@ -103,7 +105,10 @@ export async function patchMerchant (
     }
     if (isUnchanged(current, fields)) return current
     const result = await deps.merchants.update(current.id, current.version, fields, nowOf(deps), deps.updatedEvent)
-    if (result.kind === 'updated') return result.merchant
+    if (result.kind === 'updated') {
+      if (result.merchant.status !== current.status) await deps.onStatusChanged?.()
+      return result.merchant
+    }
     if (result.kind === 'not_found') throw notFound(id)
     if (attempt >= PATCH_ATTEMPTS) {
       throw new ConflictError('The merchant kept changing while this patch was applied; read it again and retry.')

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import { apiKeyService, DEFAULT_KEY_NAME, type ApiKeyServiceDeps } from '../../src/services/api-keys'
 import { hashSecret, SECRET_PATTERN } from '../../src/domain/api-keys'
+import { credentialCache } from '../../src/services/credential-cache'
 
 import type { Database } from '../../src/store/types'
 
@@ -128,4 +129,44 @@ t.test('bootstrap: without ADMIN_API_KEY one admin key is generated, once; setti
   t.match(await unconfigured.authenticate(secret as string), { kind: 'admin' })
   t.equal(await configured.authenticate(secret as string), undefined, 'retired once ADMIN_API_KEY is configured')
   t.equal(await unconfigured.authenticate(ADMIN), undefined)
+})
+
+t.test('with a cache: one database read per key per TTL; only keys that authenticate are kept', async (t) => {
+  const reads: string[] = []
+  const { db, clock, service, merchant } = await setup(t, { cache: credentialCache({ ttlMs: 2000, maxEntries: 100 }) })
+  const findByHash = db.apiKeys.findByHash.bind(db.apiKeys)
+  db.apiKeys.findByHash = async (hash) => { reads.push(hash); return await findByHash(hash) }
+  const { key, secret } = await service.create(merchant.id, {})
+  const principal = { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active' }
+  t.same(await service.authenticate(secret), principal)
+  t.same(await service.authenticate(secret), principal)
+  t.equal(reads.length, 1, 'the second request is answered from the cache')
+  const unknown = `sk_${'A'.repeat(32)}`
+  t.equal(await service.authenticate(unknown), undefined)
+  t.equal(await service.authenticate(unknown), undefined)
+  t.equal(reads.length, 3, 'unknown keys are read each time, never cached')
+  clock.now += 2000
+  t.same(await service.authenticate(secret), principal)
+  t.equal(reads.length, 4, 'read again when the TTL ends')
+})
+
+t.test('with a cache: a revocation applies to the next call and is announced to other instances', async (t) => {
+  let announced = 0
+  const { service, merchant } = await setup(t, {
+    cache: credentialCache({ ttlMs: 60_000, maxEntries: 100 }),
+    onCredentialsChanged: async () => { announced++ }
+  })
+  const { key, secret } = await service.create(merchant.id, {})
+  t.ok(await service.authenticate(secret), 'cached')
+  await service.revoke(merchant.id, key.id)
+  t.equal(announced, 1)
+  t.equal(await service.authenticate(secret), undefined, 'refused at once despite the 60 s TTL')
+})
+
+t.test('with a cache: an expiring key is refused at its expiry, not at the end of the TTL', async (t) => {
+  const { clock, service, merchant } = await setup(t, { cache: credentialCache({ ttlMs: 60_000, maxEntries: 100 }) })
+  const { secret } = await service.create(merchant.id, { expiresAt: new Date(T0 + 1000).toISOString() })
+  t.ok(await service.authenticate(secret))
+  clock.now += 1000
+  t.equal(await service.authenticate(secret), undefined)
 })
