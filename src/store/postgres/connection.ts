@@ -165,3 +165,35 @@ export function uniqueViolationOf (error: unknown): string | undefined {
   const err = error as { code?: string, constraint?: string }
   return err.code === '23505' ? err.constraint ?? '' : undefined
 }
+
+/**
+ * Builds one statement's text and values together: `add(value)` appends a value and answers its
+ * placeholder, so composed statements (CTE members written by different stores) never renumber
+ * each other's parameters.
+ */
+export class Params {
+  readonly values: unknown[] = []
+  add (value: unknown): string {
+    this.values.push(value)
+    return `$${this.values.length}`
+  }
+
+  list (values: readonly unknown[]): string {
+    return values.map((value) => this.add(value)).join(', ')
+  }
+}
+
+/** `WITH m1, m2 … main`, or `main` alone: data-modifying members make the whole one atomic statement. */
+export function withMembers (members: readonly string[], main: string): string {
+  return members.length === 0 ? main : `WITH ${members.join(',\n')}\n${main}`
+}
+
+/** Prepared-statement names for generated texts (PostgreSQL binds a name to one text per connection). */
+const statementNames = new Map<string, string>()
+
+/** A prepared statement for a generated text: one name per distinct text. */
+export function statement (text: string, values: unknown[]): { name: string, text: string, values: unknown[] } {
+  let name = statementNames.get(text)
+  if (name === undefined) statementNames.set(text, name = `generated-${statementNames.size + 1}`)
+  return { name, text, values }
+}

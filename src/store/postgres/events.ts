@@ -3,35 +3,42 @@ import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
-import { inTransaction, type PgPool, type Queryable } from './connection'
+import { inTransaction, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
 import {
   CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
   type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
 } from '../webhook-rows'
 
 /**
- * The outbox writer, inside another store's transaction. The caller holds the lock
- * of the row it changed (the payment, refund's payment, merchant or endpoint), so
- * two events of one resource are numbered one after the other; the unique index on
- * (resource_id, sequence) would refuse a duplicate number anyway. Deliveries go to the
- * merchant's enabled endpoints that receive the type, in the same statement.
+ * The outbox writer's SQL, as two CTE members of a statement: the event, numbered after its
+ * resource's last one (MAX + 1 in the statement's snapshot), and a pending delivery for each of the
+ * merchant's enabled endpoints that receives its type. With `onlyIf` (a condition on other members)
+ * neither is written when it is false. The caller locked the row the event describes before this
+ * statement began, or retries on a clash of the unique (resource_id, sequence) index: a statement
+ * that waited for that lock still reads the snapshot taken before it.
  */
+export function eventMembers (p: Params, event: NewEvent, onlyIf?: string): string[] {
+  // Typed: a parameter in a SELECT list has no column to take its type from.
+  const [id, merchantId, type, resourceType, resourceId, data, createdAt] = eventValues(event, 0)
+    .filter((_, i) => EVENT_COLUMNS[i] !== 'sequence').map((value) => `${p.add(value)}::text`)
+  return [
+    `ev AS (INSERT INTO events (${EVENT_COLUMNS.join(', ')})
+      SELECT ${id}, ${merchantId}, ${type}, ${resourceType}, ${resourceId}, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ${resourceId}), ${data}, ${createdAt}
+      ${onlyIf === undefined ? '' : `WHERE ${onlyIf}`}
+      RETURNING id, sequence)`,
+    `dl AS (INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid()::text, w.id, ev.id, ${type}, ${merchantId}, 'pending', ${p.add(Date.parse(event.createdAt))}::bigint, ${createdAt}, ${createdAt}
+      FROM ev JOIN webhook_endpoints w ON w.merchant_id = ${merchantId} AND w.disabled_reason IS NULL AND (w.enabled_events IS NULL OR w.enabled_events::jsonb ? ${type}))`
+  ]
+}
+
+/** The constraint a concurrent writer's event of the same resource and number violates. */
+export const EVENT_SEQUENCE_CONSTRAINT = 'events_resource_sequence'
+
+/** The outbox writer, inside another store's transaction (after locking the row the event describes): one statement. */
 export async function appendEvent (client: Queryable, event: NewEvent): Promise<DomainEvent> {
-  const values = eventValues(event, 0).filter((_, i) => i !== 5)
-  const { rows: [{ sequence }] } = await client.query<{ sequence: string }>({
-    name: 'event-insert',
-    text: `INSERT INTO events (${EVENT_COLUMNS.join(', ')})
-      VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = $5), $6, $7)
-      RETURNING sequence`,
-    values
-  })
-  await client.query({
-    name: 'event-fan-out',
-    text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid()::text, id, $1, $2, $3, 'pending', $4, $5, $5 FROM webhook_endpoints
-      WHERE merchant_id = $3 AND disabled_reason IS NULL AND (enabled_events IS NULL OR enabled_events::jsonb ? $2)`,
-    values: [event.id, event.type, event.merchantId, Date.parse(event.createdAt), event.createdAt]
-  })
+  const p = new Params()
+  const { rows: [{ sequence }] } = await client.query<{ sequence: string }>(statement(withMembers(eventMembers(p, event), 'SELECT sequence FROM ev'), p.values))
   return { ...event, sequence: Number(sequence) }
 }
 

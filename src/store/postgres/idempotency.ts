@@ -1,6 +1,6 @@
 import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
 import { classifyExistingKey, idempotencyRecordFromRow, settledClaim, type IdempotencyRow } from '../rows'
-import { inTransaction, type PgClient, type PgPool, type Queryable } from './connection'
+import { inTransaction, Params, statement, type PgClient, type PgPool, type Queryable } from './connection'
 
 const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
 
@@ -8,42 +8,39 @@ function refValues (ref: IdempotencyKeyRef): [string, string, string, string] {
   return [ref.scope, ref.method, ref.path, ref.key]
 }
 
-/** Finishes a key: its ref in $6-$9, the response's status, headers and body in $10-$12 (a CTE member of other stores' statements). */
-export const FINISH_KEY_FROM_6 = `UPDATE idempotency_keys
-  SET recovery_point = 'finished', response_status = $10, response_headers = $11, response_body = $12, locked_until = NULL
-  WHERE scope = $6 AND method = $7 AND path = $8 AND key = $9 AND recovery_point <> 'finished'`
+/** `scope = $a AND method = $b AND …` with the ref's values added to `p`. */
+function keyMatch (p: Params, ref: IdempotencyKeyRef): string {
+  return `scope = ${p.add(ref.scope)} AND method = ${p.add(ref.method)} AND path = ${p.add(ref.path)} AND key = ${p.add(ref.key)}`
+}
 
-/** Statements other stores run inside their own transactions to move a key along. */
+/** SQL that other stores' statements embed (as CTE members or on their own) to move a key along. */
+export const keySql = {
+  /** Records the key's resource (recovery point 'resource_created'). */
+  markResourceCreated: (p: Params, ref: IdempotencyKeyRef, resourceId: string): string =>
+    `UPDATE idempotency_keys SET recovery_point = 'resource_created', resource_id = ${p.add(resourceId)} WHERE ${keyMatch(p, ref)}`,
+  /** Stores the response and unlocks the key, unless it is finished already. */
+  finish: (p: Params, ref: IdempotencyKeyRef, response: StoredResponse): string =>
+    `UPDATE idempotency_keys
+      SET recovery_point = 'finished', response_status = ${p.add(response.statusCode)}, response_headers = ${p.add(JSON.stringify(response.headers))},
+        response_body = ${p.add(response.body)}, locked_until = NULL
+      WHERE ${keyMatch(p, ref)} AND recovery_point <> 'finished'`
+}
+
+/** The same, each run as a statement of its own. */
 export const postgresKeyStatements = {
   async markResourceCreated (db: Queryable, ref: IdempotencyKeyRef, resourceId: string): Promise<void> {
-    await db.query({
-      name: 'idem-mark-resource',
-      text: `UPDATE idempotency_keys SET recovery_point = 'resource_created', resource_id = $5 WHERE ${KEY_MATCH}`,
-      values: [...refValues(ref), resourceId]
-    })
+    const p = new Params()
+    await db.query(statement(keySql.markResourceCreated(p, ref, resourceId), p.values))
   },
   async storeResponse (db: Queryable, ref: IdempotencyKeyRef, response: StoredResponse): Promise<void> {
-    await db.query({
-      name: 'idem-finish',
-      text: `UPDATE idempotency_keys
-        SET recovery_point = 'finished', response_status = $5, response_headers = $6, response_body = $7, locked_until = NULL
-        WHERE ${KEY_MATCH} AND recovery_point <> 'finished'`,
-      values: [...refValues(ref), response.statusCode, JSON.stringify(response.headers), response.body]
-    })
+    const p = new Params()
+    await db.query(statement(keySql.finish(p, ref, response), p.values))
   }
 }
 
 /** `INSERT INTO table (columns) VALUES ($from, …)`: the values are numbered from `from`. */
 function insertText (row: RowInsert, from: number): string {
   return `INSERT INTO ${row.table} (${row.columns.join(', ')}) VALUES (${row.columns.map((_, i) => `$${from + i}`).join(', ')})`
-}
-
-/** Prepared-statement names for generated texts (PostgreSQL binds a name to one text per connection). */
-const statementNames = new Map<string, string>()
-function statementName (text: string): string {
-  let name = statementNames.get(text)
-  if (name === undefined) statementNames.set(text, name = `idem-generated-${statementNames.size + 1}`)
-  return name
 }
 
 /**
@@ -65,7 +62,7 @@ function claimCreatingStatement (request: ClaimRequest, creation: ResourceCreati
       RETURNING *
     )${members.map((member) => `, ${member}`).join('')}
     SELECT * FROM claimed`
-  return { name: statementName(text), text, values }
+  return statement(text, values)
 }
 
 /** How often a claim retries when the key it collided with vanished before it could lock it. */
@@ -106,8 +103,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
   async function create (client: PgClient, result: ClaimResult, creation: ResourceCreation | undefined): Promise<ClaimResult> {
     if (creation === undefined || (result.kind !== 'new' && result.kind !== 'resumed') || result.record.resourceId !== null) return result
     for (const row of creation.rows) {
-      const text = insertText(row, 1)
-      await client.query({ name: statementName(text), text, values: [...row.values] })
+      await client.query(statement(insertText(row, 1), [...row.values]))
     }
     await postgresKeyStatements.markResourceCreated(client, result.record, creation.resourceId)
     return { kind: result.kind, record: { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId } }

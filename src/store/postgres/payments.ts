@@ -1,9 +1,10 @@
 import type { KeyCompletion, Payment, PaymentStore } from '../types'
 import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
 import { listPage } from '../listing'
-import { inTransaction, type PgPool, type Queryable } from './connection'
-import { FINISH_KEY_FROM_6, postgresKeyStatements as keys } from './idempotency'
-import { appendEventOf } from './events'
+import type { NewEvent } from '../../domain/events'
+import { inTransaction, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
+import { keySql } from './idempotency'
+import { EVENT_SEQUENCE_CONSTRAINT, eventMembers } from './events'
 
 /*
  * Every transaction here runs in READ COMMITTED. The writes are guarded by their
@@ -13,36 +14,39 @@ import { appendEventOf } from './events'
  * SKIP LOCKED, which under REPEATABLE READ would fail with serialization errors
  * whenever another instance had just leased or settled a candidate.
  */
-const FINALIZE = `UPDATE payments SET status = $2, decline_code = $3, failure_code = $4, updated_at = $5, recovery_lease_until = NULL
-  WHERE id = $1 AND status = 'pending' RETURNING id`
+/** The guarded move out of 'pending' as a CTE member `f` (RETURNING the id when it moved the payment). */
+function finalizeMember (p: Params, final: Payment): string {
+  return `f AS (UPDATE payments
+    SET status = ${p.add(final.status)}, decline_code = ${p.add(final.declineCode)}, failure_code = ${p.add(final.failureCode)}, updated_at = ${p.add(final.updatedAt)}, recovery_lease_until = NULL
+    WHERE id = ${p.add(final.id)} AND status = 'pending' RETURNING id)`
+}
 
-/** Moves the payment out of 'pending' (guarded) and, with `completion`, finishes its key: one statement. */
-async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined): Promise<{ rows: Array<{ finalized: boolean }> }> {
-  const values: unknown[] = [final.id, final.status, final.declineCode, final.failureCode, final.updatedAt]
-  if (completion === undefined) {
-    return await db.query({ name: 'pay-finalize', text: `WITH f AS (${FINALIZE}) SELECT EXISTS (SELECT 1 FROM f) AS finalized`, values })
-  }
-  const { ref, response } = completion
-  values.push(ref.scope, ref.method, ref.path, ref.key, response.statusCode, JSON.stringify(response.headers), response.body)
-  return await db.query({
-    name: 'pay-finalize-key',
-    text: `WITH f AS (${FINALIZE}), k AS (${FINISH_KEY_FROM_6})
-      SELECT EXISTS (SELECT 1 FROM f) AS finalized`,
-    values
-  })
+/** How often a completion is retried when its event's number clashed with one committed while it waited for the payment's lock. */
+const EVENT_CLASH_ATTEMPTS = 5
+
+/**
+ * Moves the payment out of 'pending' (guarded), with `completion` finishes its key, and with `event`
+ * writes the event and its deliveries only if this statement moved the payment: ONE statement, one
+ * round trip and one commit (autocommit; a statement is atomic). The main query reads `f`, so the
+ * payment's row lock is taken before the key's, as everywhere else.
+ */
+async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined, event: NewEvent | undefined): Promise<boolean> {
+  const p = new Params()
+  const members = [finalizeMember(p, final)]
+  if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
+  if (event !== undefined) members.push(...eventMembers(p, event, 'EXISTS (SELECT 1 FROM f)'))
+  const { rows } = await db.query<{ finalized: boolean }>(statement(withMembers(members, 'SELECT EXISTS (SELECT 1 FROM f) AS finalized'), p.values))
+  return rows[0].finalized
 }
 
 export function postgresPaymentStore (pool: PgPool): PaymentStore {
   return {
+    /* One statement (autocommit): the insert and, with a key, the key's recovery point. */
     async create (payment, key) {
-      await inTransaction(pool, 'READ COMMITTED', async (client) => {
-        await client.query({
-          name: 'pay-insert',
-          text: `INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
-          values: paymentValues(payment)
-        })
-        if (key !== undefined) await keys.markResourceCreated(client, key, payment.id)
-      })
+      const p = new Params()
+      const insert = `INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${p.list(paymentValues(payment))})`
+      const text = key === undefined ? insert : withMembers([`p AS (${insert})`], keySql.markResourceCreated(p, key, payment.id))
+      await pool.query(statement(text, p.values))
     },
 
     async get (id) {
@@ -51,19 +55,21 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
     },
 
     /*
-     * One statement, so one round trip and one commit (autocommit; a statement is atomic): the guarded
-     * UPDATE of the payment and, in a CTE member, the key's response. With an outbox event, the same
-     * statement runs inside a transaction with the event's insert (under the payment's row lock, which
-     * the UPDATE took: the event's number is the next one of this payment).
+     * One statement (see settle). Its snapshot is taken before it waits for the payment's lock, so
+     * when a concurrent writer numbered an event of this payment meanwhile (payment.pending), the
+     * event's number clashes on the unique index, the whole statement fails and nothing was written:
+     * it runs again on a fresh snapshot.
      */
-    async complete (final, completion, event) {
-      const finalized = event === undefined
-        ? (await settle(pool, final, completion)).rows[0].finalized
-        : await inTransaction(pool, 'READ COMMITTED', async (client) => {
-          const done = (await settle(client, final, completion)).rows[0].finalized
-          if (done) await appendEventOf(client, event, final)
-          return done
-        })
+    async complete (final, completion, makeEvent) {
+      const event = makeEvent?.(final)
+      let finalized: boolean | undefined
+      for (let attempt = 1; finalized === undefined; attempt++) {
+        try {
+          finalized = await settle(pool, final, completion, event)
+        } catch (err) {
+          if (attempt >= EVENT_CLASH_ATTEMPTS || uniqueViolationOf(err) !== EVENT_SEQUENCE_CONSTRAINT) throw err
+        }
+      }
       // Read back only when another writer settled the payment first (then its outcome stands).
       if (finalized) return final
       const stored = await pool.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [final.id] })
