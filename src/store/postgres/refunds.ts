@@ -1,44 +1,46 @@
 import type { Payment, RefundDecision, RefundStore } from '../types'
 import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type PaymentRow, type RefundRow } from '../rows'
 import { listPage } from '../listing'
-import { inTransaction, type PgClient, type PgPool } from './connection'
-import { postgresKeyStatements as keys } from './idempotency'
-import { appendEventOf } from './events'
+import { inTransaction, Params, statement, withMembers, type PgPool } from './connection'
+import { keySql } from './idempotency'
+import { eventMembers } from './events'
 
 /*
- * Every write that changes a payment's refunded amounts first locks the payment
- * row (SELECT … FOR UPDATE), then reads it, lets the domain decide and writes:
- * concurrent refunds of one payment, from any number of instances, queue on
- * that lock and each decides on the amounts the previous one committed. Locks
- * are taken payment first, then idempotency key, like the payment store does.
+ * Every write that changes a payment's refunded amounts runs as BEGIN, one locking read (the
+ * payment, and the refund being settled: SELECT … FOR UPDATE), the domain's decision, ONE write statement (a CTE: the payment,
+ * the refund, the key and the event together) and COMMIT: concurrent refunds of one payment, from
+ * any number of instances, queue on that lock and each decides on the amounts the previous one
+ * committed. The write statement begins after the lock is held, so its snapshot sees every event
+ * committed before (the event's number needs no retry). Locks are taken payment first, then
+ * idempotency key, like the payment store does.
  */
-async function lockPayment (client: PgClient, id: string): Promise<PaymentRow | undefined> {
-  const { rows } = await client.query<PaymentRow>({ name: 'refund-lock-payment', text: 'SELECT * FROM payments WHERE id = $1 FOR UPDATE', values: [id] })
-  return rows[0]
+function paymentMember (p: Params, payment: Payment): string {
+  return `pay AS (UPDATE payments
+    SET status = ${p.add(payment.status)}, amount_refunded_minor = ${p.add(payment.amountRefundedMinor)}, refund_pending_minor = ${p.add(payment.refundPendingMinor)}, updated_at = ${p.add(payment.updatedAt)}
+    WHERE id = ${p.add(payment.id)})`
 }
 
-async function writePayment (client: PgClient, payment: Payment): Promise<void> {
-  await client.query({
-    name: 'refund-save-payment',
-    text: 'UPDATE payments SET status = $2, amount_refunded_minor = $3, refund_pending_minor = $4, updated_at = $5 WHERE id = $1',
-    values: [payment.id, payment.status, payment.amountRefundedMinor, payment.refundPendingMinor, payment.updatedAt]
-  })
+/** The refund's columns under the prefix `r_` (the payment's take the plain names). */
+const REFUND_ALIASES = REFUND_COLUMNS.map((column) => `r.${column} AS r_${column}`).join(', ')
+
+function refundOfRow (row: Record<string, unknown>): RefundRow {
+  return Object.fromEntries(REFUND_COLUMNS.map((column) => [column, row[`r_${column}`]])) as unknown as RefundRow
 }
 
 export function postgresRefundStore (pool: PgPool): RefundStore {
   return {
     async create (paymentId, decide, options = {}) {
       return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<RefundDecision | undefined> => {
-        const row = await lockPayment(client, paymentId)
+        const { rows: [row] } = await client.query<PaymentRow>({ name: 'refund-lock-payment', text: 'SELECT * FROM payments WHERE id = $1 FOR UPDATE', values: [paymentId] })
         if (row === undefined || (options.merchantId !== undefined && row.merchant_id !== options.merchantId)) return undefined
         const decision = decide(paymentFromRow(row))
-        await writePayment(client, decision.payment)
-        await client.query({
-          name: 'refund-insert',
-          text: `INSERT INTO refunds (${REFUND_COLUMNS.join(', ')}) VALUES (${REFUND_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
-          values: refundValues(decision.refund)
-        })
-        if (options.key !== undefined) await keys.markResourceCreated(client, options.key, decision.refund.id)
+        const p = new Params()
+        const members = [paymentMember(p, decision.payment)]
+        const insert = `INSERT INTO refunds (${REFUND_COLUMNS.join(', ')}) VALUES (${p.list(refundValues(decision.refund))})`
+        const text = options.key === undefined
+          ? withMembers(members, insert)
+          : withMembers([...members, `rf AS (${insert})`], keySql.markResourceCreated(p, options.key, decision.refund.id))
+        await client.query(statement(text, p.values))
         return decision
       })
     },
@@ -50,21 +52,28 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
 
     async complete (refundId, settle, completion, event) {
       return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<RefundDecision> => {
-        const { rows: [owner] } = await client.query<{ payment_id: string }>({ name: 'refund-owner', text: 'SELECT payment_id FROM refunds WHERE id = $1', values: [refundId] })
-        const payment = paymentFromRow(await lockPayment(client, owner.payment_id) as PaymentRow)
-        // Read under the payment's lock: every refund write holds it, so this is the latest state.
-        const { rows } = await client.query<RefundRow>({ name: 'refund-get-by-id', text: 'SELECT * FROM refunds WHERE id = $1', values: [refundId] })
-        const refund = refundFromRow(rows[0])
+        // Both rows locked (FOR UPDATE OF locks them in the order named: the payment first). A refund
+        // only joined to its locked payment would come from the snapshot taken before the wait for
+        // the lock, missing a settlement committed meanwhile.
+        const { rows: [row] } = await client.query<PaymentRow & Record<string, unknown>>({
+          name: 'refund-lock',
+          text: `SELECT p.*, ${REFUND_ALIASES} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.id = $1 FOR UPDATE OF p, r`,
+          values: [refundId]
+        })
+        const payment = paymentFromRow(row)
+        const refund = refundFromRow(refundOfRow(row))
         if (refund.status !== 'pending') return { refund, payment }
         const decision = settle(refund, payment)
-        await writePayment(client, decision.payment)
-        await client.query({
-          name: 'refund-save',
-          text: 'UPDATE refunds SET status = $2, failure_code = $3, updated_at = $4, recovery_lease_until = NULL WHERE id = $1',
-          values: [refundId, decision.refund.status, decision.refund.failureCode, decision.refund.updatedAt]
-        })
-        if (completion !== undefined) await keys.storeResponse(client, completion.ref, completion.response)
-        await appendEventOf(client, event, decision)
+        const p = new Params()
+        const members = [
+          paymentMember(p, decision.payment),
+          `rf AS (UPDATE refunds SET status = ${p.add(decision.refund.status)}, failure_code = ${p.add(decision.refund.failureCode)}, updated_at = ${p.add(decision.refund.updatedAt)}, recovery_lease_until = NULL
+            WHERE id = ${p.add(refundId)})`
+        ]
+        if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
+        const made = event?.(decision)
+        if (made !== undefined) members.push(...eventMembers(p, made))
+        await client.query(statement(withMembers(members, 'SELECT 1'), p.values))
         return decision
       })
     },
