@@ -4,7 +4,10 @@
  */
 import t from 'tap'
 import pg from 'pg'
-import type { Database } from '../../src/store/types'
+import { randomUUID } from 'node:crypto'
+import type { Database, IdempotencyKeyRef, Refund, RefundDecision } from '../../src/store/types'
+import type { NewEvent } from '../../src/domain/events'
+import { newPendingPayment, transition } from '../../src/domain/payments'
 import { openDatabase } from '../../src/store'
 import { createPostgresDatabase } from '../../src/store/postgres'
 import { migratePostgres, openPool } from '../../src/store/postgres/connection'
@@ -125,6 +128,114 @@ async function main (): Promise<void> {
     for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
     t.equal(errors.length, 1)
     t.same((await pool.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'the pool replaces the connection')
+  })
+
+  /** Runs `work` and answers the statements it sent to the server (every pooled connection's queries). */
+  async function statementsOf (work: () => Promise<unknown>): Promise<string[]> {
+    const sent: string[] = []
+    const query = pg.Client.prototype.query
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text: string }
+      sent.push((typeof config === 'string' ? config : config.text).replace(/\s+/g, ' ').slice(0, 40))
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    } as typeof query
+    try {
+      await work()
+    } finally {
+      pg.Client.prototype.query = query
+    }
+    return sent
+  }
+
+  const at = new Date().toISOString()
+  const eventOf = (type: NewEvent['type']) => (resource: { id: string, merchantId: string | null } | RefundDecision): NewEvent => {
+    const id = 'refund' in resource ? resource.refund.id : resource.id
+    const merchantId = 'refund' in resource ? resource.payment.merchantId : resource.merchantId
+    return { id: randomUUID(), merchantId: merchantId as string, type, resourceType: type.split('.')[0] as NewEvent['resourceType'], resourceId: id, data: { id }, createdAt: at }
+  }
+  const claimOf = async (db: Database, key: string, resourceId?: string): Promise<IdempotencyKeyRef> => {
+    const ref = { scope: 'statements', method: 'POST', path: '/p', key }
+    const now = Date.now()
+    await db.idempotency.claim({ ref, fingerprint: 'f', now, lockUntil: now + 60_000, expiresAt: now + 3_600_000 },
+      resourceId === undefined ? undefined : { resourceId, rows: [] })
+    return ref
+  }
+  const response = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{}' }
+
+  t.test('statements per payment and refund: each write is one statement, a refund write BEGIN, one locking read, one write, COMMIT', async (t) => {
+    const schema = await freshSchema(t)
+    const db = await createPostgresDatabase(schema.url, { poolSize: 2 })
+    t.teardown(async () => { await db.close() })
+    const merchantId = randomUUID()
+    await schema.query('INSERT INTO merchants (id, name, email, status, version, created_at, updated_at) VALUES ($1, \'M\', $2, \'active\', 1, $3, $3)', [merchantId, `${merchantId}@example.com`, at])
+    await schema.query('INSERT INTO webhook_endpoints (id, merchant_id, url, secret, created_at, updated_at) VALUES ($1, $2, \'https://hooks.example.com/x\', \'whsec_x\', $3, $3)', [randomUUID(), merchantId, at])
+
+    const pending = { ...newPendingPayment({ id: randomUUID(), amountMinor: 500, currency: 'USD', at }), merchantId }
+    const paymentKey = await claimOf(db, 'payment')
+    t.equal((await statementsOf(async () => { await db.payments.create(pending, paymentKey) })).length, 1, 'create with its key: one statement')
+    const completion = { ref: paymentKey, response }
+    t.equal((await statementsOf(async () => { await db.payments.complete(transition(pending, 'succeeded', at), completion, eventOf('payment.succeeded')) })).length, 1,
+      'completion with its key, event and deliveries: one statement')
+    t.match(await db.idempotency.get(paymentKey), { recoveryPoint: 'finished', resourceId: pending.id, lockedUntil: null })
+    t.same(await schema.query('SELECT e.type, e.sequence, count(d.id)::int AS deliveries FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id WHERE e.resource_id = $1 GROUP BY e.type, e.sequence', [pending.id]),
+      [{ type: 'payment.succeeded', sequence: 1, deliveries: 1 }])
+
+    const refundKey = await claimOf(db, 'refund')
+    let decision: RefundDecision | undefined
+    const created = await statementsOf(async () => {
+      decision = await db.refunds.create(pending.id, (payment) => {
+        const refund: Refund = { id: randomUUID(), paymentId: payment.id, amountMinor: 200, currency: 'USD', status: 'pending', reason: null, failureCode: null, metadata: {}, createdAt: at, updatedAt: at }
+        return { refund, payment: { ...payment, refundPendingMinor: 200, updatedAt: at } }
+      }, { key: refundKey })
+    })
+    t.match(created, [/^BEGIN/, /^SELECT \* FROM payments/, /^WITH/, /^COMMIT/], 'refund create: BEGIN, the payment locked, one write, COMMIT')
+    t.match(await db.idempotency.get(refundKey), { recoveryPoint: 'resource_created', resourceId: decision?.refund.id })
+    const refundId = decision?.refund.id as string
+    const completed = await statementsOf(async () => {
+      await db.refunds.complete(refundId, (refund, payment) => ({
+        refund: { ...refund, status: 'succeeded', updatedAt: at },
+        payment: { ...payment, refundPendingMinor: 0, amountRefundedMinor: 200, status: 'partially_refunded', updatedAt: at }
+      }), { ref: refundKey, response }, eventOf('refund.succeeded'))
+    })
+    t.match(completed, [/^BEGIN/, /^SELECT p\.\*/, /^WITH/, /^COMMIT/], 'refund completion with its key and event')
+    t.match(await db.payments.get(pending.id), { status: 'partially_refunded', amountRefundedMinor: 200, refundPendingMinor: 0 })
+    t.match(await db.refunds.get(pending.id, refundId), { status: 'succeeded' })
+    t.match(await db.idempotency.get(refundKey), { recoveryPoint: 'finished' })
+    t.same(await schema.query('SELECT e.type, e.sequence, count(d.id)::int AS deliveries FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id WHERE e.resource_id = $1 GROUP BY e.type, e.sequence', [refundId]),
+      [{ type: 'refund.succeeded', sequence: 1, deliveries: 1 }])
+    const again = await statementsOf(async () => {
+      t.match(await db.refunds.complete(refundId, () => { throw new Error('a settled refund is not settled again') }), { refund: { status: 'succeeded' } })
+    })
+    t.equal(again.length, 3, 'a refund no longer pending: BEGIN, the locking read, COMMIT')
+  })
+
+  t.test('a completion whose event number clashes with one committed while it waited for the payment is run again, whole', async (t) => {
+    const schema = await freshSchema(t)
+    const db = await createPostgresDatabase(schema.url, { poolSize: 2 })
+    t.teardown(async () => { await db.close() })
+    const merchantId = randomUUID()
+    const pending = { ...newPendingPayment({ id: randomUUID(), amountMinor: 500, currency: 'USD', at }), merchantId }
+    const key = await claimOf(db, 'clash', pending.id)
+    await db.payments.create(pending)
+    const other = new pg.Client({ connectionString: schema.url })
+    await other.connect()
+    t.teardown(async () => { await other.end() })
+    // What appendPaymentPending does, held open: the payment's lock and an event numbered 1.
+    await other.query('BEGIN')
+    await other.query('SELECT 1 FROM payments WHERE id = $1 FOR UPDATE', [pending.id])
+    await other.query('INSERT INTO events (id, merchant_id, type, resource_type, resource_id, sequence, data, created_at) VALUES ($1, $2, \'payment.pending\', \'payment\', $3, 1, \'{}\', $4)',
+      [randomUUID(), merchantId, pending.id, at])
+    const completing = db.payments.complete(transition(pending, 'succeeded', at), { ref: key, response }, eventOf('payment.succeeded'))
+    // The completion's statement has begun (its snapshot without the event above) and waits for the lock.
+    for (let waited = 0; (await schema.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH f AS%'")).length === 0; waited++) {
+      if (waited > 100) throw new Error('the completion never waited for the lock')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await other.query('COMMIT')
+    t.match(await completing, { status: 'succeeded' })
+    t.same(await schema.query('SELECT type, sequence FROM events WHERE resource_id = $1 ORDER BY sequence', [pending.id]),
+      [{ type: 'payment.pending', sequence: 1 }, { type: 'payment.succeeded', sequence: 2 }])
+    t.match(await db.idempotency.get(key), { recoveryPoint: 'finished', lockedUntil: null })
   })
 }
 
