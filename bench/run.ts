@@ -147,6 +147,8 @@ function procCpuMs (pid: number): number {
 /**
  * CPU time (user + system) used so far by every process on this machine named `postgres` (the PostgreSQL server:
  * postmaster, backends, background workers), ms; NaN when there is none (a remote server, or /proc hides it).
+ * A backend that exits (a pool closing an idle connection) takes its CPU time out of the sum of live processes;
+ * the postmaster that reaps it adds it to its own children's time, which is counted too.
  */
 function postgresServerCpuMs (): number {
   let ticks = 0
@@ -156,7 +158,7 @@ function postgresServerCpuMs (): number {
     try {
       const stat = parseProcStat(readFileSync(`/proc/${entry}/stat`, 'utf8'))
       if (stat.comm !== 'postgres') continue
-      ticks += stat.cpuTicks
+      ticks += stat.cpuTicks + stat.reapedChildrenCpuTicks
       found = true
     } catch {}
   }

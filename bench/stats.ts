@@ -174,14 +174,16 @@ export function pairedDifference (a: number[], b: number[]): number {
  * A process's name and CPU time from the text of /proc/<pid>/stat: `comm` (the name between the parentheses, which
  * may itself hold spaces or parentheses) and utime + stime in clock ticks.
  */
-export function parseProcStat (text: string): { comm: string, cpuTicks: number } {
+export function parseProcStat (text: string): { comm: string, cpuTicks: number, reapedChildrenCpuTicks: number } {
   const open = text.indexOf('(')
   const close = text.lastIndexOf(')')
   if (open < 0 || close < open) throw new Error('not a /proc/<pid>/stat line')
   const fields = text.slice(close + 2).split(' ')
   const cpuTicks = Number(fields[11]) + Number(fields[12])
   if (!Number.isFinite(cpuTicks)) throw new Error('not a /proc/<pid>/stat line')
-  return { comm: text.slice(open + 1, close), cpuTicks }
+  // cutime + cstime: children that exited and were waited for (absent from short lines).
+  const reaped = Number(fields[13]) + Number(fields[14])
+  return { comm: text.slice(open + 1, close), cpuTicks, reapedChildrenCpuTicks: Number.isFinite(reaped) ? reaped : 0 }
 }
 
 /**

@@ -120,10 +120,11 @@ t.test('redactUrl hides the password only', async (t) => {
   t.equal(redactUrl('postgres://db:5432/x'), 'postgres://db:5432/x')
 })
 
-t.test('parseProcStat reads the name and utime + stime, whatever the name holds', async (t) => {
-  const line = '2194 (postgres) S 2192 2194 2194 0 -1 4194560 1234 0 0 0 150 25 0 0 20 0 1 0 345 229638144 3214 18446744073709551615'
-  t.same(parseProcStat(line), { comm: 'postgres', cpuTicks: 175 })
-  t.same(parseProcStat('7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0'), { comm: 'a (b) c', cpuTicks: 7 })
+t.test('parseProcStat reads the name, utime + stime and the reaped children\'s cutime + cstime, whatever the name holds', async (t) => {
+  const line = '2194 (postgres) S 2192 2194 2194 0 -1 4194560 1234 0 0 0 150 25 40 2 20 0 1 0 345 229638144 3214 18446744073709551615'
+  t.same(parseProcStat(line), { comm: 'postgres', cpuTicks: 175, reapedChildrenCpuTicks: 42 })
+  t.same(parseProcStat('7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0'), { comm: 'a (b) c', cpuTicks: 7, reapedChildrenCpuTicks: 0 })
+  t.same(parseProcStat('7 (x) R 1 7 7 0 -1 0 0 0 0 0 3 4'), { comm: 'x', cpuTicks: 7, reapedChildrenCpuTicks: 0 }, 'a short line')
   t.throws(() => parseProcStat('garbage'), /not a \/proc/)
   t.throws(() => parseProcStat('1 (x) S 1'), /not a \/proc/)
 })
