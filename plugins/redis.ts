@@ -16,10 +16,11 @@ export const REDIS_COMMAND_TIMEOUT_MS = 500
 /** Warnings about an outage are repeated at most this often. */
 const WARN_INTERVAL_MS = 30_000
 
-export const REDIS_DEGRADED = 'degraded: Redis unreachable, rate limits are not enforced (fail open)'
+export const REDIS_DEGRADED = 'degraded: Redis unreachable, rate limits are not enforced (fail open) and other instances ' +
+  'hear of API key revocations only when their cached lookups expire (AUTH_CACHE_TTL_MS)'
 
 /**
- * The Redis client (REDIS_URL) shared by the instances' rate limiting. Redis is
+ * The Redis client (REDIS_URL) shared by the instances' rate limiting and API key cache invalidation. Redis is
  * not critical: when it is away requests are still served (the rate limit fails
  * open), a warning is logged, and /health/ready reports `redis: degraded` but
  * stays 200. The client never queues commands and gives up quickly, so an outage
@@ -48,7 +49,8 @@ export default fp(async (app) => {
   const reportFailure = (err: Error): void => {
     const now = Date.now()
     if (!down || now - lastWarning >= WARN_INTERVAL_MS) {
-      app.log.warn({ err: { message: err.message } }, 'Redis unreachable: serving requests without the shared rate limit (fail open)')
+      app.log.warn({ err: { message: err.message } }, 'Redis unreachable: serving requests without the shared rate limit (fail open); ' +
+        'other instances hear of API key revocations only when their cached lookups expire (AUTH_CACHE_TTL_MS)')
       lastWarning = now
     }
     down = true
