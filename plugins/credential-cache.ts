@@ -10,11 +10,6 @@ declare module 'fastify' {
   }
 }
 
-/** The Redis channel on which instances announce revocations and status changes. */
-export function invalidationChannel (redisKeyPrefix: string): string {
-  return `${redisKeyPrefix}api-key-invalidations`
-}
-
 /**
  * The API key cache and its invalidation across instances. A revocation or a merchant's
  * suspension clears the local cache before the request that made it is answered, and is
@@ -32,7 +27,8 @@ export default fp(async (app) => {
     return
   }
 
-  const channel = invalidationChannel(app.config.REDIS_KEY_PREFIX)
+  // Where instances announce revocations and status changes (a message means: forget every cached lookup).
+  const channel = `${app.config.REDIS_KEY_PREFIX}api-key-invalidations`
   // A connection in subscriber mode can do nothing else: a second one. Subscribed before the
   // instance is ready; after a reconnect it subscribes again and forgets what it may have missed.
   const subscriber = redis.duplicate({ autoResubscribe: false })
