@@ -12,7 +12,8 @@ import { migrateSqlite, openSqlite } from '../../src/store/sqlite/connection'
 import { sqliteMigrations } from '../../src/store/sqlite/migrations'
 import { groupCommit } from '../../src/store/sqlite/group-commit'
 import { sqliteIdempotencyStore } from '../../src/store/sqlite/idempotency'
-import { sqliteProductStore } from '../../src/store/sqlite/products'
+import { productStore } from '../../src/store/products'
+import { sqliteRunner } from '../../src/store/sqlite/runner'
 import type { Database, IdempotencyKeyRef, IdempotencyStore } from '../../src/store/types'
 import { buildTestApp, defaultMerchantOf } from '../helpers/app'
 
@@ -137,7 +138,7 @@ t.test('a key claimed in the same group commit as a write that fills the databas
   t.teardown(() => { handle.close() })
   await migrateSqlite(handle, sqliteMigrations)
   const writes = groupCommit(handle)
-  const products = guardStore(sqliteProductStore(handle, writes))
+  const products = guardStore(productStore(sqliteRunner(handle, writes)))
   const inner = sqliteIdempotencyStore(handle, writes)
   const keys = releasingAfterOutages(guardStore(inner))
   t.teardown(() => { keys.stop() })

@@ -3,10 +3,12 @@ import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
+import { sharedEventStore } from '../events'
+import { postgresRunner } from './runner'
 import { inTransaction, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
 import {
-  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
-  type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
+  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
+  type ClaimRow, type DeliveryRow, type EndpointRow
 } from '../webhook-rows'
 
 /**
@@ -49,19 +51,7 @@ export async function appendEventOf<T> (client: Queryable, make: EventOf<T> | un
 
 export function postgresEventStore (pool: PgPool): EventStore {
   return {
-    async list (query) {
-      const page = await listPage<EventRow>('postgres', async (text, values) => (await pool.query<EventRow>(text, values)).rows, {
-        table: 'events',
-        scope: { merchant_id: query.merchantId },
-        filters: [['type', '=', query.type], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
-        page: query
-      })
-      return { data: page.data.map(eventFromRow), hasMore: page.hasMore }
-    },
-    async get (merchantId, id) {
-      const { rows } = await pool.query<EventRow>({ name: 'event-get', text: 'SELECT * FROM events WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
-      return rows.length === 0 ? undefined : eventFromRow(rows[0])
-    },
+    ...sharedEventStore(postgresRunner(pool)),
     async appendPaymentPending (event) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         // The payment's lock: its settlement (which numbers its own event) waits for this, or this for it.
@@ -129,8 +119,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       })
     },
     async listDeliveries (endpointId, page) {
-      const result = await listPage<DeliveryRow>('postgres', async (text, values) => (await pool.query<DeliveryRow>(text, values)).rows,
-        { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
+      const result = await listPage<DeliveryRow>(postgresRunner(pool), { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
       return { data: result.data.map(deliveryFromRow), hasMore: result.hasMore }
     },
     async retryDelivery (endpointId, deliveryId, now, at) {
