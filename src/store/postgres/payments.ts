@@ -2,7 +2,7 @@ import type { KeyCompletion, Payment, PaymentStore } from '../types'
 import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
 import { paymentSql, sharedPaymentStore } from '../payments'
 import type { NewEvent } from '../../domain/events'
-import { inTransaction, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
+import { inTransaction, onlyRow, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
 import { keySql } from './idempotency'
 import { EVENT_SEQUENCE_CONSTRAINT, eventMembers } from './events'
 import { postgresRunner } from './runner'
@@ -37,9 +37,7 @@ async function settle (db: Queryable, final: Payment, completion: KeyCompletion 
   if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
   if (event !== undefined) members.push(...eventMembers(p, event, 'EXISTS (SELECT 1 FROM f)'))
   const { rows } = await db.query<{ finalized: boolean }>(statement(withMembers(members, 'SELECT EXISTS (SELECT 1 FROM f) AS finalized'), p.values))
-  const [row] = rows
-  if (row === undefined) throw new Error('a payment completion returned no row')
-  return row.finalized
+  return onlyRow(rows, 'the payment completion').finalized
 }
 
 export function postgresPaymentStore (pool: PgPool): PaymentStore {
