@@ -22,12 +22,12 @@ export function prepare<P, R> (db: SqliteHandle, statement: Statement<P, R>): Pr
 
 /** Each statement is prepared on first use and kept; writes go through `writes` (the group commit). */
 export function sqliteRunner (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): SqlRunner {
-  const statements = new Map<Statement<never>, Prepared<never, unknown>>()
+  const statements = new Map<Statement<never>, unknown>()
   const texts = new Map<string, BetterSqlite3.Statement<unknown[]>>()
   const prepared = <P, R>(statement: Statement<P, R>): Prepared<P, R> => {
-    let found = statements.get(statement as Statement<never>)
-    if (found === undefined) statements.set(statement as Statement<never>, found = prepare(db, statement) as Prepared<never, unknown>)
-    return found as Prepared<P, R>
+    let found = statements.get(statement) as Prepared<P, R> | undefined
+    if (found === undefined) statements.set(statement, found = prepare(db, statement))
+    return found
   }
   return {
     dialect: 'sqlite',
