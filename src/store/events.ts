@@ -14,7 +14,8 @@ export function sharedEventStore (db: SqlRunner): Pick<EventStore, 'get' | 'list
       const page = await listPage<EventRow>(db, {
         table: 'events',
         scope: { merchant_id: query.merchantId },
-        filters: [['type', '=', query.type], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
+        filters: { type: query.type },
+        created: query,
         page: query
       })
       return { data: page.data.map(eventFromRow), hasMore: page.hasMore }

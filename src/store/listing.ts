@@ -1,4 +1,4 @@
-import { UnknownCursorError, type Page, type PageRequest } from '../domain/pagination'
+import { UnknownCursorError, type CreatedRange, type Page, type PageRequest } from '../domain/pagination'
 import type { SqlRunner } from './sql'
 
 /**
@@ -11,8 +11,10 @@ export interface ListSpec {
   table: string
   /** Equality conditions that define the list (owner, parent); a cursor must lie inside them. */
   scope: Record<string, unknown>
-  /** Further conditions: [column, operator, value]; undefined values are skipped. */
-  filters?: Array<[string, '=' | '>=' | '<', unknown]>
+  /** Further conditions: column = value; undefined values are skipped. */
+  filters?: Record<string, unknown>
+  /** Only rows created in this range. */
+  created?: CreatedRange
   page: PageRequest
 }
 
@@ -38,7 +40,12 @@ export async function listPage<R extends { id: string, created_at: string }> (db
     if (cursor === undefined) throw new UnknownCursorError(spec.page.startingAfter !== undefined ? 'startingAfter' : 'endingBefore', cursorId)
     conditions.push(`(created_at, id) ${newerFirst ? '<' : '>'} (${param(cursor.created_at)}, ${param(cursor.id)})`)
   }
-  for (const [column, operator, value] of spec.filters ?? []) {
+  const filters: Array<[string, '=' | '>=' | '<', unknown]> = [
+    ...Object.entries(spec.filters ?? {}).map(([column, value]): [string, '=', unknown] => [column, '=', value]),
+    ['created_at', '>=', spec.created?.createdGte],
+    ['created_at', '<', spec.created?.createdLt]
+  ]
+  for (const [column, operator, value] of filters) {
     if (value !== undefined) conditions.push(`${column} ${operator} ${param(value)}`)
   }
   const direction = newerFirst ? 'DESC' : 'ASC'

@@ -23,7 +23,8 @@ export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | '
       const page = await listPage<PaymentRow>(db, {
         table: 'payments',
         scope: { merchant_id: query.merchantId },
-        filters: [['status', '=', query.status], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
+        filters: { status: query.status },
+        created: query,
         page: query
       })
       return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
