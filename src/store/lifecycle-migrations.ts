@@ -1,4 +1,4 @@
-import type { Dialect } from './migrations'
+import type { Dialect, SchemaChange } from './ddl'
 
 /*
  * Issue 13: payment lifecycle (refunds, failed and canceled payments, listing,
@@ -45,7 +45,7 @@ const alterPostgresPayments = (d: Dialect): string => `
     ADD CONSTRAINT payments_refunds_within_amount CHECK (amount_refunded_minor + refund_pending_minor <= amount_minor);
 `
 
-export const lifecycleSchema: Array<{ version: number, name: string, ddl: (d: Dialect) => string }> = [
+export const lifecycleSchema: SchemaChange[] = [
   {
     version: 4,
     name: 'payment lifecycle: refunds, failed and canceled payments, metadata, listing',

@@ -1,4 +1,5 @@
-import { UnknownCursorError, type Page, type PageRequest } from '../domain/pagination'
+import { UnknownCursorError, type CreatedRange, type Page, type PageRequest } from '../domain/pagination'
+import type { SqlRunner } from './sql'
 
 /**
  * Cursor pagination, written once for both dialects (they agree on row-value
@@ -6,19 +7,19 @@ import { UnknownCursorError, type Page, type PageRequest } from '../domain/pagin
  * (ISO-8601 text compares in time order). A page is `limit + 1` rows of one
  * index range scan: the extra row only says whether there is more.
  */
-export type Dialect = 'sqlite' | 'postgres'
-export type RunQuery<R> = (text: string, values: unknown[]) => Promise<R[]>
-
 export interface ListSpec {
   table: string
   /** Equality conditions that define the list (owner, parent); a cursor must lie inside them. */
   scope: Record<string, unknown>
-  /** Further conditions: [column, operator, value]; undefined values are skipped. */
-  filters?: Array<[string, '=' | '>=' | '<', unknown]>
+  /** Further conditions: column = value; undefined values are skipped. */
+  filters?: Record<string, unknown>
+  /** Only rows created in this range. */
+  created?: CreatedRange
   page: PageRequest
 }
 
-export async function listPage<R extends { id: string, created_at: string }> (dialect: Dialect, run: RunQuery<R>, spec: ListSpec): Promise<Page<R>> {
+export async function listPage<R extends { id: string, created_at: string }> (db: Pick<SqlRunner, 'dialect' | 'query'>, spec: ListSpec): Promise<Page<R>> {
+  const { dialect } = db
   const values: unknown[] = []
   const param = (value: unknown): string => {
     values.push(value)
@@ -35,17 +36,22 @@ export async function listPage<R extends { id: string, created_at: string }> (di
   const newerFirst = spec.page.endingBefore === undefined
   if (cursorId !== undefined) {
     const cursorText = `SELECT id, created_at FROM ${spec.table} WHERE ${[...scopeConditions, `id = ${dialect === 'postgres' ? `$${scopeValues.length + 1}` : '?'}`].join(' AND ')}`
-    const [cursor] = await run(cursorText, [...scopeValues, cursorId])
+    const [cursor] = await db.query<R>(cursorText, [...scopeValues, cursorId])
     if (cursor === undefined) throw new UnknownCursorError(spec.page.startingAfter !== undefined ? 'startingAfter' : 'endingBefore', cursorId)
     conditions.push(`(created_at, id) ${newerFirst ? '<' : '>'} (${param(cursor.created_at)}, ${param(cursor.id)})`)
   }
-  for (const [column, operator, value] of spec.filters ?? []) {
+  const filters: Array<[string, '=' | '>=' | '<', unknown]> = [
+    ...Object.entries(spec.filters ?? {}).map(([column, value]): [string, '=', unknown] => [column, '=', value]),
+    ['created_at', '>=', spec.created?.createdGte],
+    ['created_at', '<', spec.created?.createdLt]
+  ]
+  for (const [column, operator, value] of filters) {
     if (value !== undefined) conditions.push(`${column} ${operator} ${param(value)}`)
   }
   const direction = newerFirst ? 'DESC' : 'ASC'
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
   const text = `SELECT * FROM ${spec.table} ${where} ORDER BY created_at ${direction}, id ${direction} LIMIT ${param(spec.page.limit + 1)}`
-  const rows = await run(text, values)
+  const rows = await db.query<R>(text, values)
   const hasMore = rows.length > spec.page.limit
   const data = rows.slice(0, spec.page.limit)
   return { data: newerFirst ? data : data.reverse(), hasMore }

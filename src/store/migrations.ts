@@ -1,3 +1,8 @@
+import { dialects, type SchemaChange } from './ddl'
+import { sql, type SqlDialect } from './sql'
+import { lifecycleSchema } from './lifecycle-migrations'
+import { webhookSchema } from './webhook-migrations'
+
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
   version: number
@@ -5,35 +10,20 @@ export interface Migration {
   sql: string
 }
 
-/** What SQLite and PostgreSQL spell differently in the DDL; everything else is written once below. */
-export interface Dialect {
-  /** Which database, for the few changes that are procedures rather than spellings (SQLite cannot alter a CHECK). */
-  kind: 'sqlite' | 'postgres'
-  /** 64-bit integers: money in minor units, epoch-millisecond times. */
-  bigint: string
-  /** Floating-point numbers (product prices). */
-  double: string
-  /** After a table's column list: SQLite's STRICT typing. */
-  table: string
-}
-
-export const dialects = {
-  sqlite: { kind: 'sqlite', bigint: 'INTEGER', double: 'REAL', table: ' STRICT' },
-  postgres: { kind: 'postgres', bigint: 'BIGINT', double: 'DOUBLE PRECISION', table: '' }
-} satisfies Record<string, Dialect>
-
-import { lifecycleSchema } from './lifecycle-migrations'
-import { webhookSchema } from './webhook-migrations'
-
 const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
 
 /**
  * The schema, for both stores (same version numbers, names, tables and columns, so the rows.ts
  * mappers serve both): money in 64-bit minor units, payment/product/merchant timestamps as ISO-8601
  * TEXT, idempotency and lease times as epoch milliseconds. Versions 2-9 are reserved for payments
- * and idempotency; merchants start at 10. Never edit a released migration: add a new version.
+ * and idempotency; merchants start at 10.
+ *
+ * Adding a migration is one change in one place: append an entry with the next free version in its
+ * area's range, here or in its area's list (lifecycle-migrations.ts, webhook-migrations.ts), with
+ * its DDL written once (`d` spells the few types that differ). Both stores apply it at start-up.
+ * Never edit a released migration: add a new version.
  */
-const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string }> = [
+const schema: SchemaChange[] = [
   {
     version: 1,
     name: 'products',
@@ -146,8 +136,9 @@ const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string
   ...webhookSchema
 ]
 
-export function migrationsFor (dialect: Dialect): Migration[] {
-  return [...schema].sort((a, b) => a.version - b.version).map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialect) }))
+/** The schema's migrations in `dialect`'s spelling, in version order. */
+export function migrationsFor (dialect: SqlDialect): Migration[] {
+  return [...schema].sort((a, b) => a.version - b.version).map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialects[dialect]) }))
 }
 
 /**
@@ -156,7 +147,7 @@ export function migrationsFor (dialect: Dialect): Migration[] {
  * transaction each migration runs in.
  */
 export interface MigrationRunner {
-  dialect: Dialect['kind']
+  dialect: SqlDialect
   /** Runs SQL that may hold several statements (a migration's DDL). */
   exec: (sql: string) => Promise<void>
   /** Runs one statement, with placeholders in the dialect's style (`?`, `$1`); the rows it returns. */
@@ -170,12 +161,10 @@ export interface MigrationRunner {
   transaction: (work: () => Promise<void>) => Promise<void>
 }
 
-const dialectNames: Record<Dialect['kind'], string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
+const dialectNames: Record<SqlDialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 
-const RECORD_MIGRATION: Record<Dialect['kind'], string> = {
-  sqlite: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
-  postgres: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)'
-}
+const recordMigration = sql<{ version: number, name: string, appliedAt: string }>('migration-record')`
+  INSERT INTO schema_migrations (version, name, applied_at) VALUES (${'version'}, ${'name'}, ${'appliedAt'})`
 
 /**
  * The one migration loop: applies the migrations not yet recorded in schema_migrations, in version
@@ -184,6 +173,10 @@ const RECORD_MIGRATION: Record<Dialect['kind'], string> = {
  * Returns the versions this call applied.
  */
 export async function migrate (runner: MigrationRunner, migrations: readonly Migration[]): Promise<number[]> {
+  const versions = migrations.map((migration) => migration.version)
+  const twice = versions.find((version, i) => versions.indexOf(version) !== i)
+  // Two changes written in parallel under one number: the second would never run where the first had.
+  if (twice !== undefined) throw new Error(`migration version ${twice} is used twice`)
   return await runner.exclusively(async () => {
     await runner.exec(SCHEMA_MIGRATIONS_DDL)
     const rows = await runner.query<{ version: number }>('SELECT version FROM schema_migrations')
@@ -194,7 +187,8 @@ export async function migrate (runner: MigrationRunner, migrations: readonly Mig
       try {
         await runner.transaction(async () => {
           await runner.exec(migration.sql)
-          await runner.query(RECORD_MIGRATION[runner.dialect], [migration.version, migration.name, new Date().toISOString()])
+          const record = { version: migration.version, name: migration.name, appliedAt: new Date().toISOString() }
+          await runner.query(recordMigration.text[runner.dialect], recordMigration.values(record, runner.dialect))
         })
       } catch (err) {
         throw new Error(`${dialectNames[runner.dialect]} migration ${migration.version} (${migration.name}) failed: ${(err as Error).message}`, { cause: err })

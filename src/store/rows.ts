@@ -245,8 +245,3 @@ export function apiKeyFromRow (row: ApiKeyRow): ApiKey {
     revokedAt: row.revoked_at
   }
 }
-
-/** The values of a key in API_KEY_COLUMNS order. */
-export function apiKeyValues (key: ApiKey): Array<string | null> {
-  return [key.id, key.merchantId, key.role, key.name, key.prefix, key.last4, key.secretHash, key.createdAt, key.expiresAt, key.lastUsedAt, key.revokedAt]
-}

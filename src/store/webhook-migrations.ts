@@ -1,4 +1,4 @@
-import type { Dialect } from './migrations'
+import type { SchemaChange } from './ddl'
 
 /*
  * Issue 14: the transactional outbox (events), webhook endpoints and deliveries.
@@ -6,7 +6,7 @@ import type { Dialect } from './migrations'
  * they describe; a delivery row per (event, endpoint) that wanted it at that moment.
  * Times that the worker compares (next attempt, lease) are epoch milliseconds.
  */
-export const webhookSchema: Array<{ version: number, name: string, ddl: (d: Dialect) => string }> = [
+export const webhookSchema: SchemaChange[] = [
   {
     version: 30,
     name: 'events and webhooks',

@@ -5,8 +5,8 @@ import { lifecycleStoreContract } from './lifecycle.contract'
 import { paymentCreation } from '../../src/store/rows'
 
 /**
- * The store contract, independent of the database: SQLite (test/store/sqlite.test.ts)
- * and PostgreSQL (test/store/postgres.test.ts) run these unchanged. `makeDatabase`
+ * The store contract, independent of the database: SQLite (test/store/sqlite/index.test.ts)
+ * and PostgreSQL (test/store/postgres/index.test.ts) run these unchanged. `makeDatabase`
  * returns a fresh, empty, migrated database; it is closed here. Merchants have
  * their own contract in merchants.contract.ts.
  */

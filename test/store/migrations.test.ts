@@ -1,5 +1,5 @@
 import t from 'tap'
-import { dialects, migrate, migrationsFor, type Migration, type MigrationRunner } from '../../src/store/migrations'
+import { migrate, migrationsFor, type Migration, type MigrationRunner } from '../../src/store/migrations'
 
 /** A runner that records the steps the one loop takes, over an in-memory schema_migrations table. */
 function recordingRunner (applied: number[] = [], failOn?: string) {
@@ -60,9 +60,15 @@ t.test('a failing migration is rolled back and names itself; those before it sta
   t.same(steps, ['lock', 'bookkeeping', 'begin', 'exec v1', 'record 1 m1', 'commit', 'begin', 'rollback', 'unlock'])
 })
 
+t.test('two migrations with one version are refused before anything runs', async (t) => {
+  const { runner, steps } = recordingRunner()
+  await t.rejects(migrate(runner, [m(1), m(2), m(2, 'another v2')]), { message: 'migration version 2 is used twice' })
+  t.same(steps, [])
+})
+
 t.test('the schema is written once: both dialects have the same versions and names, spelled apart only where they differ', async (t) => {
-  const sqlite = migrationsFor(dialects.sqlite)
-  const postgres = migrationsFor(dialects.postgres)
+  const sqlite = migrationsFor('sqlite')
+  const postgres = migrationsFor('postgres')
   t.same(sqlite.map(({ version, name }) => ({ version, name })), postgres.map(({ version, name }) => ({ version, name })))
   t.same(sqlite.map((x) => x.version), [...sqlite.map((x) => x.version)].sort((a, b) => a - b), 'in version order')
   t.match(sqlite[0].sql, /STRICT/)

@@ -1,20 +1,18 @@
 /**
  * Database failures a retry can cure become the domain's StoreUnavailableError (503 with
- * Retry-After, rendered in each area's shape); anything else stays a bug (500). Keys whose
- * release failed in an outage are freed once the database answers again.
+ * Retry-After, rendered in each area's shape); anything else stays a bug (500). The guarded
+ * database as a whole: guard.test.ts.
  */
 import t from 'tap'
 import { StoreUnavailableError } from '../../src/domain/errors'
 import { guardStore, STORE_RETRY_AFTER_SECONDS, toStoreError, unavailableReason } from '../../src/store/unavailable'
-import { guardDatabase, releasingAfterOutages } from '../../src/store/guard'
-import { createSqliteDatabase } from '../../src/store/sqlite'
+import { releasingAfterOutages } from '../../src/store/guard'
 import { migrateSqlite, openSqlite } from '../../src/store/sqlite/connection'
 import { sqliteMigrations } from '../../src/store/sqlite/migrations'
 import { groupCommit } from '../../src/store/sqlite/group-commit'
 import { sqliteIdempotencyStore } from '../../src/store/sqlite/idempotency'
-import { sqliteProductStore } from '../../src/store/sqlite/products'
-import type { Database, IdempotencyKeyRef, IdempotencyStore } from '../../src/store/types'
-import { buildTestApp, defaultMerchantOf } from '../helpers/app'
+import { productStore } from '../../src/store/products'
+import { sqliteRunner } from '../../src/store/sqlite/runner'
 
 const coded = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code })
 
@@ -74,57 +72,6 @@ t.test('guardStore maps failures of every method and passes results and other er
   await t.rejects(store.bug(), { message: 'bug' })
 })
 
-/** An SQLite database whose every store method fails with `error` while `down` is set. */
-function flaky (db: Database): { db: Database, state: { down: boolean, error: () => Error } } {
-  const state = { down: false, error: () => coded('ECONNREFUSED', 'connect ECONNREFUSED') }
-  const wrap = <T extends object>(store: T): T => Object.fromEntries(Object.entries(store).map(([name, member]) => [name,
-    typeof member === 'function'
-      ? async (...args: unknown[]) => {
-        if (state.down) throw state.error()
-        return await (member as (...a: unknown[]) => Promise<unknown>).apply(store, args)
-      }
-      : member])) as T
-  return {
-    state,
-    db: { kind: db.kind, products: wrap(db.products), merchants: wrap(db.merchants), payments: wrap(db.payments), refunds: wrap(db.refunds), idempotency: wrap(db.idempotency), ledger: wrap(db.ledger), apiKeys: wrap(db.apiKeys), events: wrap(db.events), webhooks: wrap(db.webhooks), ping: wrap({ ping: db.ping }).ping, close: db.close }
-  }
-}
-
-t.test('a key whose release failed in an outage is freed once the database is back, and only if still ours', async (t) => {
-  const inner = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
-  t.teardown(async () => { await inner.close() })
-  const { db, state } = flaky(inner)
-  const keys: IdempotencyStore & { stop: () => void } = releasingAfterOutages(guardStore(db.idempotency))
-  t.teardown(() => { keys.stop() })
-  const ref: IdempotencyKeyRef = { scope: '', method: 'POST', path: '/api/payments', key: 'k1' }
-  const claim = { ref, fingerprint: 'f', now: 1000, lockUntil: 61_000, expiresAt: 10_000_000 }
-  t.equal((await keys.claim(claim)).kind, 'new')
-
-  state.down = true
-  await t.rejects(keys.release(ref), { code: 'STORE_UNAVAILABLE' }, 'the release fails while the database is away')
-  state.down = false
-  t.equal((await inner.idempotency.get(ref))?.lockedUntil, 61_000, 'still locked right after the outage')
-  await new Promise((resolve) => setTimeout(resolve, 700))
-  t.equal((await inner.idempotency.get(ref))?.lockedUntil, null, 'freed by the retry once the database answered')
-  t.equal((await keys.claim({ ...claim, now: 2000 })).kind, 'resumed', 'a retry resumes at once instead of 409 for the lock time')
-
-  // Failed again; meanwhile the lock expired and another instance took the key: the late release must not free that lock.
-  state.down = true
-  await t.rejects(keys.abandon(ref), { code: 'STORE_UNAVAILABLE' })
-  state.down = false
-  await inner.idempotency.release(ref)
-  t.equal((await inner.idempotency.claim({ ...claim, now: 70_000, lockUntil: 130_000 })).kind, 'resumed', 'someone else resumed it')
-  // The next claim by this process first retries the pending release (conditional: a no-op now).
-  t.equal((await keys.claim({ ...claim, now: 71_000, lockUntil: 131_000 })).kind, 'in_flight')
-  t.equal((await inner.idempotency.get(ref))?.lockedUntil, 130_000, 'the other owner keeps its lock')
-
-  // A failure that is not an outage is not retried.
-  state.error = () => new Error('bug')
-  state.down = true
-  await t.rejects(keys.release(ref), { message: 'bug' })
-  state.down = false
-})
-
 /*
  * The disk-full regression (issue 16), fast: a write that fills the database (SQLITE_FULL, for real:
  * max_page_count caps the file) shares a group commit with key claims. SQLite rolls the whole batch
@@ -137,7 +84,7 @@ t.test('a key claimed in the same group commit as a write that fills the databas
   t.teardown(() => { handle.close() })
   await migrateSqlite(handle, sqliteMigrations)
   const writes = groupCommit(handle)
-  const products = guardStore(sqliteProductStore(handle, writes))
+  const products = guardStore(productStore(sqliteRunner(handle, writes)))
   const inner = sqliteIdempotencyStore(handle, writes)
   const keys = releasingAfterOutages(guardStore(inner))
   t.teardown(() => { keys.stop() })
@@ -157,37 +104,4 @@ t.test('a key claimed in the same group commit as a write that fills the databas
 
   const retried = await keys.claim(claimOf('before', 2000))
   t.equal(retried.kind, 'new', 'the retry of the undone claim is served at once, not 409 for the lock time')
-})
-
-t.test('routes answer 503 with Retry-After in their area\'s shape while the database is away', async (t) => {
-  const { db, state } = flaky(await createSqliteDatabase('file::memory:', { synchronous: 'FULL' }))
-  const app = await buildTestApp(t, {}, { database: guardDatabase(db) })
-  await defaultMerchantOf(app) // its API key exists before the outage; authenticating it during the outage is a 503 too
-  state.down = true
-
-  const product = await app.inject({ method: 'GET', url: '/products/p1' })
-  t.equal(product.statusCode, 503)
-  t.equal(product.headers['retry-after'], '2')
-  t.same(product.json(), { error: product.json().error, code: 'STORE_UNAVAILABLE' })
-  t.match(product.json().error, /database is unreachable/)
-
-  const payment = await app.inject({ method: 'POST', url: '/api/payments', headers: { 'idempotency-key': 'k' }, payload: { amount: 5, currency: 'EUR' } })
-  t.equal(payment.statusCode, 503)
-  t.equal(payment.headers['retry-after'], '2')
-  t.match(payment.headers['content-type'], /^application\/problem\+json/)
-  t.match(payment.json(), { type: 'urn:problem-type:service-unavailable', title: 'The service is temporarily unavailable.', status: 503, instance: '/api/payments' })
-  t.notMatch(payment.body, /ECONNREFUSED/, 'driver details stay in the log')
-
-  state.error = () => coded('SQLITE_FULL', 'database or disk is full')
-  const merchant = await app.inject({ method: 'POST', url: '/merchants', payload: { name: 'A', email: 'a@example.com' } })
-  t.equal(merchant.statusCode, 503)
-  t.equal(merchant.headers['retry-after'], String(STORE_RETRY_AFTER_SECONDS.full))
-  t.match(merchant.json(), { type: 'urn:problem-type:service-unavailable', detail: /out of storage space/ })
-
-  const ready = await app.inject({ method: 'GET', url: '/health/ready' })
-  t.equal(ready.statusCode, 503)
-  t.same(ready.json().checks, { database: 'full' }, 'readiness names the reason')
-
-  state.down = false
-  t.equal((await app.inject({ method: 'POST', url: '/api/payments', headers: { 'idempotency-key': 'k' }, payload: { amount: 5, currency: 'EUR' } })).statusCode, 201, 'served again at once')
 })

@@ -160,6 +160,13 @@ function postgresMigrationRunner (client: PgClient): MigrationRunner {
   }
 }
 
+/** The row a statement always returns (an aggregate, RETURNING of a row the transaction holds); an error naming it otherwise. */
+export function onlyRow<R> (rows: readonly R[], statement: string): R {
+  const [row] = rows
+  if (row === undefined) throw new Error(`${statement} returned no row`)
+  return row
+}
+
 /** PostgreSQL's SQLSTATE for a unique violation, and the constraint it names. */
 export function uniqueViolationOf (error: unknown): string | undefined {
   const err = error as { code?: string, constraint?: string }

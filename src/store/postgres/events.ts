@@ -3,10 +3,12 @@ import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
-import { inTransaction, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
+import { sharedEventStore } from '../events'
+import { postgresRunner } from './runner'
+import { inTransaction, onlyRow, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
 import {
-  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
-  type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
+  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
+  type ClaimRow, type DeliveryRow, type EndpointRow
 } from '../webhook-rows'
 
 /**
@@ -38,7 +40,8 @@ export const EVENT_SEQUENCE_CONSTRAINT = 'events_resource_sequence'
 /** The outbox writer, inside another store's transaction (after locking the row the event describes): one statement. */
 export async function appendEvent (client: Queryable, event: NewEvent): Promise<DomainEvent> {
   const p = new Params()
-  const { rows: [{ sequence }] } = await client.query<{ sequence: string }>(statement(withMembers(eventMembers(p, event), 'SELECT sequence FROM ev'), p.values))
+  const { rows } = await client.query<{ sequence: string }>(statement(withMembers(eventMembers(p, event), 'SELECT sequence FROM ev'), p.values))
+  const { sequence } = onlyRow(rows, 'the event insert')
   return { ...event, sequence: Number(sequence) }
 }
 
@@ -49,19 +52,7 @@ export async function appendEventOf<T> (client: Queryable, make: EventOf<T> | un
 
 export function postgresEventStore (pool: PgPool): EventStore {
   return {
-    async list (query) {
-      const page = await listPage<EventRow>('postgres', async (text, values) => (await pool.query<EventRow>(text, values)).rows, {
-        table: 'events',
-        scope: { merchant_id: query.merchantId },
-        filters: [['type', '=', query.type], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
-        page: query
-      })
-      return { data: page.data.map(eventFromRow), hasMore: page.hasMore }
-    },
-    async get (merchantId, id) {
-      const { rows } = await pool.query<EventRow>({ name: 'event-get', text: 'SELECT * FROM events WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
-      return rows.length === 0 ? undefined : eventFromRow(rows[0])
-    },
+    ...sharedEventStore(postgresRunner(pool)),
     async appendPaymentPending (event) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         // The payment's lock: its settlement (which numbers its own event) waits for this, or this for it.
@@ -96,7 +87,8 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         // The merchant's row lock serialises endpoint creation per merchant (the count stays exact).
         await client.query({ name: 'wh-lock-merchant', text: 'SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', values: [endpoint.merchantId] })
-        const { rows: [{ count }] } = await client.query<{ count: string }>({ name: 'wh-count', text: 'SELECT count(*) AS count FROM webhook_endpoints WHERE merchant_id = $1', values: [endpoint.merchantId] })
+        const { rows } = await client.query<{ count: string }>({ name: 'wh-count', text: 'SELECT count(*) AS count FROM webhook_endpoints WHERE merchant_id = $1', values: [endpoint.merchantId] })
+        const { count } = onlyRow(rows, 'count(*)')
         if (Number(count) >= max) return false
         await client.query({ name: 'wh-insert', text: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${params(ENDPOINT_COLUMNS.length)})`, values: endpointValues(endpoint) })
         return true
@@ -108,7 +100,8 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
     },
     async getEndpoint (merchantId, id) {
       const { rows } = await pool.query<EndpointRow>({ name: 'wh-get', text: 'SELECT * FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
-      return rows.length === 0 ? undefined : endpointFromRow(rows[0])
+      const [row] = rows
+      return row === undefined ? undefined : endpointFromRow(row)
     },
     async updateEndpoint (endpoint, expectedUpdatedAt) {
       const result = await pool.query({
@@ -129,8 +122,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       })
     },
     async listDeliveries (endpointId, page) {
-      const result = await listPage<DeliveryRow>('postgres', async (text, values) => (await pool.query<DeliveryRow>(text, values)).rows,
-        { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
+      const result = await listPage<DeliveryRow>(postgresRunner(pool), { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
       return { data: result.data.map(deliveryFromRow), hasMore: result.hasMore }
     },
     async retryDelivery (endpointId, deliveryId, now, at) {
@@ -140,7 +132,8 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
           WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
         values: [deliveryId, endpointId, now, at]
       })
-      return rows.length === 0 ? undefined : deliveryFromRow(rows[0])
+      const [row] = rows
+      return row === undefined ? undefined : deliveryFromRow(row)
     },
     async replay (endpoint, range, now, limit) {
       const { rows } = await pool.query<{ id: string, type: string }>({
@@ -190,8 +183,9 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
           text: 'SELECT * FROM webhook_deliveries WHERE id = $1 AND lease_until = $2 FOR UPDATE',
           values: [record.deliveryId, record.leaseUntil]
         })
-        if (rows.length === 0) return false
-        const log = [...JSON.parse(rows[0].attempt_log) as unknown[], record.attempt].slice(-ATTEMPT_LOG_MAX)
+        const [leased] = rows
+        if (leased === undefined) return false
+        const log = [...JSON.parse(leased.attempt_log) as unknown[], record.attempt].slice(-ATTEMPT_LOG_MAX)
         const { outcome } = record
         await client.query({
           name: 'wh-save-attempt',
@@ -210,7 +204,8 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
               RETURNING *`,
             values: [record.endpointId, outcome.disable, record.now, outcome.failingSince ?? '']
           })
-          if (disabled.length === 1) await appendEventOf(client, record.disabledEvent, endpointFromRow(disabled[0]))
+          const [endpoint] = disabled
+          if (endpoint !== undefined) await appendEventOf(client, record.disabledEvent, endpointFromRow(endpoint))
         }
         return true
       })
@@ -221,7 +216,8 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         text: "SELECT MIN(next_attempt_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1",
         values: [now]
       })
-      return rows[0].oldest === null ? undefined : Number(rows[0].oldest)
+      const { oldest } = onlyRow(rows, 'MIN(next_attempt_at)')
+      return oldest === null ? undefined : Number(oldest)
     }
   }
 }

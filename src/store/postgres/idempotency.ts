@@ -1,6 +1,6 @@
 import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
 import { classifyExistingKey, idempotencyRecordFromRow, settledClaim, type IdempotencyRow } from '../rows'
-import { inTransaction, Params, statement, type PgClient, type PgPool, type Queryable } from './connection'
+import { inTransaction, onlyRow, Params, statement, type PgClient, type PgPool, type Queryable } from './connection'
 
 const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
 
@@ -69,7 +69,7 @@ function claimCreatingStatement (request: ClaimRequest, creation: ResourceCreati
 const CLAIM_ATTEMPTS = 5
 
 export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
-  const one = (rows: IdempotencyRow[]): IdempotencyRecord | undefined => rows.length === 0 ? undefined : idempotencyRecordFromRow(rows[0])
+  const one = ([row]: IdempotencyRow[]): IdempotencyRecord | undefined => row === undefined ? undefined : idempotencyRecordFromRow(row)
 
   /*
    * The claim runs in READ COMMITTED, deliberately not REPEATABLE READ or SERIALIZABLE:
@@ -156,7 +156,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
               text: `UPDATE idempotency_keys SET locked_until = $5 WHERE ${KEY_MATCH} RETURNING *`,
               values: [...ref, request.lockUntil]
             })
-            return { kind: 'resumed', record: idempotencyRecordFromRow(rows[0]) }
+            return { kind: 'resumed', record: idempotencyRecordFromRow(onlyRow(rows, 'the lock of a key held FOR UPDATE')) }
           }
         }
       }

@@ -1,14 +1,15 @@
 import type { Database } from '../types'
+import { productStore } from '../products'
+import { ledgerStore } from '../ledger'
 import { guardDatabase } from '../guard'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
 import { postgresMigrations } from './migrations'
-import { postgresProductStore } from './products'
 import { postgresMerchantStore } from './merchants'
 import { postgresPaymentStore } from './payments'
 import { postgresRefundStore } from './refunds'
 import { postgresIdempotencyStore } from './idempotency'
-import { postgresLedgerStore } from './ledger'
 import { postgresApiKeyStore } from './api-keys'
+import { postgresRunner } from './runner'
 import { postgresEventStore, postgresWebhookStore } from './events'
 
 export type { PostgresOptions } from './connection'
@@ -30,12 +31,12 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
   let closed = false
   return guardDatabase({
     kind: 'postgres',
-    products: postgresProductStore(pool),
+    products: productStore(postgresRunner(pool)),
     merchants: postgresMerchantStore(pool),
     payments: postgresPaymentStore(pool),
     refunds: postgresRefundStore(pool),
     idempotency: postgresIdempotencyStore(pool),
-    ledger: postgresLedgerStore(pool),
+    ledger: ledgerStore(postgresRunner(pool)),
     apiKeys: postgresApiKeyStore(pool),
     events: postgresEventStore(pool),
     webhooks: postgresWebhookStore(pool),

@@ -1,3 +1,3 @@
-import { dialects, migrationsFor } from '../migrations'
+import { migrationsFor } from '../migrations'
 
-export const postgresMigrations = migrationsFor(dialects.postgres)
+export const postgresMigrations = migrationsFor('postgres')

@@ -1,10 +1,11 @@
 import type { KeyCompletion, Payment, PaymentStore } from '../types'
 import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
-import { listPage } from '../listing'
+import { paymentSql, sharedPaymentStore } from '../payments'
 import type { NewEvent } from '../../domain/events'
-import { inTransaction, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
+import { inTransaction, onlyRow, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
 import { keySql } from './idempotency'
 import { EVENT_SEQUENCE_CONSTRAINT, eventMembers } from './events'
+import { postgresRunner } from './runner'
 
 /*
  * Every transaction here runs in READ COMMITTED. The writes are guarded by their
@@ -36,22 +37,19 @@ async function settle (db: Queryable, final: Payment, completion: KeyCompletion 
   if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
   if (event !== undefined) members.push(...eventMembers(p, event, 'EXISTS (SELECT 1 FROM f)'))
   const { rows } = await db.query<{ finalized: boolean }>(statement(withMembers(members, 'SELECT EXISTS (SELECT 1 FROM f) AS finalized'), p.values))
-  return rows[0].finalized
+  return onlyRow(rows, 'the payment completion').finalized
 }
 
 export function postgresPaymentStore (pool: PgPool): PaymentStore {
+  const db = postgresRunner(pool)
   return {
+    ...sharedPaymentStore(db),
     /* One statement (autocommit): the insert and, with a key, the key's recovery point. */
     async create (payment, key) {
       const p = new Params()
       const insert = `INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${p.list(paymentValues(payment))})`
       const text = key === undefined ? insert : withMembers([`p AS (${insert})`], keySql.markResourceCreated(p, key, payment.id))
       await pool.query(statement(text, p.values))
-    },
-
-    async get (id) {
-      const { rows } = await pool.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [id] })
-      return rows.length === 0 ? undefined : paymentFromRow(rows[0])
     },
 
     /*
@@ -72,8 +70,9 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
       }
       // Read back only when another writer settled the payment first (then its outcome stands).
       if (finalized) return final
-      const stored = await pool.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [final.id] })
-      return paymentFromRow(stored.rows[0])
+      const stored = await db.get(paymentSql.get, { id: final.id })
+      if (stored === undefined) throw new Error(`payment ${final.id} to complete does not exist`)
+      return paymentFromRow(stored)
     },
 
     /*
@@ -129,34 +128,6 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
         })
         return leased.map(paymentFromRow)
       })
-    },
-
-    async deferRecovery (id, notBefore) {
-      await pool.query({
-        name: 'pay-defer',
-        text: "UPDATE payments SET recovery_lease_until = $2 WHERE id = $1 AND status = 'pending'",
-        values: [id, notBefore]
-      })
-    },
-
-    async list (query) {
-      const page = await listPage<PaymentRow>('postgres', async (text, values) => (await pool.query<PaymentRow>(text, values)).rows, {
-        table: 'payments',
-        scope: { merchant_id: query.merchantId },
-        filters: [['status', '=', query.status], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
-        page: query
-      })
-      return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
-    },
-
-    async count () {
-      const { rows } = await pool.query<{ count: string }>({ name: 'pay-count', text: 'SELECT count(*) AS count FROM payments' })
-      return Number(rows[0].count)
-    },
-
-    async countPending () {
-      const { rows } = await pool.query<{ count: string }>({ name: 'pay-count-pending', text: "SELECT count(*) AS count FROM payments WHERE status = 'pending'" })
-      return Number(rows[0].count)
     }
   }
 }

@@ -1,9 +1,10 @@
 import type { Payment, RefundDecision, RefundStore } from '../types'
 import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type PaymentRow, type RefundRow } from '../rows'
-import { listPage } from '../listing'
+import { sharedRefundStore } from '../refunds'
 import { inTransaction, Params, statement, withMembers, type PgPool } from './connection'
 import { keySql } from './idempotency'
 import { eventMembers } from './events'
+import { postgresRunner } from './runner'
 
 /*
  * Every write that changes a payment's refunded amounts runs as BEGIN, one locking read (the
@@ -29,6 +30,7 @@ function refundOfRow (row: Record<string, unknown>): RefundRow {
 
 export function postgresRefundStore (pool: PgPool): RefundStore {
   return {
+    ...sharedRefundStore(postgresRunner(pool)),
     async create (paymentId, decide, options = {}) {
       return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<RefundDecision | undefined> => {
         const { rows: [row] } = await client.query<PaymentRow>({ name: 'refund-lock-payment', text: 'SELECT * FROM payments WHERE id = $1 FOR UPDATE', values: [paymentId] })
@@ -45,11 +47,6 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
       })
     },
 
-    async get (paymentId, refundId) {
-      const { rows } = await pool.query<RefundRow>({ name: 'refund-get', text: 'SELECT * FROM refunds WHERE id = $1 AND payment_id = $2', values: [refundId, paymentId] })
-      return rows.length === 0 ? undefined : refundFromRow(rows[0])
-    },
-
     async complete (refundId, settle, completion, event) {
       return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<RefundDecision> => {
         // Both rows locked (FOR UPDATE OF locks them in the order named: the payment first). A refund
@@ -60,6 +57,7 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
           text: `SELECT p.*, ${REFUND_ALIASES} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.id = $1 FOR UPDATE OF p, r`,
           values: [refundId]
         })
+        if (row === undefined) throw new Error(`refund ${refundId} to complete does not exist`)
         const payment = paymentFromRow(row)
         const refund = refundFromRow(refundOfRow(row))
         if (refund.status !== 'pending') return { refund, payment }
@@ -76,12 +74,6 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
         await client.query(statement(withMembers(members, 'SELECT 1'), p.values))
         return decision
       })
-    },
-
-    async list (paymentId, page) {
-      const result = await listPage<RefundRow>('postgres', async (text, values) => (await pool.query<RefundRow>(text, values)).rows,
-        { table: 'refunds', scope: { payment_id: paymentId }, page })
-      return { data: result.data.map(refundFromRow), hasMore: result.hasMore }
     },
 
     /* SKIP LOCKED: instances leasing at once take disjoint refunds; the outer condition is re-checked on the newest row version. */

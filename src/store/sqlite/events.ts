@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import type BetterSqlite3 from 'better-sqlite3'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { ATTEMPT_LOG_MAX, receives, type WebhookEndpoint } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
+import { sharedEventStore } from '../events'
+import { sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 import {
-  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
-  type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
+  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
+  type ClaimRow, type DeliveryRow, type EndpointRow
 } from '../webhook-rows'
 
 /**
@@ -43,38 +44,15 @@ export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => 
   }
 }
 
-function cachedQuery<R> (db: SqliteHandle): (text: string, values: unknown[]) => Promise<R[]> {
-  const statements = new Map<string, BetterSqlite3.Statement>()
-  return async (text, values) => {
-    let statement = statements.get(text)
-    if (statement === undefined) statements.set(text, statement = db.prepare(text))
-    return statement.all(...values) as R[]
-  }
-}
-
 export function sqliteEventStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): EventStore {
   const outbox = sqliteOutbox(db)
-  const run = cachedQuery<EventRow>(db)
-  const select = db.prepare<[string, string], EventRow>('SELECT * FROM events WHERE id = ? AND merchant_id = ?')
   const paymentPending = db.prepare<[string], number>("SELECT 1 FROM payments WHERE id = ? AND status = 'pending'").pluck()
   const hasPendingEvent = db.prepare<[string], number>("SELECT 1 FROM events WHERE resource_id = ? AND type = 'payment.pending'").pluck()
   const oldest = db.prepare<[string, number], string>('SELECT id FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?').pluck()
   const deleteDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE event_id = ?')
   const deleteEvent = db.prepare('DELETE FROM events WHERE id = ?')
   return {
-    async list (query) {
-      const page = await listPage('sqlite', run, {
-        table: 'events',
-        scope: { merchant_id: query.merchantId },
-        filters: [['type', '=', query.type], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
-        page: query
-      })
-      return { data: page.data.map(eventFromRow), hasMore: page.hasMore }
-    },
-    async get (merchantId, id) {
-      const row = select.get(id, merchantId)
-      return row === undefined ? undefined : eventFromRow(row)
-    },
+    ...sharedEventStore(sqliteRunner(db, writes)),
     async appendPaymentPending (event) {
       return await writes.run(() => {
         if (paymentPending.get(event.resourceId) === undefined || hasPendingEvent.get(event.resourceId) !== undefined) return undefined
@@ -104,7 +82,6 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const updateEndpoint = db.prepare(`UPDATE webhook_endpoints SET ${ENDPOINT_MUTABLE_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ? AND merchant_id = ? AND updated_at = ?`)
   const deleteDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?')
   const deleteEndpoint = db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND merchant_id = ?')
-  const runDeliveries = cachedQuery<DeliveryRow>(db)
   const selectDelivery = db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?')
   const retry = db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, round_start = attempts, updated_at = ?
     WHERE id = ? AND endpoint_id = ?`)
@@ -150,7 +127,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
       })
     },
     async listDeliveries (endpointId, page) {
-      const result = await listPage('sqlite', runDeliveries, { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
+      const result = await listPage<DeliveryRow>(sqliteRunner(db, writes), { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
       return { data: result.data.map(deliveryFromRow), hasMore: result.hasMore }
     },
     async retryDelivery (endpointId, deliveryId, now, at) {

@@ -12,6 +12,8 @@ export interface WriteQueue {
   flush: () => void
 }
 
+type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
+
 interface Pending {
   operation: () => unknown
   resolve: (value: unknown) => void
@@ -71,7 +73,7 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
   /** Runs one batch; returns the writes it did not get to (its transaction was lost before them). */
   function commit (batch: Pending[]): Pending[] {
     onBatch?.(batch.length)
-    const outcomes: Array<{ ok: true, value: unknown } | { ok: false, error: unknown }> = []
+    const settled: Array<{ pending: Pending, outcome: Outcome }> = []
     let rest: Pending[] = []
     try {
       // A transaction left open by a ROLLBACK that failed: nothing in it was acknowledged.
@@ -79,17 +81,18 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
       if (leftOpen !== undefined) throw leftOpen
       db.exec('BEGIN IMMEDIATE')
       for (const [i, pending] of batch.entries()) {
+        let outcome: Outcome
         try {
-          outcomes.push({ ok: true, value: inSavepoint(pending.operation) })
+          outcome = { ok: true, value: inSavepoint(pending.operation) }
         } catch (error) {
-          outcomes.push({ ok: false, error })
+          outcome = { ok: false, error }
         }
+        settled.push({ pending, outcome })
         if (!db.inTransaction) {
           // SQLite rolled the whole transaction back: what ran so far is undone, the rest gets a new one.
           rest = batch.slice(i + 1)
           batch = batch.slice(0, i + 1)
-          const last = outcomes[i]
-          throw last.ok ? new Error('the batch transaction ended inside a write') : last.error
+          throw outcome.ok ? new Error('the batch transaction ended inside a write') : outcome.error
         }
       }
       db.exec('COMMIT')
@@ -98,8 +101,7 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
       for (const pending of batch) pending.reject(error)
       return rest
     }
-    for (const [i, pending] of batch.entries()) {
-      const outcome = outcomes[i]
+    for (const { pending, outcome } of settled) {
       if (outcome.ok) pending.resolve(outcome.value)
       else pending.reject(outcome.error)
     }

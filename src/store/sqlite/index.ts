@@ -1,7 +1,7 @@
 import type { Database } from '../types'
+import { productStore } from '../products'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
-import { sqliteProductStore } from './products'
 import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
 import { sqliteRefundStore } from './refunds'
@@ -9,6 +9,7 @@ import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
 import { sqliteApiKeyStore } from './api-keys'
 import { sqliteEventStore, sqliteWebhookStore } from './events'
+import { sqliteRunner } from './runner'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
 import { unavailableReason } from '../unavailable'
@@ -26,7 +27,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
   let lastProbe = 0
   return guardDatabase({
     kind: 'sqlite',
-    products: sqliteProductStore(db, writes),
+    products: productStore(sqliteRunner(db, writes)),
     merchants: sqliteMerchantStore(db),
     payments: sqlitePaymentStore(db, writes),
     refunds: sqliteRefundStore(db, writes),

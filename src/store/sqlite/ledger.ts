@@ -1,5 +1,7 @@
 import type { LedgerEntry, LedgerStore } from '../types'
-import { ledgerEntryFromRow, type LedgerRow } from '../rows'
+import { ledgerEntryFromRow } from '../rows'
+import { ledgerSql } from '../ledger'
+import { prepare } from './runner'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 
@@ -14,19 +16,16 @@ import { immediateWrites, type WriteQueue } from './group-commit'
  * is settled without its ledger entry, like a remote gateway that lost its record of a charge.
  */
 export function sqliteLedgerStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): LedgerStore {
-  const select = db.prepare<[string], LedgerRow>('SELECT * FROM gateway_ledger WHERE idempotency_key = ?')
-  const insert = db.prepare(`
-    INSERT INTO gateway_ledger (idempotency_key, charge_id, amount_minor, currency, outcome, decline_code, created_at)
-    VALUES (@idempotencyKey, @chargeId, @amountMinor, @currency, @outcome, @declineCode, @createdAt)
-    ON CONFLICT (idempotency_key) DO NOTHING`)
-  const count = db.prepare('SELECT count(*) FROM gateway_ledger').pluck()
+  const select = prepare(db, ledgerSql.get)
+  const insert = prepare(db, ledgerSql.insert)
+  const count = prepare(db, ledgerSql.count)
   /** Entries decided whose insert is queued, not yet committed (deleted once it settles), and those inserts. */
   const uncommitted = new Map<string, LedgerEntry>()
   const inserts = new Set<Promise<void>>()
   const find = (key: string): LedgerEntry | undefined => {
     const held = uncommitted.get(key)
     if (held !== undefined) return { ...held }
-    const row = select.get(key)
+    const row = select.get({ idempotencyKey: key })
     return row === undefined ? undefined : ledgerEntryFromRow(row)
   }
   return {
@@ -49,7 +48,7 @@ export function sqliteLedgerStore (db: SqliteHandle, writes: WriteQueue = immedi
     // After the queued inserts have settled: the entries committed.
     async count () {
       await Promise.all(inserts)
-      return count.get() as number
+      return Number(count.get({})?.count ?? 0)
     }
   }
 }

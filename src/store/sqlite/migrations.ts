@@ -1,3 +1,3 @@
-import { dialects, migrationsFor } from '../migrations'
+import { migrationsFor } from '../migrations'
 
-export const sqliteMigrations = migrationsFor(dialects.sqlite)
+export const sqliteMigrations = migrationsFor('sqlite')

@@ -1,7 +1,7 @@
-import type BetterSqlite3 from 'better-sqlite3'
 import type { IdempotencyKeyRef, KeyCompletion, Payment, PaymentStore } from '../types'
 import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
-import { listPage } from '../listing'
+import { paymentSql, sharedPaymentStore } from '../payments'
+import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
@@ -12,17 +12,10 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
   const insert = db.prepare(`INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`)
-  const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
+  const select = prepare(db, paymentSql.get)
   const finalize = db.prepare(`
     UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL
     WHERE id = @id AND status = 'pending'`)
-  const defer = db.prepare("UPDATE payments SET recovery_lease_until = ? WHERE id = ? AND status = 'pending'")
-  const statements = new Map<string, BetterSqlite3.Statement>()
-  const run = async (text: string, values: unknown[]): Promise<PaymentRow[]> => {
-    let statement = statements.get(text)
-    if (statement === undefined) statements.set(text, statement = db.prepare(text))
-    return statement.all(...values) as PaymentRow[]
-  }
   const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
     WHERE p.status = 'pending' AND p.created_at < @createdBefore
@@ -31,8 +24,6 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     ORDER BY p.created_at LIMIT @limit`)
   const lease = db.prepare('UPDATE payments SET recovery_lease_until = ? WHERE id = ?')
   const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ? WHERE resource_id = ?')
-  const count = db.prepare('SELECT count(*) FROM payments').pluck()
-  const countPending = db.prepare("SELECT count(*) FROM payments WHERE status = 'pending'").pluck()
 
   const create = db.transaction((payment: Payment, key?: IdempotencyKeyRef) => {
     insert.run(...paymentValues(payment))
@@ -44,7 +35,10 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (finalized) outbox.appendOf(event, final)
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
     // Read back only when another writer settled the payment first (then its outcome stands).
-    return finalized ? final : paymentFromRow(select.get(final.id) as PaymentRow)
+    if (finalized) return final
+    const stored = select.get({ id: final.id })
+    if (stored === undefined) throw new Error(`payment ${final.id} to complete does not exist`)
+    return paymentFromRow(stored)
   })
   const leaseAbandoned = db.transaction((options: Parameters<PaymentStore['leaseAbandoned']>[0]) => {
     const rows = leaseCandidates.all({ createdBefore: options.createdBefore, now: options.now, limit: options.limit })
@@ -56,24 +50,9 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   })
 
   return {
+    ...sharedPaymentStore(sqliteRunner(db, writes)),
     async create (payment, key) { await writes.run(() => create(payment, key)) },
-    async get (id) {
-      const row = select.get(id)
-      return row === undefined ? undefined : paymentFromRow(row)
-    },
     async complete (final, completion, event) { return await writes.run(() => complete(final, completion, event)) },
-    async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) },
-    async deferRecovery (id, notBefore) { await writes.run(() => defer.run(notBefore, id)) },
-    async list (query) {
-      const page = await listPage('sqlite', run, {
-        table: 'payments',
-        scope: { merchant_id: query.merchantId },
-        filters: [['status', '=', query.status], ['created_at', '>=', query.createdGte], ['created_at', '<', query.createdLt]],
-        page: query
-      })
-      return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
-    },
-    async count () { return count.get() as number },
-    async countPending () { return countPending.get() as number }
+    async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) }
   }
 }

@@ -1,7 +1,8 @@
-import type BetterSqlite3 from 'better-sqlite3'
 import type { Payment, RefundDecision, RefundStore } from '../types'
-import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type PaymentRow, type RefundRow } from '../rows'
-import { listPage } from '../listing'
+import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type RefundRow } from '../rows'
+import { paymentSql } from '../payments'
+import { sharedRefundStore } from '../refunds'
+import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
@@ -16,7 +17,7 @@ import { sqliteOutbox } from './events'
 export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): RefundStore {
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
-  const selectPayment = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
+  const selectPayment = prepare(db, paymentSql.get)
   const savePayment = db.prepare(`
     UPDATE payments SET status = ?, amount_refunded_minor = ?, refund_pending_minor = ?, updated_at = ? WHERE id = ?`)
   const insertRefund = db.prepare(`INSERT INTO refunds (${REFUND_COLUMNS.join(', ')}) VALUES (${REFUND_COLUMNS.map(() => '?').join(', ')})`)
@@ -27,21 +28,16 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
     WHERE status = 'pending' AND created_at < ? AND (recovery_lease_until IS NULL OR recovery_lease_until <= ?)
     ORDER BY created_at LIMIT ?`)
   const lease = db.prepare('UPDATE refunds SET recovery_lease_until = ? WHERE id = ?')
-  const statements = new Map<string, BetterSqlite3.Statement>()
-  const run = async (text: string, values: unknown[]): Promise<RefundRow[]> => {
-    let statement = statements.get(text)
-    if (statement === undefined) statements.set(text, statement = db.prepare(text))
-    return statement.all(...values) as RefundRow[]
-  }
 
   const writePayment = (payment: Payment): void => {
     savePayment.run(payment.status, payment.amountRefundedMinor, payment.refundPendingMinor, payment.updatedAt, payment.id)
   }
 
   return {
+    ...sharedRefundStore(sqliteRunner(db, writes)),
     async create (paymentId, decide, options = {}) {
       return await writes.run((): RefundDecision | undefined => {
-        const row = selectPayment.get(paymentId)
+        const row = selectPayment.get({ id: paymentId })
         if (row === undefined || (options.merchantId !== undefined && row.merchant_id !== options.merchantId)) return undefined
         const decision = decide(paymentFromRow(row))
         writePayment(decision.payment)
@@ -51,15 +47,14 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
       })
     },
 
-    async get (paymentId, refundId) {
-      const row = selectRefund.get(refundId)
-      return row === undefined || row.payment_id !== paymentId ? undefined : refundFromRow(row)
-    },
-
     async complete (refundId, settle, completion, event) {
       return await writes.run((): RefundDecision => {
-        const refund = refundFromRow(selectRefund.get(refundId) as RefundRow)
-        const payment = paymentFromRow(selectPayment.get(refund.paymentId) as PaymentRow)
+        const refundRow = selectRefund.get(refundId)
+        if (refundRow === undefined) throw new Error(`refund ${refundId} to complete does not exist`)
+        const refund = refundFromRow(refundRow)
+        const paymentRow = selectPayment.get({ id: refund.paymentId })
+        if (paymentRow === undefined) throw new Error(`the payment of refund ${refundId} does not exist`)
+        const payment = paymentFromRow(paymentRow)
         if (refund.status !== 'pending') return { refund, payment }
         const decision = settle(refund, payment)
         writePayment(decision.payment)
@@ -68,11 +63,6 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
         outbox.appendOf(event, decision)
         return decision
       })
-    },
-
-    async list (paymentId, page) {
-      const result = await listPage('sqlite', run, { table: 'refunds', scope: { payment_id: paymentId }, page })
-      return { data: result.data.map(refundFromRow), hasMore: result.hasMore }
     },
 
     async leasePending (options) {

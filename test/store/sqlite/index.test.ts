@@ -1,11 +1,11 @@
 import t from 'tap'
-import { createSqliteDatabase } from '../../src/store/sqlite'
-import { migrateSqlite, openSqlite } from '../../src/store/sqlite/connection'
-import { sqliteMigrations } from '../../src/store/sqlite/migrations'
-import { merchantStoreContract } from './merchants.contract'
-import { storeContract } from './contract'
-import { apiKeyStoreContract } from './api-keys.contract'
-import { webhookStoreContract } from './webhooks.contract'
+import { createSqliteDatabase } from '../../../src/store/sqlite'
+import { migrateSqlite, openSqlite } from '../../../src/store/sqlite/connection'
+import { sqliteMigrations } from '../../../src/store/sqlite/migrations'
+import { merchantStoreContract } from '../merchants.contract'
+import { storeContract } from '../contract'
+import { apiKeyStoreContract } from '../api-keys.contract'
+import { webhookStoreContract } from '../webhooks.contract'
 
 const makeSqlite = async () => await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
 

@@ -2,8 +2,8 @@ import t, { type Test } from 'tap'
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openSqlite, type SqliteHandle } from '../../src/store/sqlite/connection'
-import { groupCommit, immediateWrites } from '../../src/store/sqlite/group-commit'
+import { openSqlite, type SqliteHandle } from '../../../src/store/sqlite/connection'
+import { groupCommit, immediateWrites } from '../../../src/store/sqlite/group-commit'
 
 function database (t: Test): SqliteHandle {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })

@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
-import { migrateSqlite, openSqlite } from '../../src/store/sqlite/connection'
-import { sqliteMigrations } from '../../src/store/sqlite/migrations'
-import { groupCommit } from '../../src/store/sqlite/group-commit'
-import { sqliteLedgerStore } from '../../src/store/sqlite/ledger'
-import type { LedgerEntry } from '../../src/store/types'
+import { migrateSqlite, openSqlite } from '../../../src/store/sqlite/connection'
+import { sqliteMigrations } from '../../../src/store/sqlite/migrations'
+import { groupCommit } from '../../../src/store/sqlite/group-commit'
+import { sqliteLedgerStore } from '../../../src/store/sqlite/ledger'
+import type { LedgerEntry } from '../../../src/store/types'
 
 async function setup (t: Test) {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })

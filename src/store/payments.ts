@@ -1,0 +1,35 @@
+import { listPage } from './listing'
+import { paymentFromRow, type PaymentRow } from './rows'
+import { sql, type SqlRunner } from './sql'
+import type { PaymentStore } from './types'
+
+export const paymentSql = {
+  get: sql<{ id: string }, PaymentRow>('pay-get')`SELECT * FROM payments WHERE id = ${'id'}`,
+  deferRecovery: sql<{ id: string, notBefore: number }>('pay-defer')`
+    UPDATE payments SET recovery_lease_until = ${'notBefore'} WHERE id = ${'id'} AND status = 'pending'`,
+  count: sql<Record<string, never>, { count: number | string }>('pay-count')`SELECT count(*) AS count FROM payments`,
+  countPending: sql<Record<string, never>, { count: number | string }>('pay-count-pending')`SELECT count(*) AS count FROM payments WHERE status = 'pending'`
+}
+
+/** The payment store's one-statement methods, the same on both databases (its transactions are each dialect's own). */
+export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending'> {
+  return {
+    async get (id) {
+      const row = await db.get(paymentSql.get, { id })
+      return row === undefined ? undefined : paymentFromRow(row)
+    },
+    async deferRecovery (id, notBefore) { await db.write(paymentSql.deferRecovery, { id, notBefore }) },
+    async list (query) {
+      const page = await listPage<PaymentRow>(db, {
+        table: 'payments',
+        scope: { merchant_id: query.merchantId },
+        filters: { status: query.status },
+        created: query,
+        page: query
+      })
+      return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
+    },
+    async count () { return Number((await db.get(paymentSql.count, {}))?.count ?? 0) },
+    async countPending () { return Number((await db.get(paymentSql.countPending, {}))?.count ?? 0) }
+  }
+}
