@@ -20,7 +20,7 @@ declare module 'fastify' {
      * runs (frameworkErrors); routed responses get them from @fastify/helmet.
      */
     applySecurityHeaders: (reply: FastifyReply) => void
-    /** The security headers of every response, for answers written to the socket directly (plugins/http/client-error.ts). */
+    /** The security headers of every response, for answers written to the socket directly (plugins/http/errors/client-error.ts). */
     securityHeaders: Readonly<Record<string, string>>
   }
 }

@@ -2,14 +2,14 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { trustProxySetting, type Config } from './config'
 import type { Database } from './store/types'
-import { envelopeErrorHandler, envelopeNotFound } from '../plugins/http/envelope'
-import { areaOf, frameworkErrorHandler, type AreaErrors } from '../plugins/http/framework-errors'
-import { problemNotFound } from '../plugins/http/problem'
-import { clientErrorHandler } from '../plugins/http/client-error'
+import { envelopeErrorHandler, envelopeNotFound } from '../plugins/http/errors/envelope'
+import { areaOf, frameworkErrorHandler, type AreaErrors } from '../plugins/http/errors/framework-errors'
+import { problemNotFound } from '../plugins/http/errors/problem'
+import { clientErrorHandler } from '../plugins/http/errors/client-error'
 import { AccessLogController } from '../plugins/http/access-log'
 import { closeIdleBeforeFirstRequest, httpServerOptions, MAX_PARAM_LENGTH } from '../plugins/http/server-limits'
 import { rejectUnsafeBody } from '../plugins/http/body-guard'
-import { throwNotedFieldErrors } from '../plugins/http/field-errors'
+import { throwNotedFieldErrors } from '../plugins/http/errors/field-errors'
 import { rejectUnacceptableRequest } from '../plugins/http/request-hygiene'
 import { utf8JsonParser } from '../plugins/http/json-body'
 import { lingerAfterRefusedBody } from '../plugins/http/lingering-close'
@@ -110,7 +110,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   app.setErrorHandler(envelopeErrorHandler)
   // Bodies nested too deeply or with unstorable text (NUL, unpaired surrogates) are a 400 in every area.
   app.addHook('preValidation', rejectUnsafeBody)
-  // Domain errors a route noted before its schema ran: the schema passed, so they are the answer (plugins/http/field-errors.ts).
+  // Domain errors a route noted before its schema ran: the schema passed, so they are the answer (plugins/http/errors/field-errors.ts).
   app.addHook('preHandler', throwNotedFieldErrors)
 
   // A refused body (413, or an error answered before the body arrived): answer, then read and discard the rest for a while before closing.

@@ -4,7 +4,7 @@ import { ACCEPT_PATCH } from './allowed-methods'
 
 /** A request body in a content coding (gzip, br, …): refused, with `Accept-Encoding: identity` (RFC 9110 §15.5.16). */
 export class ContentEncodingError extends UnsupportedMediaTypeError {
-  /** The content codings a request body may have (plugins/http/classify-error.ts sends them as Accept-Encoding). */
+  /** The content codings a request body may have (plugins/http/errors/classify-error.ts sends them as Accept-Encoding). */
   readonly acceptedCodings = ['identity'] as const
   constructor (coding: string, acceptPatch?: string) {
     super(`Request bodies must not be encoded (got Content-Encoding '${coding.slice(0, 32)}'); send the body as is (identity).`, acceptPatch)
