@@ -38,7 +38,7 @@ export function serverOptions (config: Config, areas: readonly AreaErrors[], log
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // Slow clients, oversized headers, unroutable URLs: answered in the area's shape, never in Fastify's own JSON.
     http: httpServerOptions(config),
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler(areas),
     frameworkErrors: frameworkErrorHandler(areas),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // allErrors: every failing field at once (bodies are bounded by BODY_LIMIT, strings and arrays by the schemas).
