@@ -54,7 +54,8 @@ interface Area extends AreaErrors {
 
 /**
  * The areas of the API: where each is mounted, its routes, and its error shape. This table drives
- * both the registration below and the framework-level errors (requests the router cannot route).
+ * both the registration below and the shape of answers given outside any route (a request the
+ * router cannot route, that Node's parser refuses, or that no route serves).
  */
 export const areas: readonly Area[] = [
   { prefix: '/health', routes: healthRoutes, errorShape: 'envelope' },

@@ -33,7 +33,7 @@ interface RequestStart { method: string, path: string, lineTooLong: boolean }
  * line. The header size limit counts the request line too: a line that does not end in the chunk
  * where the parser gave up, or that alone is longer than the limit, was the part too large (414).
  */
-function requestStartOf (err: ClientError, socket: Socket, limit: number): RequestStart | undefined {
+function requestStartOf (err: ClientError, socket: Socket): RequestStart | undefined {
   const incoming = (socket as Socket & { parser?: { incoming?: { method?: string, url?: string } | null } }).parser?.incoming
   if (typeof incoming?.url === 'string' && typeof incoming.method === 'string') {
     return { method: incoming.method, path: incoming.url.split('?')[0], lineTooLong: false }
@@ -43,7 +43,7 @@ function requestStartOf (err: ClientError, socket: Socket, limit: number): Reque
   const match = REQUEST_LINE.exec(text)
   if (match === null) return undefined
   const lineEnd = text.indexOf('\n', match[0].length)
-  return { method: match[1], path: match[2].split('?')[0], lineTooLong: lineEnd === -1 || lineEnd > limit }
+  return { method: match[1], path: match[2].split('?')[0], lineTooLong: lineEnd === -1 || lineEnd > maxHeaderSize }
 }
 
 /**
@@ -60,7 +60,7 @@ function requestStartOf (err: ClientError, socket: Socket, limit: number): Reque
 export function clientErrorHandler (areas: readonly AreaErrors[]) {
   return function onClientError (this: FastifyInstance, err: ClientError, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
-    const start = requestStartOf(err, socket, maxHeaderSize)
+    const start = requestStartOf(err, socket)
     let answer = (err.code !== undefined ? answers[err.code] : undefined) ?? badRequest
     if (answer.status === 431 && start?.lineTooLong === true) answer = uriTooLong
     this.log.debug({ err, status: answer.status }, 'client error')
