@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import helmet from '@fastify/helmet'
 import helmetMiddleware from 'helmet'
 import rateLimit from '@fastify/rate-limit'
-import sensible from '@fastify/sensible'
 import cors from '@fastify/cors'
 import { RATE_LIMIT_POLICY_NAME } from '../schemas/openapi-contract'
 import { RateLimitedError } from '../src/domain/errors'
@@ -20,7 +19,7 @@ declare module 'fastify' {
      * runs (frameworkErrors); routed responses get them from @fastify/helmet.
      */
     applySecurityHeaders: (reply: FastifyReply) => void
-    /** The security headers of every response, for answers written to the socket directly (plugins/http/client-error.ts). */
+    /** The security headers of every response, for answers written to the socket directly (plugins/http/errors/client-error.ts). */
     securityHeaders: Readonly<Record<string, string>>
   }
 }
@@ -40,12 +39,11 @@ export function setRateLimitFields (reply: FastifyReply, windowSeconds: number):
 }
 
 /**
- * Security headers, one global per-client rate limit and @fastify/sensible.
+ * Security headers, one global per-client rate limit, CORS and Cache-Control.
  * The CSP only allows same-origin scripts: Swagger UI ships no inline script, so it
  * works under it; its inline style attributes need 'unsafe-inline' for styles only.
  */
 export default fp(async (app) => {
-  await app.register(sensible)
   const helmetOptions = {
     contentSecurityPolicy: {
       directives: {

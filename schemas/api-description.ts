@@ -139,8 +139,10 @@ Decisions behind the contract; each is enforced by a test.
 * **413 reaches the client.** A body over \`BODY_LIMIT\` (or any error answered before the body arrived) is answered, then
   the connection is closed in stages (lingering close, RFC 9112 §9.6): the rest of the body is read and discarded, at most
   16 MiB and 5 s (1 s idle), so the client reads the 413 instead of a connection reset.
-* **Parser-level answers** (400 unparseable HTTP, 408, 431) are written before any route runs; they carry the security
-  headers, \`Cache-Control: no-store\`, an \`X-Request-Id\` and the \`{ error, code }\` envelope, then close the connection.
+* **Parser-level answers** (400 unparseable HTTP, 408, 414, 431) are written before any route runs; they carry the
+  security headers, \`Cache-Control: no-store\` and an \`X-Request-Id\`, then close the connection. The body is a problem
+  document for a request line naming \`/api/…\` or \`/merchants/…\`, the \`{ error, code }\` envelope otherwise (and when the
+  request line is no longer at hand); HEAD gets no body.
 * \`GET /\` points to the documentation (\`/docs\`, \`/docs/json\`, and \`Link\` relations \`service-doc\`/\`service-desc\`).
 
 ## Limits
@@ -153,8 +155,8 @@ Decisions behind the contract; each is enforced by a test.
   Other text is stored exactly as sent (no Unicode normalisation). A duplicated member: the last one counts, everywhere.
   A payment amount is judged by the digits written: \`10.100000000000000001\` has too many decimal places, even though a
   double rounds it to 10.1.
-* Before any route, with the infrastructure envelope and the connection closed: 431 when the request line and headers exceed
-  16 KiB; 408 when they do not arrive within \`HEADERS_TIMEOUT_MS\` (10 s) or the whole request within \`REQUEST_TIMEOUT_MS\`
+* Before any route, in the area's shape and with the connection closed: 414 when the request line alone exceeds 16 KiB,
+  431 when the request line and headers do; 408 when they do not arrive within \`HEADERS_TIMEOUT_MS\` (10 s) or the whole request within \`REQUEST_TIMEOUT_MS\`
   (30 s); 400 for unparseable HTTP. A path that cannot be percent-decoded names no resource (products: 400, payments and
   merchants: 404).
 `.trim()

@@ -12,7 +12,7 @@ export const PRODUCT_ID_MAX_LENGTH = 64
 export const PRODUCT_ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9._~-]+$'
 export const NON_BLANK_PATTERN = '\\S'
 
-/** Read by the validation-error renderer (plugins/http/field-messages.ts); a plain table, filled by no import. */
+/** Read by the validation-error renderer (plugins/http/errors/field-messages.ts); a plain table, filled by no import. */
 export const patternMessages: ReadonlyMap<string, string> = new Map([
   [PRODUCT_ID_PATTERN, `must be 1-${PRODUCT_ID_MAX_LENGTH} characters: letters, digits, '.', '_', '~' or '-' (and not '.' or '..')`],
   [NON_BLANK_PATTERN, 'must not be blank']

@@ -18,12 +18,12 @@ async function ruleViolations (file: string, code: string): Promise<string[]> {
 
 const wrong: Array<[string, string, string]> = [
   ['a service importing schemas/', 'src/services/probe.ts', "import { Product } from '../../schemas/products'\nexport const x = Product\n"],
-  ['a service importing plugins/', 'src/services/probe.ts', "import { JSON_CONTENT_TYPE } from '../../plugins/http/envelope'\nexport const x = JSON_CONTENT_TYPE\n"],
+  ['a service importing plugins/', 'src/services/probe.ts', "import { JSON_CONTENT_TYPE } from '../../plugins/http/errors/envelope'\nexport const x = JSON_CONTENT_TYPE\n"],
   ['the store importing routes/', 'src/store/probe.ts', "import { renderSettled } from '../../routes/payments/responses'\nexport const x = renderSettled\n"],
   ['the core importing Fastify', 'src/domain/probe.ts', "import Fastify from 'fastify'\nexport const x = Fastify\n"],
-  ['the core importing a Fastify plugin package', 'src/services/probe.ts', "import sensible from '@fastify/sensible'\nexport const x = sensible\n"],
+  ['the core importing a Fastify plugin package', 'src/services/probe.ts', "import helmet from '@fastify/helmet'\nexport const x = helmet\n"],
   ['schemas importing a service', 'schemas/probe.ts', "import { productService } from '../src/services/products'\nexport const x = productService\n"],
-  ['schemas importing plugins/', 'schemas/probe.ts', "import { areaOf } from '../plugins/http/framework-errors'\nexport const x = areaOf\n"],
+  ['schemas importing plugins/', 'schemas/probe.ts', "import { areaOf } from '../plugins/http/errors/framework-errors'\nexport const x = areaOf\n"],
   ['schemas importing Fastify', 'schemas/probe.ts', "import Fastify from 'fastify'\nexport const x = Fastify\n"],
   ['a plugin importing routes/', 'plugins/probe.ts', "import { renderSettled } from '../routes/payments/responses'\nexport const x = renderSettled\n"]
 ]
@@ -38,7 +38,7 @@ for (const [name, file, code] of wrong) {
 const allowed: Array<[string, string, string]> = [
   ['the composition root importing plugins and routes', 'src/app.ts', "import a from '../plugins/services'\nimport b from '../routes/payments'\nexport const x = [a, b]\n"],
   ['schemas importing src/domain and TypeBox', 'schemas/probe.ts', "import { Type } from '@sinclair/typebox'\nimport { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'\nexport const x = [Type, MAX_PAYMENT_AMOUNT]\n"],
-  ['routes importing plugins, schemas and src', 'routes/payments/probe.ts', "import { problemErrorHandler } from '../../plugins/http/problem'\nimport { Payment } from '../../schemas/payments'\nimport { paymentService } from '../../src/services/payments'\nexport const x = [problemErrorHandler, Payment, paymentService]\n"],
+  ['routes importing plugins, schemas and src', 'routes/payments/probe.ts', "import { problemErrorHandler } from '../../plugins/http/errors/problem'\nimport { Payment } from '../../schemas/payments'\nimport { paymentService } from '../../src/services/payments'\nexport const x = [problemErrorHandler, Payment, paymentService]\n"],
   ['a plugin importing src and schemas', 'plugins/probe.ts', "import { productService } from '../src/services/products'\nimport { componentSchemas } from '../schemas'\nexport const x = [productService, componentSchemas]\n"]
 ]
 
@@ -49,7 +49,7 @@ for (const [name, file, code] of allowed) {
 }
 
 // The core speaks no HTTP: domain errors and services carry facts (kind, code, retryAfterSeconds,
-// allowed methods, ...) and plugins/http/classify-error.ts alone turns them into statuses and headers.
+// allowed methods, ...) and plugins/http/errors/classify-error.ts alone turns them into statuses and headers.
 // Checked on the syntax tree, so comments and prose in messages do not count; an identifier
 // `statusCode` or `headers`, or a header name used as a string or as a key, does.
 const HEADER_NAMES = [

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { noteFieldErrors } from './field-errors'
+import { noteFieldErrors } from './errors/field-errors'
 import { metadataErrors } from '../../src/domain/metadata'
 
 /**
@@ -27,7 +27,7 @@ export function metadataGuard (options: { allowNull?: boolean } = {}) {
     const body = request.body as Record<string, unknown> | null | undefined
     if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'metadata')) return
     if (body.metadata === null && options.allowNull === true) return
-    // Noted, not thrown: reported with the schema's errors about the other fields (plugins/http/field-errors.ts).
+    // Noted, not thrown: reported with the schema's errors about the other fields (plugins/http/errors/field-errors.ts).
     noteFieldErrors(request, metadataErrors(body.metadata, options))
   }
 }

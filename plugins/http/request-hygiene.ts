@@ -1,10 +1,11 @@
+import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
 import { ACCEPT_PATCH } from './allowed-methods'
 
 /** A request body in a content coding (gzip, br, …): refused, with `Accept-Encoding: identity` (RFC 9110 §15.5.16). */
 export class ContentEncodingError extends UnsupportedMediaTypeError {
-  /** The content codings a request body may have (plugins/http/classify-error.ts sends them as Accept-Encoding). */
+  /** The content codings a request body may have (plugins/http/errors/classify-error.ts sends them as Accept-Encoding). */
   readonly acceptedCodings = ['identity'] as const
   constructor (coding: string, acceptPatch?: string) {
     super(`Request bodies must not be encoded (got Content-Encoding '${coding.slice(0, 32)}'); send the body as is (identity).`, acceptPatch)
@@ -57,3 +58,12 @@ export async function rejectUnacceptableRequest (request: FastifyRequest): Promi
     throw new UnsupportedMediaTypeError(`Request bodies are JSON in UTF-8; charset '${charset.slice(0, 32)}' is not supported.`, acceptPatch)
   }
 }
+
+/**
+ * Two Host headers, an encoded body, a charset other than UTF-8: refused before the body is read,
+ * after the request id and the security headers are set (their onRequest hooks run first), so the
+ * refusal carries them.
+ */
+export default fp(async (app) => {
+  app.addHook('onRequest', rejectUnacceptableRequest)
+}, { name: 'request-hygiene', dependencies: ['errors', 'request-id', 'security'], fastify: '5.x' })

@@ -1,7 +1,9 @@
+import fp from 'fastify-plugin'
 import type { Server, ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Config } from '../../src/config'
 import { MAX_PARAM_LENGTH } from '../../schemas/patterns'
+import { lingerAfterRefusedBody } from './lingering-close'
 
 /**
  * Longest path parameter the router accepts. Fastify's default (100) answers longer ids with its own
@@ -49,3 +51,22 @@ export function closeIdleBeforeFirstRequest (server: Server, timeoutMs: number):
     if (waiting.delete(request.socket)) request.socket.setTimeout(0)
   })
 }
+
+/**
+ * How connections are bounded and closed, beyond the server options (server-options.ts): an idle
+ * connection is closed before its first request (closeIdleBeforeFirstRequest); a refused body is
+ * answered, then read and discarded for a while before closing (lingering-close.ts); during shutdown,
+ * requests already in flight are answered with `Connection: close` — server.close() only drops
+ * connections idle at that moment, so a keep-alive socket that was busy would otherwise hold
+ * app.close() open until the client or keepAliveTimeout drops it.
+ */
+export default fp(async (app) => {
+  closeIdleBeforeFirstRequest(app.server, app.config.CONNECTION_TIMEOUT_MS)
+  app.addHook('onSend', lingerAfterRefusedBody)
+  let closing = false
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close')
+    done(null, payload)
+  })
+}, { name: 'server-limits', dependencies: ['config'], fastify: '5.x' })

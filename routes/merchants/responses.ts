@@ -1,6 +1,6 @@
 import { merchantEtag, toMerchantResource, type Merchant } from '../../src/domain/merchants'
 import type { StoredResponse } from '../../src/store/types'
-import { JSON_CONTENT_TYPE } from '../../plugins/http/envelope'
+import { JSON_CONTENT_TYPE } from '../../plugins/http/errors/envelope'
 
 /** The merchants collection, as mounted by the area table in src/app.ts. */
 export const MERCHANTS_PATH = '/merchants'

@@ -8,9 +8,9 @@ import type { RefundType } from '../../schemas/refunds'
 import { exponentOf, type ResponseOrigin } from '../../src/services/payments'
 import type { StoredResponse } from '../../src/store/types'
 import type { PaymentType } from '../../schemas/payments'
-import { classifyError } from '../../plugins/http/classify-error'
-import { JSON_CONTENT_TYPE } from '../../plugins/http/envelope'
-import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../plugins/http/problem'
+import { classifyError } from '../../plugins/http/errors/classify-error'
+import { JSON_CONTENT_TYPE } from '../../plugins/http/errors/envelope'
+import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../plugins/http/errors/problem'
 
 export function toPublicPayment (payment: Payment): PaymentType {
   const publicPayment: PaymentType = {

@@ -1,6 +1,6 @@
 /**
  * Domain errors: what went wrong, in the core's words. Each carries its `kind` (the family a
- * transport maps onto its own answer: plugins/http/classify-error.ts holds the one table of
+ * transport maps onto its own answer: plugins/http/errors/classify-error.ts holds the one table of
  * HTTP statuses and headers), a stable `code`, a message, and the facts a client can act on:
  * the fields at fault, when to retry, which methods or formats would have been accepted,
  * whether a credential was sent. No status code, header or media type lives here.

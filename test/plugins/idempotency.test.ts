@@ -5,7 +5,7 @@ import databasePlugin from '../../plugins/database'
 import clockPlugin from '../../plugins/clock'
 import idempotencyPlugin from '../../plugins/idempotency'
 import metricsPlugin from '../../plugins/metrics'
-import { problemErrorHandler } from '../../plugins/http/problem'
+import { problemErrorHandler } from '../../plugins/http/errors/problem'
 import { buildTestApp, testConfig } from '../helpers/app'
 import { spyGateway, unavailable } from '../helpers/gateway'
 import { createSqliteDatabase } from '../../src/store/sqlite'
@@ -36,7 +36,7 @@ async function bareApp (t: Test, work: () => Promise<never> | never) {
   await app.register(databasePlugin, { database: db })
   await app.register(metricsPlugin)
   await app.register(idempotencyPlugin)
-  // Domain errors carry no status: an area's error handler maps them (plugins/http/classify-error.ts).
+  // Domain errors carry no status: an area's error handler maps them (plugins/http/errors/classify-error.ts).
   app.setErrorHandler(problemErrorHandler)
   app.post('/things', async (request, reply) => await app.idempotency.handle(request, reply, async () => work()))
   await app.ready()

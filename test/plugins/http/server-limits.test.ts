@@ -66,7 +66,7 @@ function statusOf (data: string): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0)
 }
 
-function envelopeOf (data: string): { error: string, code: string } {
+function bodyOf (data: string): Record<string, unknown> {
   return JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))
 }
 
@@ -102,7 +102,7 @@ t.test('slowloris: headers sent byte by byte are cut off with a 408 envelope at 
   t.equal(statusOf(result.data), 408, `answered 408 (${JSON.stringify(result.data.slice(0, 40))})`)
   t.match(result.data, /\r\nContent-Type: application\/json; charset=utf-8\r\n/)
   t.match(result.data, /\r\nConnection: close\r\n/)
-  t.same(envelopeOf(result.data), { error: 'request timed out: the request (headers and body) did not arrive in time', code: 'REQUEST_TIMEOUT' })
+  t.same(bodyOf(result.data), { error: 'request timed out: the request (headers and body) did not arrive in time', code: 'REQUEST_TIMEOUT' })
   t.ok(result.closedAfter >= headersTimeout - 50, `not cut before the deadline (${result.closedAfter} ms)`)
   t.ok(result.closedAfter < headersTimeout + SLACK_MS, `disconnected within HEADERS_TIMEOUT_MS + check interval + slack (${result.closedAfter} ms)`)
   t.ok(result.sent > 10, `the client was still sending when it was cut off (${result.sent} bytes)`)
@@ -115,7 +115,7 @@ t.test('a slow body is cut off with a 408 at REQUEST_TIMEOUT_MS and nothing is s
   const head = `PUT /products/slow HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${ADMIN_AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`
   const result = await exchange(port, head, '{"name":"', 50)
   t.equal(statusOf(result.data), 408, `answered 408 (${JSON.stringify(result.data.slice(0, 40))})`)
-  t.equal(envelopeOf(result.data).code, 'REQUEST_TIMEOUT')
+  t.equal(bodyOf(result.data).code, 'REQUEST_TIMEOUT')
   t.ok(result.closedAfter >= requestTimeout - 50, `not before the deadline (${result.closedAfter} ms)`)
   t.ok(result.closedAfter < requestTimeout + SLACK_MS, `within REQUEST_TIMEOUT_MS + slack (${result.closedAfter} ms)`)
   t.equal(await app.db.products.get('slow'), undefined, 'nothing was stored')
@@ -155,12 +155,13 @@ t.test('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS', as
   t.ok(result.closedAfter >= 250 && result.closedAfter < 300 + 1000 + SLACK_MS, `then closed when idle (${result.closedAfter} ms)`)
 })
 
-t.test('a header section over Node\'s limit is a 431 envelope, not a crash; the server keeps serving', async (t) => {
+t.test('a header section over Node\'s limit is a 431 (a problem document on /api), not a crash; the server keeps serving', async (t) => {
   const { app, port } = await listening(t, {})
   for (const [name, value] of [['X-Long', 'v'.repeat(20_000)], ['Idempotency-Key', 'k'.repeat(20_000)], ['X-Request-Id', 'r'.repeat(20_000)]]) {
     const result = await exchange(port, `POST /api/payments HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n${name}: ${value}\r\n\r\n{}`)
     t.equal(statusOf(result.data), 431, `a 20,000-byte ${name} → 431`)
-    t.same(envelopeOf(result.data), { error: 'request header fields too large', code: 'HEADERS_TOO_LARGE' })
+    t.match(result.data, /\r\nContent-Type: application\/problem\+json; charset=utf-8\r\n/, 'in the payments area\'s shape (test/plugins/http/errors/client-error.test.ts)')
+    t.match(bodyOf(result.data), { status: 431, detail: 'request header fields too large', instance: '/api/payments' })
     t.notOk(result.data.includes(value.slice(0, 100)), 'nothing of the request is echoed')
     for (const header of [/\r\nContent-Security-Policy: default-src 'self'/i, /\r\nStrict-Transport-Security: /i, /\r\nX-Content-Type-Options: nosniff\r\n/i,
       /\r\nX-Frame-Options: /i, /\r\nCache-Control: no-store\r\n/, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/]) {
@@ -189,7 +190,7 @@ t.test('unparseable HTTP is a 400 envelope and the connection is closed', async 
   for (const request of ['GARBAGE\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /health/live HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxx', 'GET /health/live HTTP/1.1\r\nBad Header\r\n\r\n']) {
     const result = await exchange(port, request)
     t.equal(statusOf(result.data), 400, `${JSON.stringify(request.slice(0, 30))} → 400`)
-    t.same(envelopeOf(result.data), { error: 'malformed HTTP request', code: 'BAD_REQUEST' })
+    t.same(bodyOf(result.data), { error: 'malformed HTTP request', code: 'BAD_REQUEST' })
   }
   await stillServing(t, port)
 })

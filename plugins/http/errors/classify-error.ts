@@ -1,7 +1,7 @@
 import {
   AUTH_REALM, DomainError, MethodNotAllowedError, UnauthenticatedError, UnsupportedMediaTypeError, ValidationError,
   type DomainErrorKind, type FieldErrors
-} from '../../src/domain/errors'
+} from '../../../src/domain/errors'
 import { fieldErrorsFromSchema, type SchemaIssue } from './field-messages'
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { ValidationError, type FieldErrors } from '../../src/domain/errors'
+import { ValidationError, type FieldErrors } from '../../../src/domain/errors'
 
 /**
  * One `errors` map for schema and domain failures, as ASP.NET's ValidationProblemDetails has: a body

@@ -1,5 +1,5 @@
-import type { FieldErrors } from '../../src/domain/errors'
-import { patternMessages } from '../../schemas/patterns'
+import type { FieldErrors } from '../../../src/domain/errors'
+import { patternMessages } from '../../../schemas/patterns'
 
 /** The subset of an Ajv error that the service reads. */
 export interface SchemaIssue {

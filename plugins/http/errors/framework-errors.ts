@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { NotFoundError, type DomainError } from '../../src/domain/errors'
+import { NotFoundError, type DomainError } from '../../../src/domain/errors'
 import { envelopeErrorHandler } from './envelope'
 import { problemErrorHandler } from './problem'
-import { REQUEST_ID_HEADER } from '../request-id'
+import { REQUEST_ID_HEADER } from '../../request-id'
 
 /** The error shape of an area: the `{ error, code }` envelope or RFC 9457 problem documents. */
 export type ErrorShape = 'envelope' | 'problem'

@@ -1,14 +1,14 @@
 import t from 'tap'
-import { bearerChallenge, classifyError, headersOf, statusOf } from '../../../plugins/http/classify-error'
+import { bearerChallenge, classifyError, headersOf, statusOf } from '../../../../plugins/http/errors/classify-error'
 import {
   AUTH_REALM, ConflictError, DomainError, ForbiddenError, GatewayUnavailableError, IdempotencyKeyInUseError, IdempotencyKeyReusedError,
   MethodNotAllowedError, NotFoundError, PaymentDeclinedError, PreconditionFailedError, RateLimitedError, StoreUnavailableError,
   UnauthenticatedError, UnsupportedMediaTypeError, ValidationError
-} from '../../../src/domain/errors'
-import { PaymentFailedError, PaymentNotCancelableError, PaymentNotRefundableError, RefundExceedsRemainingError } from '../../../src/domain/payments'
-import { RefundFailedError } from '../../../src/domain/refunds'
-import { EmailTakenError } from '../../../src/domain/merchants'
-import { UnknownCursorError } from '../../../src/domain/pagination'
+} from '../../../../src/domain/errors'
+import { PaymentFailedError, PaymentNotCancelableError, PaymentNotRefundableError, RefundExceedsRemainingError } from '../../../../src/domain/payments'
+import { RefundFailedError } from '../../../../src/domain/refunds'
+import { EmailTakenError } from '../../../../src/domain/merchants'
+import { UnknownCursorError } from '../../../../src/domain/pagination'
 
 const paymentId = '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'
 const at = '2026-01-01T00:00:00.000Z'

@@ -12,11 +12,14 @@ const statusTypes: Record<number, string> = {
   403: `${rfc9110}15.5.4`,
   404: `${rfc9110}15.5.5`,
   405: `${rfc9110}15.5.6`,
+  408: `${rfc9110}15.5.9`,
   409: `${rfc9110}15.5.10`,
   412: `${rfc9110}15.5.13`,
   413: `${rfc9110}15.5.14`,
+  414: `${rfc9110}15.5.15`,
   415: `${rfc9110}15.5.16`,
   429: 'https://www.rfc-editor.org/rfc/rfc6585#section-4',
+  431: 'https://www.rfc-editor.org/rfc/rfc6585#section-5',
   500: `${rfc9110}15.6.1`,
   503: `${rfc9110}15.6.4`
 }
