@@ -6,6 +6,7 @@ import { postgresProductStore } from './products'
 import { postgresMerchantStore } from './merchants'
 import { postgresPaymentStore } from './payments'
 import { postgresRefundStore } from './refunds'
+import { postgresCaptureStore } from './captures'
 import { postgresIdempotencyStore } from './idempotency'
 import { postgresLedgerStore } from './ledger'
 import { postgresApiKeyStore } from './api-keys'
@@ -34,6 +35,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     merchants: postgresMerchantStore(pool),
     payments: postgresPaymentStore(pool),
     refunds: postgresRefundStore(pool),
+    captures: postgresCaptureStore(pool),
     idempotency: postgresIdempotencyStore(pool),
     ledger: postgresLedgerStore(pool),
     apiKeys: postgresApiKeyStore(pool),

@@ -14,7 +14,8 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const insert = db.prepare(`INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`)
   const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
   const finalize = db.prepare(`
-    UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL
+    UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
+      amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason
     WHERE id = @id AND status = 'pending'`)
   const defer = db.prepare("UPDATE payments SET recovery_lease_until = ? WHERE id = ? AND status = 'pending'")
   const statements = new Map<string, BetterSqlite3.Statement>()
@@ -39,7 +40,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>): Payment => {
-    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt }).changes === 1
+    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt, amountCaptured: final.amountCapturedMinor, cancellationReason: final.cancellationReason }).changes === 1
     // The event of the change, in its transaction: only the writer that moved the payment writes it.
     if (finalized) outbox.appendOf(event, final)
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
