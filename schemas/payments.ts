@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { CANCELLATION_REASONS, CAPTURE_METHODS, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
 import { problemResponse } from './common'
 import { Metadata, pageOf, pageQueryProperties } from './listing'
+import { authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample } from './captures'
 export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
@@ -70,7 +71,7 @@ export const Payment = Type.Object({
     metadata: { orderId: 'A-1042' },
     createdAt: '2026-01-15T09:30:00.000Z',
     updatedAt: '2026-01-15T09:35:00.000Z'
-  }]
+  }, authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample]
 })
 export type PaymentType = Static<typeof Payment>
 
