@@ -3,6 +3,7 @@ import { merchantService, type MerchantService } from '../src/services/merchants
 import { paymentService, type PaymentService, type RenderSettled } from '../src/services/payments'
 import { productService, type ProductService } from '../src/services/products'
 import { refundService, type RefundService, type RenderRefund } from '../src/services/refunds'
+import { captureService, type CaptureService, type RenderCapture } from '../src/services/captures'
 import type { Merchant } from '../src/domain/merchants'
 import type { StoredResponse } from '../src/store/types'
 import { eventFactory, eventService, type EventFactory, type EventRenderers, type EventService } from '../src/services/events'
@@ -11,6 +12,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     payments: PaymentService
     refunds: RefundService
+    captures: CaptureService
     merchants: MerchantService
     products: ProductService
     events: EventService
@@ -24,6 +26,8 @@ export interface ServicesOptions {
   renderSettledPayment: RenderSettled
   /** How a settled refund is stored on its idempotency key: the payments routes' renderer. */
   renderRefund: RenderRefund
+  /** How a capture's outcome is stored on its idempotency key: the payments routes' renderer. */
+  renderCapture: RenderCapture
   /** How a new merchant is stored on its idempotency key: the merchants routes' renderer. */
   renderMerchantCreated: (merchant: Merchant) => StoredResponse
   /** How resources appear in events: as the API returns them (the routes' renderers). */
@@ -45,6 +49,16 @@ export default fp<ServicesOptions>(async (app, options) => {
     clock: app.clock,
     log: app.log,
     renderSettled: options.renderSettledPayment,
+    events,
+    authorizationTtlSeconds: app.config.AUTHORIZATION_TTL_SECONDS
+  }))
+  app.decorate('captures', captureService({
+    db: app.db,
+    gateway: app.gateway,
+    clock: app.clock,
+    log: app.log,
+    renderCapture: options.renderCapture,
+    holdMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
     events
   }))
   app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log, renderRefund: options.renderRefund, events }))

@@ -4,6 +4,8 @@ export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
   recoverPendingPayments: () => Promise<{ settled: number, stillPending: number }>
   recoverPendingRefunds: () => Promise<{ settled: number, stillPending: number }>
+  /** Finishes captures left in flight and voids authorizations past captureBefore (manual capture). */
+  recoverAuthorizations: () => Promise<{ captured: number, expired: number, stillPending: number }>
   /** Deletes events (and their deliveries) older than EVENT_RETENTION_DAYS. */
   reapOldEvents: () => Promise<number>
 }
@@ -56,6 +58,10 @@ export default fp(async (app) => {
     recoverPendingRefunds: async () => await app.refunds.recoverPending({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
+    }),
+    recoverAuthorizations: async () => await app.captures.recover({
+      ageSeconds: app.config.RECOVERY_AGE_SECONDS,
+      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
     })
   }
   app.decorate('backgroundJobs', jobs)
@@ -67,7 +73,8 @@ export default fp(async (app) => {
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, logFailure('reaper')),
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, logFailure('event reaper')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, logFailure('refund recovery'))
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, logFailure('refund recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, logFailure('capture recovery'))
     ]
   })
   app.addHook('preClose', async () => {

@@ -15,7 +15,8 @@ const exampleEvent = {
 export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
   type: 'string',
   enum: [...EVENT_TYPES],
-  description: 'payment.succeeded, payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.failed, payment.canceled, ' +
+  description: 'payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), ' +
+    'payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), ' +
     'refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.',
   examples: ['payment.succeeded']
 })

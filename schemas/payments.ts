@@ -1,8 +1,9 @@
 import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
+import { CANCELLATION_REASONS, CAPTURE_METHODS, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
 import { problemResponse } from './common'
 import { Metadata, pageOf, pageQueryProperties } from './listing'
+import { authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample } from './captures'
 export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
@@ -16,10 +17,20 @@ export const PaymentId = Type.String({
 export const PaymentStatus = Type.Unsafe<typeof PAYMENT_STATUSES[number]>({
   type: 'string',
   enum: [...PAYMENT_STATUSES],
-  description: '`pending` until the gateway answers, then `succeeded` or `declined`. A pending payment ends `failed` when the ' +
+  description: '`pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, ' +
+    '`requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, ' +
+    'or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the ' +
     'recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant ' +
     'cancels it. Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. ' +
     '`declined`, `failed`, `canceled` and `refunded` are terminal.'
+})
+
+export const CaptureMethod = Type.Unsafe<typeof CAPTURE_METHODS[number]>({
+  type: 'string',
+  enum: [...CAPTURE_METHODS],
+  description: '`automatic` (default): charged at once. `manual`: only authorized (`requires_capture`); capture it later with ' +
+    'POST /api/payments/{id}/capture, before `captureBefore`.',
+  examples: ['manual']
 })
 
 export const Payment = Type.Object({
@@ -27,7 +38,12 @@ export const Payment = Type.Object({
   status: PaymentStatus,
   amount: Type.Number({ description: 'The amount exactly as sent, in major units of `currency`.', examples: [10.1] }),
   currency: Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.', examples: ['USD'] }),
-  amountRefunded: Type.Number({ description: 'How much of `amount` succeeded refunds gave back, in major units (0 when none).', examples: [0] }),
+  amountRefunded: Type.Number({ description: 'How much of `amountCaptured` succeeded refunds gave back, in major units (0 when none).', examples: [0] }),
+  captureMethod: CaptureMethod,
+  amountCaptured: Type.Number({ description: 'How much the gateway captured, in major units: `amount` for an automatic success, the captured part of a manual one, else 0. Refunds are bounded by it.', examples: [10.1] }),
+  amountCapturable: Type.Number({ description: 'How much a capture may still take, in major units: `amount` while `requires_capture`, else 0 (a capture releases what it does not take).', examples: [0] }),
+  captureBefore: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Manual capture: when the authorization expires (creation + AUTHORIZATION_TTL_SECONDS); the recovery worker then voids it.', examples: ['2026-01-22T09:30:00.000Z'] })),
+  cancellationReason: Type.Optional(Type.Unsafe<typeof CANCELLATION_REASONS[number]>({ type: 'string', enum: [...CANCELLATION_REASONS], description: 'Present when `status` is `canceled`: `requested` (a cancel) or `authorization_expired` (not captured before `captureBefore`).', examples: ['requested'] })),
   declineCode: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9_]+$', description: 'Present when `status` is `declined`.', examples: ['card_declined'] })),
   failureCode: Type.Optional(Type.String({
     maxLength: 64,
@@ -49,10 +65,13 @@ export const Payment = Type.Object({
     amount: 10.1,
     currency: 'USD',
     amountRefunded: 2.5,
+    captureMethod: 'automatic',
+    amountCaptured: 10.1,
+    amountCapturable: 0,
     metadata: { orderId: 'A-1042' },
     createdAt: '2026-01-15T09:30:00.000Z',
     updatedAt: '2026-01-15T09:35:00.000Z'
-  }]
+  }, authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample]
 })
 export type PaymentType = Static<typeof Payment>
 
@@ -64,6 +83,7 @@ export const CreatePaymentBody = Type.Object({
       '(USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out.',
     examples: [10.1]
   }),
+  captureMethod: Type.Optional(CaptureMethod),
   currency: Type.String({
     minLength: 1,
     maxLength: 16,
@@ -104,6 +124,9 @@ export const PaymentList = pageOf(Type.Ref(Payment), 'Payment list', {
   amount: 10.1,
   currency: 'USD',
   amountRefunded: 0,
+  captureMethod: 'automatic',
+  amountCaptured: 10.1,
+  amountCapturable: 0,
   createdAt: '2026-01-15T09:30:00.000Z',
   updatedAt: '2026-01-15T09:30:01.000Z'
 })

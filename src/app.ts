@@ -24,7 +24,7 @@ import healthRoutes from '../routes/health'
 import rootRoutes from '../routes/root'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
-import { renderRefund, renderSettled, toPublicPayment, toPublicRefund } from '../routes/payments/responses'
+import { renderCapture, renderRefund, renderSettled, toPublicPayment, toPublicRefund } from '../routes/payments/responses'
 import { toMerchantResource } from './domain/merchants'
 import merchantRoutes from '../routes/merchants'
 import { MERCHANTS_PATH, renderMerchantCreated } from '../routes/merchants/responses'
@@ -86,6 +86,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(servicesPlugin, {
     renderSettledPayment: renderSettled,
     renderRefund,
+    renderCapture,
     renderMerchantCreated,
     eventRenderers: { payment: toPublicPayment, refund: toPublicRefund, merchant: toMerchantResource }
   })

@@ -40,6 +40,8 @@ export const ConfigSchema = Type.Object({
   RECOVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   /** Seconds a payment may stay pending before the recovery worker settles it as failed (default 24 h). */
   PENDING_PAYMENT_MAX_AGE: Type.Integer({ ...PositiveInt, default: 86_400 }),
+  /** Seconds a manual capture's authorization may wait for its capture (captureBefore); then the recovery worker voids it. 7 days. */
+  AUTHORIZATION_TTL_SECONDS: Type.Integer({ minimum: 1, default: 604_800 }),
   CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   /** Time for the whole header section to arrive (slowloris); at most REQUEST_TIMEOUT_MS. */

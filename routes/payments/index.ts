@@ -17,6 +17,7 @@ import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { renderRefund, renderSettled, toPage, toPublicPayment, toPublicRefund } from './responses'
 import { Type } from '@sinclair/typebox'
 import eventRoutes from './events'
+import captureRoutes from './capture'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const createAuthErrors = problemAuthErrors('the admin key (payments belong to merchants), or a suspended merchant\'s key', '/api/payments', adminRefused)
@@ -56,6 +57,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' },
     utf8JsonParser(app, (request, text) => { writtenDecimals.set(request, literalDecimalPlacesOfMember(text, 'amount')) }))
+  await app.register(captureRoutes, { writtenDecimals, ownerOf })
 
   app.post('/payments', {
     config: { auth: 'merchant' },
@@ -73,12 +75,16 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       headers: IdempotencyHeaders,
       body: CreatePaymentBody,
       response: {
-        201: jsonResponse('The payment succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), {
+        201: jsonResponse('The payment succeeded (or, with `captureMethod: manual`, is authorized: `requires_capture`, see the ' +
+          'authorization example of the Payment schema). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), {
           id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
           status: 'succeeded',
           amount: 10.1,
           currency: 'USD',
           amountRefunded: 0,
+          captureMethod: 'automatic',
+          amountCaptured: 10.1,
+          amountCapturable: 0,
           metadata: { orderId: 'A-1042' },
           createdAt: '2026-01-15T09:30:00.000Z',
           updatedAt: '2026-01-15T09:30:00.000Z'
@@ -156,8 +162,10 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['payments'],
       operationId: 'cancelPayment',
-      summary: 'Cancel a pending payment',
-      description: 'Gives up a `pending` payment (the gateway has not confirmed it): the gateway voids the charge under the ' +
+      summary: 'Cancel a pending payment or an uncaptured authorization',
+      description: 'Voids a `requires_capture` payment\'s authorization (the held money is released): `canceled` with ' +
+        '`cancellationReason: requested` (a capture in flight makes it 409). ' +
+        'Gives up a `pending` payment (the gateway has not confirmed it): the gateway voids the charge under the ' +
         'payment\'s downstream key, so it can no longer go through, and the payment becomes `canceled`. If the charge had in fact ' +
         'gone through, it is refunded in full (a refund with reason `payment_canceled`) and the payment ends `refunded`: money is ' +
         'never left behind. Idempotent: canceling a canceled payment answers 200 again. Any other settled payment is 409 ' +
@@ -171,6 +179,10 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
           amount: 5001,
           currency: 'USD',
           amountRefunded: 0,
+          captureMethod: 'automatic',
+          amountCaptured: 0,
+          amountCapturable: 0,
+          cancellationReason: 'requested',
           createdAt: '2026-01-15T09:30:00.000Z',
           updatedAt: '2026-01-15T09:32:00.000Z'
         }),
@@ -182,7 +194,10 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         503: problemResponse('The gateway did not confirm the void; the payment stays pending. Retry after Retry-After.')
       }
     }
-  }, async (request) => toPublicPayment(await app.refunds.cancelPayment(request.params.id, ownerOf(request))))
+  }, async (request) => {
+    const owner = ownerOf(request)
+    return toPublicPayment(await app.captures.cancelAuthorization(request.params.id, owner) ?? await app.refunds.cancelPayment(request.params.id, owner))
+  })
 
   app.post('/payments/:id/refunds', {
     config: { auth: 'merchant' },

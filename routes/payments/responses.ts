@@ -1,6 +1,7 @@
 import { PaymentDeclinedError } from '../../src/domain/errors'
 import { fromMinorUnits } from '../../src/domain/money'
-import { PaymentFailedError, type Payment } from '../../src/domain/payments'
+import { capturableMinor, PaymentFailedError, type Payment } from '../../src/domain/payments'
+import type { CaptureFailedError } from '../../src/domain/captures'
 import { RefundFailedError, type Refund } from '../../src/domain/refunds'
 import type { Metadata } from '../../src/domain/metadata'
 import type { Page } from '../../src/domain/pagination'
@@ -19,9 +20,14 @@ export function toPublicPayment (payment: Payment): PaymentType {
     amount: fromMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
     currency: payment.currency,
     amountRefunded: fromMinorUnits(payment.amountRefundedMinor, exponentOf(payment.currency)),
+    captureMethod: payment.captureMethod,
+    amountCaptured: fromMinorUnits(payment.amountCapturedMinor, exponentOf(payment.currency)),
+    amountCapturable: fromMinorUnits(capturableMinor(payment), exponentOf(payment.currency)),
     createdAt: payment.createdAt,
     updatedAt: payment.updatedAt
   }
+  if (payment.captureBefore !== null) publicPayment.captureBefore = payment.captureBefore
+  if (payment.cancellationReason !== null) publicPayment.cancellationReason = payment.cancellationReason
   if (payment.declineCode !== null) publicPayment.declineCode = payment.declineCode
   if (payment.failureCode !== null) publicPayment.failureCode = payment.failureCode
   const metadata = nonEmpty(payment.metadata)
@@ -53,7 +59,7 @@ export function toPage<T, R> (page: Page<T>, render: (item: T) => R): { data: R[
   return { data: page.data.map(render), hasMore: page.hasMore }
 }
 
-function problemResponse (error: PaymentDeclinedError | PaymentFailedError | RefundFailedError, origin: ResponseOrigin): StoredResponse {
+function problemResponse (error: PaymentDeclinedError | PaymentFailedError | RefundFailedError | CaptureFailedError, origin: ResponseOrigin): StoredResponse {
   const failure = classifyError(error)
   const problem = buildProblem(failure, { instance: origin.path, traceId: origin.traceId })
   return { statusCode: failure.statusCode, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: JSON.stringify(problem) }
@@ -89,4 +95,10 @@ export function renderSettled (payment: Payment, origin: ResponseOrigin): Stored
     headers: { 'content-type': JSON_CONTENT_TYPE, location: `${origin.path}/${payment.id}` },
     body: JSON.stringify(toPublicPayment(payment))
   }
+}
+
+/** The response a capture answers with, exactly as stored for replays: 200 with the captured payment, or the 402 capture-failed problem. */
+export function renderCapture (outcome: Payment | CaptureFailedError, origin: ResponseOrigin): StoredResponse {
+  if (outcome instanceof Error) return problemResponse(outcome, origin)
+  return { statusCode: 200, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(toPublicPayment(outcome)) }
 }

@@ -4,6 +4,7 @@
  * acknowledged change never lacks its event and a rolled-back change never has one.
  */
 export const EVENT_TYPES = [
+  'payment.authorized',
   'payment.succeeded',
   'payment.declined',
   'payment.pending',
@@ -50,6 +51,7 @@ export function isEventType (value: string): value is EventType {
 /** The event type of a payment that reached `status`; undefined for states that have no event of their own. */
 export function paymentEventType (status: string): EventType | undefined {
   switch (status) {
+    case 'requires_capture': return 'payment.authorized'
     case 'succeeded': return 'payment.succeeded'
     case 'declined': return 'payment.declined'
     case 'pending': return 'payment.pending'

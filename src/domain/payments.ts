@@ -3,8 +3,19 @@ import { decimalPlaces, formatMinorUnits, fromMinorUnits } from './money'
 import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
 import type { Metadata } from './metadata'
 
-export const PAYMENT_STATUSES = ['pending', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
+export const PAYMENT_STATUSES = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]
+
+/** automatic: the gateway captures when it authorizes; manual: it only authorizes, and a capture request takes the money later. */
+export const CAPTURE_METHODS = ['automatic', 'manual'] as const
+export type CaptureMethod = typeof CAPTURE_METHODS[number]
+
+/** Why a payment ended `canceled`: the merchant asked, or its authorization passed `captureBefore`. */
+export const CANCELLATION_REASONS = ['requested', 'authorization_expired'] as const
+export type CancellationReason = typeof CANCELLATION_REASONS[number]
+
+/** How long an authorization may wait for its capture by default: 7 days, as card networks and Stripe. */
+export const DEFAULT_AUTHORIZATION_TTL_SECONDS = 604_800
 
 /** The upper bound on an amount, in major units of any currency. */
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000
@@ -27,6 +38,16 @@ export interface Payment {
   amountRefundedMinor: number
   /** Minor units held by refunds still pending at the gateway (they count against the remaining amount). */
   refundPendingMinor: number
+  captureMethod: CaptureMethod
+  /** Minor units the gateway captured: the amount of an automatic success, the captured part of a manual one, else 0. Refunds are bounded by it. */
+  amountCapturedMinor: number
+  /** Minor units of a capture asked of the gateway whose outcome is not recorded yet; null when no capture is in flight. */
+  capturePendingMinor: number | null
+  /** Captures asked of the gateway so far (each under its own downstream key, derived from the payment and this number). */
+  captureAttempts: number
+  /** Manual capture: when the authorization expires (creation + AUTHORIZATION_TTL_SECONDS); null for automatic capture. */
+  captureBefore: string | null
+  cancellationReason: CancellationReason | null
   metadata: Metadata
   createdAt: string
   updatedAt: string
@@ -34,13 +55,15 @@ export interface Payment {
 
 /**
  * The only moves a payment may make:
- *   pending → succeeded | declined | failed | canceled
+ *   pending → succeeded | declined | failed | canceled | requires_capture
+ *   requires_capture → succeeded (captured) | canceled (voided or expired)
  *   succeeded → partially_refunded | refunded
  *   partially_refunded → partially_refunded | refunded
  * declined, failed, canceled and refunded are terminal.
  */
 const allowedMoves: Record<PaymentStatus, readonly PaymentStatus[]> = {
-  pending: ['succeeded', 'declined', 'failed', 'canceled'],
+  pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture'],
+  requires_capture: ['succeeded', 'canceled'],
   succeeded: ['partially_refunded', 'refunded'],
   partially_refunded: ['partially_refunded', 'refunded'],
   declined: [],
@@ -69,27 +92,37 @@ export function isSettled (status: PaymentStatus): boolean {
 
 /**
  * The one function through which a payment changes status. `code` is the
- * decline code of a `declined` payment or the failure code of a `failed` one.
+ * decline code of a `declined` payment, the failure code of a `failed` one or the
+ * cancellation reason of a `canceled` one (default `requested`).
  * A refund move (to partially_refunded/refunded) must agree with amountRefundedMinor.
+ * pending → succeeded is an automatic capture: the whole amount is captured.
  */
 export function transition (payment: Payment, to: PaymentStatus, at: string, code: string | null = null): Payment {
   if (!canTransition(payment.status, to)) throw new IllegalTransitionError(payment.status, to)
-  if (to === 'refunded' && payment.amountRefundedMinor !== payment.amountMinor) throw new IllegalTransitionError(payment.status, to)
-  if (to === 'partially_refunded' && !(payment.amountRefundedMinor > 0 && payment.amountRefundedMinor < payment.amountMinor)) {
+  if (to === 'refunded' && payment.amountRefundedMinor !== payment.amountCapturedMinor) throw new IllegalTransitionError(payment.status, to)
+  if (to === 'partially_refunded' && !(payment.amountRefundedMinor > 0 && payment.amountRefundedMinor < payment.amountCapturedMinor)) {
     throw new IllegalTransitionError(payment.status, to)
   }
+  if (to === 'succeeded' && payment.status === 'requires_capture' && payment.amountCapturedMinor <= 0) throw new IllegalTransitionError(payment.status, to)
   return {
     ...payment,
     status: to,
     declineCode: to === 'declined' ? code : payment.declineCode,
     failureCode: to === 'failed' ? code : payment.failureCode,
+    cancellationReason: to === 'canceled' ? (code ?? 'requested') as CancellationReason : payment.cancellationReason,
+    amountCapturedMinor: to === 'succeeded' && payment.status === 'pending' ? payment.amountMinor : payment.amountCapturedMinor,
     updatedAt: at
   }
 }
 
-/** Minor units that may still be refunded: the amount less what is refunded or being refunded. */
+/** Minor units that may still be refunded: the captured amount less what is refunded or being refunded. */
 export function refundableMinor (payment: Payment): number {
-  return payment.amountMinor - payment.amountRefundedMinor - payment.refundPendingMinor
+  return payment.amountCapturedMinor - payment.amountRefundedMinor - payment.refundPendingMinor
+}
+
+/** Minor units a capture may still take: all of an authorization's amount until its one capture, then 0. */
+export function capturableMinor (payment: Payment): number {
+  return payment.status === 'requires_capture' ? payment.amountMinor - payment.amountCapturedMinor : 0
 }
 
 /**
@@ -110,7 +143,7 @@ export function applySucceededRefund (payment: Payment, amountMinor: number, at:
     refundPendingMinor: payment.refundPendingMinor - amountMinor,
     amountRefundedMinor: payment.amountRefundedMinor + amountMinor
   }
-  return transition(refunded, refunded.amountRefundedMinor === refunded.amountMinor ? 'refunded' : 'partially_refunded', at)
+  return transition(refunded, refunded.amountRefundedMinor === refunded.amountCapturedMinor ? 'refunded' : 'partially_refunded', at)
 }
 
 /** A reserved refund failed at the gateway: the reservation is released, nothing else changes. */
@@ -163,7 +196,7 @@ export class PaymentFailedError extends DomainError {
 export class PaymentNotCancelableError extends ConflictError {
   override readonly code = 'PAYMENT_NOT_CANCELABLE'
   constructor (readonly paymentId: string, readonly status: PaymentStatus) {
-    super(`Only pending payments can be canceled; this payment is ${status}.`)
+    super(`Only pending payments and uncaptured authorizations (requires_capture) can be canceled; this payment is ${status}.`)
     Object.assign(this.extensions, { paymentId, paymentStatus: status })
   }
 }
@@ -187,8 +220,21 @@ export function validatePaymentInput (input: { amount: number, currency: string 
   return errors
 }
 
-/** A new payment, pending until the gateway answers. */
-export function newPendingPayment (fields: { id: string, amountMinor: number, currency: string, at: string, metadata?: Metadata, merchantId?: string | null }): Payment {
+/**
+ * A new payment, pending until the gateway answers. A manual capture's authorization
+ * expires `authorizationTtlSeconds` after creation (captureBefore).
+ */
+export function newPendingPayment (fields: {
+  id: string
+  amountMinor: number
+  currency: string
+  at: string
+  metadata?: Metadata
+  merchantId?: string | null
+  captureMethod?: CaptureMethod
+  authorizationTtlSeconds?: number
+}): Payment {
+  const captureMethod = fields.captureMethod ?? 'automatic'
   return {
     id: fields.id,
     amountMinor: fields.amountMinor,
@@ -198,6 +244,14 @@ export function newPendingPayment (fields: { id: string, amountMinor: number, cu
     failureCode: null,
     amountRefundedMinor: 0,
     refundPendingMinor: 0,
+    captureMethod,
+    amountCapturedMinor: 0,
+    capturePendingMinor: null,
+    captureAttempts: 0,
+    captureBefore: captureMethod === 'manual'
+      ? new Date(Date.parse(fields.at) + (fields.authorizationTtlSeconds ?? DEFAULT_AUTHORIZATION_TTL_SECONDS) * 1000).toISOString()
+      : null,
+    cancellationReason: null,
     metadata: fields.metadata ?? {},
     merchantId: fields.merchantId ?? null,
     createdAt: fields.at,

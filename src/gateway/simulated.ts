@@ -1,12 +1,34 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import type { LedgerEntry, LedgerStore } from '../store/types'
-import { GatewayError, type ChargeResult, type PaymentGateway, type RefundResult, type VoidResult } from './types'
+import { GatewayError, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult } from './types'
 
 export const SIMULATED_DECLINE_CODE = 'card_declined'
 export const SIMULATED_REFUND_FAILURE_CODE = 'refund_declined'
 /** What a charge under a key that was voided first answers. */
 export const VOIDED_DECLINE_CODE = 'payment_voided'
+export const SIMULATED_CAPTURE_FAILURE_CODE = 'capture_declined'
+
+/**
+ * Deterministic capture outcomes by capture amount (in the 3000s, which authorizations always
+ * pass): 3001.00 unavailable, 3002.00 times out (the capture is made, the answer lost), 3003.00
+ * refused by the gateway; anything else is captured.
+ */
+export function simulatedCaptureOutcome (amount: string): 'captured' | 'failed' | 'unavailable' | 'timeout' {
+  const value = Number(amount)
+  if (value === 3001) return 'unavailable'
+  if (value === 3002) return 'timeout'
+  if (value === 3003) return 'failed'
+  return 'captured'
+}
+
+/**
+ * The ledger key under which an authorization's settlement is recorded once: its capture or its
+ * void, whichever comes first (one insert decides: an authorization is captured or released, never both).
+ */
+function settlementKey (chargeIdempotencyKey: string): string {
+  return `${chargeIdempotencyKey}:settlement`
+}
 
 /**
  * Deterministic charge outcomes by amount, after Braintree's sandbox:
@@ -59,7 +81,7 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
         chargeId,
         amountMinor: request.amountMinor,
         currency: request.currency,
-        outcome: outcome === 'declined' ? 'declined' : 'succeeded',
+        outcome: outcome === 'declined' ? 'declined' : request.captureMethod === 'manual' ? 'authorized' : 'succeeded',
         declineCode: outcome === 'declined' ? SIMULATED_DECLINE_CODE : null
       })
       // 5002.00: the charge is made but the answer never arrives, like a real
@@ -74,8 +96,8 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
       if (previous !== undefined) return refundResultOf(previous)
       const outcome = simulatedRefundOutcome(request.amount)
       if (outcome === 'unavailable') throw new GatewayError('unavailable', 'the simulated gateway is unavailable for refunds (amount 4001.00)')
-      const charge = await ledger.get(request.chargeIdempotencyKey)
-      const failureCode = charge === undefined || charge.outcome !== 'succeeded'
+      const charge = await stateOf(request.chargeIdempotencyKey)
+      const failureCode = charge.state !== 'captured'
         ? 'charge_not_found'
         : outcome === 'failed' ? SIMULATED_REFUND_FAILURE_CODE : null
       const entry = await ledger.recordOnce({
@@ -92,6 +114,19 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
 
     async void (request) {
       await latency()
+      const existing = await ledger.get(request.chargeIdempotencyKey)
+      if (existing?.outcome === 'authorized') {
+        // An authorization is released unless its capture was recorded first.
+        const settlement = await ledger.recordOnce({
+          idempotencyKey: settlementKey(request.chargeIdempotencyKey),
+          chargeId: `void_${randomUUID()}`,
+          amountMinor: 0,
+          currency: existing.currency,
+          outcome: 'voided',
+          declineCode: null
+        })
+        return settlement.outcome === 'voided' ? { outcome: 'voided' } : { outcome: 'charged', chargeId: existing.chargeId }
+      }
       // A tombstone under the charge's key: a charge arriving later finds it and is not made.
       const entry = await ledger.recordOnce({
         idempotencyKey: request.chargeIdempotencyKey,
@@ -102,12 +137,57 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
         declineCode: null
       })
       return voidResultOf(entry)
+    },
+
+    async capture (request) {
+      await latency()
+      const outcome = simulatedCaptureOutcome(request.amount)
+      const previous = await ledger.get(settlementKey(request.chargeIdempotencyKey))
+      if (previous?.outcome === 'succeeded') return { outcome: 'captured', captureId: previous.chargeId, amountMinor: previous.amountMinor }
+      if (outcome === 'unavailable') throw new GatewayError('unavailable', 'the simulated gateway is unavailable for captures (amount 3001.00)')
+      if (outcome === 'failed') return { outcome: 'failed', failureCode: SIMULATED_CAPTURE_FAILURE_CODE }
+      const authorization = await ledger.get(request.chargeIdempotencyKey)
+      if (authorization?.outcome !== 'authorized') return { outcome: 'failed', failureCode: 'authorization_not_found' }
+      if (request.amountMinor <= 0 || request.amountMinor > authorization.amountMinor) return { outcome: 'failed', failureCode: 'amount_too_large' }
+      const settlement = await ledger.recordOnce({
+        idempotencyKey: settlementKey(request.chargeIdempotencyKey),
+        chargeId: `cap_${randomUUID()}`,
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+        outcome: 'succeeded',
+        declineCode: null
+      })
+      if (settlement.outcome === 'voided') return { outcome: 'failed', failureCode: 'authorization_voided' }
+      // 3002.00: the capture is made, the answer never arrives; a retry under the same key finds it.
+      if (outcome === 'timeout') return await new Promise<never>(() => {})
+      return { outcome: 'captured', captureId: settlement.chargeId, amountMinor: settlement.amountMinor }
+    },
+
+    async retrieve (request) {
+      await latency()
+      return await stateOf(request.chargeIdempotencyKey)
+    }
+  }
+
+  async function stateOf (chargeIdempotencyKey: string): Promise<ChargeState> {
+    const charge = await ledger.get(chargeIdempotencyKey)
+    if (charge === undefined) return { state: 'none' }
+    switch (charge.outcome) {
+      case 'voided': return { state: 'voided' }
+      case 'declined': return { state: 'declined', chargeId: charge.chargeId, declineCode: charge.declineCode ?? SIMULATED_DECLINE_CODE }
+      case 'succeeded': return { state: 'captured', chargeId: charge.chargeId, amountCapturedMinor: charge.amountMinor }
+      default: {
+        const settlement = await ledger.get(settlementKey(chargeIdempotencyKey))
+        if (settlement === undefined) return { state: 'authorized', chargeId: charge.chargeId, amountMinor: charge.amountMinor }
+        return settlement.outcome === 'voided' ? { state: 'voided' } : { state: 'captured', chargeId: charge.chargeId, amountCapturedMinor: settlement.amountMinor }
+      }
     }
   }
 }
 
 function chargeResultOf (entry: LedgerEntry): ChargeResult {
   if (entry.outcome === 'voided') return { outcome: 'declined', chargeId: entry.chargeId, declineCode: VOIDED_DECLINE_CODE }
+  if (entry.outcome === 'authorized') return { outcome: 'authorized', chargeId: entry.chargeId }
   return entry.outcome === 'declined'
     ? { outcome: 'declined', chargeId: entry.chargeId, declineCode: entry.declineCode ?? SIMULATED_DECLINE_CODE }
     : { outcome: 'succeeded', chargeId: entry.chargeId }

@@ -1,3 +1,8 @@
+/**
+ * A charge authorizes the amount and, with `captureMethod` automatic (the default), captures it at
+ * once; manual only authorizes it (Stripe: a confirmed PaymentIntent with capture_method=manual;
+ * Adyen: /payments with a manual capture delay), and `capture` takes the money later.
+ */
 export interface ChargeRequest {
   /** Downstream idempotency key: the same key never charges twice. */
   idempotencyKey: string
@@ -5,11 +10,50 @@ export interface ChargeRequest {
   /** The amount as an exact decimal string, e.g. "10.10". */
   amount: string
   currency: string
+  captureMethod?: 'automatic' | 'manual'
 }
 
+/** succeeded: authorized and captured; authorized: authorized only (manual capture), the money is held until captured or voided. */
 export type ChargeResult =
   | { outcome: 'succeeded', chargeId: string }
+  | { outcome: 'authorized', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
+
+/**
+ * Captures (part of) an authorization, once: what is not captured is released (Stripe:
+ * PaymentIntent capture with amount_to_capture, always sent; Adyen: /captures, whose answer
+ * `received` settles later by notification, a connector's pending outcome to be added with it).
+ */
+export interface CaptureRequest {
+  /** Downstream idempotency key of this capture: the same key never captures twice. */
+  idempotencyKey: string
+  /** The downstream key the authorization was made under. */
+  chargeIdempotencyKey: string
+  amountMinor: number
+  amount: string
+  currency: string
+}
+
+/** captured: the gateway took `amountMinor`; failed: it refused (the authorization stays as it was). */
+export type CaptureResult =
+  | { outcome: 'captured', captureId: string, amountMinor: number }
+  | { outcome: 'failed', failureCode: string }
+
+/** Reads what the gateway holds under a charge's key (Stripe: retrieve the PaymentIntent), for the recovery worker. */
+export interface RetrieveRequest {
+  chargeIdempotencyKey: string
+}
+
+/**
+ * none: nothing was charged under the key; authorized: held, not captured; captured: `amountCapturedMinor`
+ * taken (an automatic charge or a capture); voided: released (or never made, and never to be); declined.
+ */
+export type ChargeState =
+  | { state: 'none' }
+  | { state: 'authorized', chargeId: string, amountMinor: number }
+  | { state: 'captured', chargeId: string, amountCapturedMinor: number }
+  | { state: 'voided' }
+  | { state: 'declined', chargeId: string, declineCode: string }
 
 export interface RefundRequest {
   /** Downstream idempotency key of the refund (derived from the refund id): the same key never refunds twice. */
@@ -31,8 +75,9 @@ export interface VoidRequest {
 }
 
 /**
- * voided: no charge exists under the key, and none will be made under it from now on;
- * charged: a charge went through before the void arrived (it must be refunded to give the money back);
+ * voided: no charge exists under the key, and none will be made under it from now on; or an
+ * uncaptured authorization under the key is released (Stripe: cancel the PaymentIntent);
+ * charged: a charge (or a capture) went through before the void arrived (it must be refunded to give the money back);
  * declined: the charge was declined, nothing to give back.
  */
 export type VoidResult =
@@ -56,6 +101,10 @@ export interface PaymentGateway {
   charge: (request: ChargeRequest, options?: { signal?: AbortSignal }) => Promise<ChargeResult>
   /** Refunds (part of) a charge; repeating it under the same key returns the first result. */
   refund: (request: RefundRequest) => Promise<RefundResult>
-  /** Cancels a charge that may or may not have been made; idempotent. */
+  /** Cancels a charge that may or may not have been made, or releases an uncaptured authorization; idempotent. */
   void: (request: VoidRequest) => Promise<VoidResult>
+  /** Captures an authorization (manual capture); repeating it under the same key returns the first result. */
+  capture: (request: CaptureRequest) => Promise<CaptureResult>
+  /** The current state of what was charged under a key (read-only). */
+  retrieve: (request: RetrieveRequest) => Promise<ChargeState>
 }

@@ -1,7 +1,7 @@
 import { GatewayError, type PaymentGateway } from './types'
 
 /**
- * Bounds every gateway call (charge, refund, void): a gateway that does not answer within `timeoutMs` is treated as timed out,
+ * Bounds every gateway call (charge, refund, void, capture, retrieve): a gateway that does not answer within `timeoutMs` is treated as timed out,
  * and one whose caller's signal aborts (shutdown) is abandoned at once.
  */
 export function withTimeout (gateway: PaymentGateway, timeoutMs: number): PaymentGateway {
@@ -24,7 +24,9 @@ export function withTimeout (gateway: PaymentGateway, timeoutMs: number): Paymen
       }
     },
     async refund (request) { return await bounded(gateway.refund(request)) },
-    async void (request) { return await bounded(gateway.void(request)) }
+    async void (request) { return await bounded(gateway.void(request)) },
+    async capture (request) { return await bounded(gateway.capture(request)) },
+    async retrieve (request) { return await bounded(gateway.retrieve(request)) }
   }
 
   async function bounded<T> (call: Promise<T>): Promise<T> {

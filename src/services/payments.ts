@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
-import { newPendingPayment, transition, type Payment } from '../domain/payments'
+import { newPendingPayment, transition, type CaptureMethod, type Payment } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { minorUnitsOf } from '../domain/currencies'
 import { GatewayError, type PaymentGateway } from '../gateway/types'
@@ -38,6 +38,8 @@ export interface PaymentDeps {
   renderSettled: RenderSettled
   /** The events of payment changes (written with the change); undefined: no events (core tests). */
   events?: EventFactory
+  /** Seconds a manual capture's authorization lasts (AUTHORIZATION_TTL_SECONDS); default 7 days. */
+  authorizationTtlSeconds?: number
 }
 
 /** A key the request owns, the payment a previous attempt created under it (if any), and the request's trace id. */
@@ -52,6 +54,8 @@ export interface PaymentInput {
   currency: string
   merchantId: string
   metadata?: Metadata
+  /** automatic (default): charged at once; manual: authorized, captured later (POST /api/payments/{id}/capture). */
+  captureMethod?: CaptureMethod
 }
 
 /** A pending payment not yet written, and its insert, which can join the claim of the request's key. */
@@ -115,6 +119,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
       currency: input.currency,
       metadata: input.metadata,
+      captureMethod: input.captureMethod,
+      authorizationTtlSeconds: deps.authorizationTtlSeconds,
       at: new Date(deps.clock()).toISOString()
     })
   }
@@ -141,7 +147,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         idempotencyKey: downstreamKeyFor(payment.id),
         amountMinor: payment.amountMinor,
         amount: formatMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
-        currency: payment.currency
+        currency: payment.currency,
+        captureMethod: payment.captureMethod
       }, { signal })
     } catch (err) {
       if (err instanceof GatewayError) {
@@ -158,9 +165,9 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       throw err
     }
     const at = new Date(deps.clock()).toISOString()
-    const final = result.outcome === 'succeeded'
-      ? transition(payment, 'succeeded', at)
-      : transition(payment, 'declined', at, result.declineCode)
+    const final = result.outcome === 'declined'
+      ? transition(payment, 'declined', at, result.declineCode)
+      : transition(payment, result.outcome === 'authorized' ? 'requires_capture' : 'succeeded', at)
     return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
   }
 

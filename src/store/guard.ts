@@ -104,6 +104,7 @@ export function guardDatabase (db: Database): Database {
     merchants: guardStore(db.merchants),
     payments: guardStore(db.payments),
     refunds: guardStore(db.refunds),
+    captures: guardStore(db.captures),
     ledger: guardStore(db.ledger),
     apiKeys: guardStore(db.apiKeys),
     events: guardStore(db.events),

@@ -2,6 +2,7 @@ import { dialects, type SchemaChange } from './ddl'
 import { sql, type SqlDialect } from './sql'
 import { lifecycleSchema } from './lifecycle-migrations'
 import { webhookSchema } from './webhook-migrations'
+import { captureSchema } from './capture-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -133,7 +134,8 @@ const schema: SchemaChange[] = [
     `
   },
   ...lifecycleSchema,
-  ...webhookSchema
+  ...webhookSchema,
+  ...captureSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -48,6 +48,14 @@ export interface PaymentRow {
   failure_code: string | null
   amount_refunded_minor: number | string
   refund_pending_minor: number | string
+  capture_method: string
+  amount_captured_minor: number | string
+  capture_pending_minor: number | string | null
+  capture_attempts: number | string
+  capture_before: string | null
+  cancellation_reason: string | null
+  /** Epoch ms: the recovery worker's lease, or a void's hold on an authorization (see CaptureStore). */
+  recovery_lease_until?: number | string | null
   metadata: string
   created_at: string
   updated_at: string
@@ -69,6 +77,12 @@ export function paymentFromRow (row: PaymentRow): Payment {
     failureCode: row.failure_code,
     amountRefundedMinor: Number(row.amount_refunded_minor),
     refundPendingMinor: Number(row.refund_pending_minor),
+    captureMethod: row.capture_method as Payment['captureMethod'],
+    amountCapturedMinor: Number(row.amount_captured_minor),
+    capturePendingMinor: row.capture_pending_minor === null ? null : Number(row.capture_pending_minor),
+    captureAttempts: Number(row.capture_attempts),
+    captureBefore: row.capture_before,
+    cancellationReason: row.cancellation_reason as Payment['cancellationReason'],
     metadata: metadataFromColumn(row.metadata),
     createdAt: row.created_at,
     updatedAt: row.updated_at
@@ -78,13 +92,15 @@ export function paymentFromRow (row: PaymentRow): Payment {
 /** The column values of a payment, in PAYMENT_COLUMNS order. */
 export const PAYMENT_COLUMNS = [
   'id', 'amount_minor', 'currency', 'status', 'decline_code', 'failure_code', 'amount_refunded_minor',
-  'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at'
+  'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at',
+  'capture_method', 'amount_captured_minor', 'capture_pending_minor', 'capture_attempts', 'capture_before', 'cancellation_reason'
 ] as const
 
 export function paymentValues (payment: Payment): unknown[] {
   return [payment.id, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.failureCode,
     payment.amountRefundedMinor, payment.refundPendingMinor, JSON.stringify(payment.metadata), payment.merchantId,
-    payment.createdAt, payment.updatedAt]
+    payment.createdAt, payment.updatedAt,
+    payment.captureMethod, payment.amountCapturedMinor, payment.capturePendingMinor, payment.captureAttempts, payment.captureBefore, payment.cancellationReason]
 }
 
 /** The insert of a new (pending) payment, to join the claim of its Idempotency-Key (one transaction). */

@@ -189,13 +189,49 @@ export interface RefundStore {
   leasePending: (options: { createdBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Refund[]>
 }
 
+/**
+ * Manual capture's writes (issue 24). Each runs with the payment locked (FOR UPDATE on PostgreSQL,
+ * SQLite's single writer), so a capture, a cancel and the expiry of one authorization are decided
+ * one after the other: a capture is reserved on the payment (capture_pending_minor) before the
+ * gateway is asked, and a void holds the payment (recovery_lease_until) while the gateway voids it.
+ */
+export interface CaptureStore {
+  /**
+   * Locks the payment and lets `decide` (which throws a domain error to refuse) reserve the
+   * capture; writes it, with `key` at 'resource_created' (its resource: the payment id).
+   * `voidInFlight`: a cancel or the expiry holds the payment. Undefined: no such payment (of `merchantId`).
+   */
+  reserve: (paymentId: string, decide: (payment: Payment, state: { voidInFlight: boolean }) => Payment, options: { now: number, key?: IdempotencyKeyRef, merchantId?: string }) => Promise<Payment | undefined>
+  /**
+   * Records the reserved capture's outcome (`final`: captured, or released), only while a capture
+   * is reserved; with the key's response and `event`, in one transaction. Returns what is stored.
+   */
+  settle: (final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>) => Promise<Payment>
+  /**
+   * Holds an authorization without a capture in flight for its void until `leaseUntil`.
+   * `held`: false when the payment is not such an authorization, or another void holds it.
+   */
+  holdForVoid: (paymentId: string, options: { now: number, leaseUntil: number }) => Promise<{ payment: Payment, held: boolean } | undefined>
+  /** Holds up to `limit` authorizations past captureBefore (at `now`), without a capture in flight, for their void. */
+  holdExpired: (options: { now: number, leaseUntil: number, limit: number }) => Promise<Payment[]>
+  /** Writes the voided authorization (`final`, canceled) and its event, only while it requires capture with no capture in flight. */
+  finishVoid: (final: Payment, event?: EventOf<Payment>) => Promise<Payment>
+  /** Ends a hold without a change (the gateway could not be asked). */
+  releaseHold: (paymentId: string) => Promise<void>
+  /**
+   * Leases up to `limit` payments whose capture has been in flight since before `updatedBefore`
+   * (a crash or an outage), for the recovery worker; their keys are locked for the same lease.
+   */
+  leaseInFlight: (options: { updatedBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Payment[]>
+}
+
 export interface LedgerEntry {
   idempotencyKey: string
   chargeId: string
   amountMinor: number
   currency: string
-  /** voided: a tombstone written by a void before any charge under the key. */
-  outcome: 'succeeded' | 'declined' | 'voided'
+  /** voided: a tombstone written by a void before any charge under the key (or an authorization's release); authorized: held for a manual capture. */
+  outcome: 'succeeded' | 'authorized' | 'declined' | 'voided'
   declineCode: string | null
 }
 
@@ -274,6 +310,7 @@ export interface Database {
   readonly merchants: MerchantStore
   readonly payments: PaymentStore
   readonly refunds: RefundStore
+  readonly captures: CaptureStore
   readonly idempotency: IdempotencyStore
   readonly ledger: LedgerStore
   readonly apiKeys: ApiKeyStore

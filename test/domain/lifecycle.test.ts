@@ -12,7 +12,8 @@ const payment = (overrides: Partial<Payment> = {}): Payment => ({ ...newPendingP
 
 t.test('the transition table: exactly the documented moves', async (t) => {
   const allowed: Record<PaymentStatus, PaymentStatus[]> = {
-    pending: ['succeeded', 'declined', 'failed', 'canceled'],
+    pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture'],
+    requires_capture: ['succeeded', 'canceled'],
     succeeded: ['partially_refunded', 'refunded'],
     partially_refunded: ['partially_refunded', 'refunded'],
     declined: [],
@@ -24,12 +25,12 @@ t.test('the transition table: exactly the documented moves', async (t) => {
     for (const to of PAYMENT_STATUSES) t.equal(canTransition(from, to), allowed[from].includes(to), `${from} → ${to}`)
   }
   t.match(transition(payment(), 'failed', 'b', 'pending_expired'), { status: 'failed', failureCode: 'pending_expired', declineCode: null, updatedAt: 'b' })
-  t.throws(() => transition(payment({ status: 'succeeded' }), 'refunded', 'b'), IllegalTransitionError, 'refunded needs the whole amount refunded')
-  t.throws(() => transition(payment({ status: 'succeeded' }), 'partially_refunded', 'b'), IllegalTransitionError, 'partially needs some refunded')
+  t.throws(() => transition(payment({ status: 'succeeded', amountCapturedMinor: 1000 }), 'refunded', 'b'), IllegalTransitionError, 'refunded needs the whole amount refunded')
+  t.throws(() => transition(payment({ status: 'succeeded', amountCapturedMinor: 1000 }), 'partially_refunded', 'b'), IllegalTransitionError, 'partially needs some refunded')
 })
 
 t.test('refund holds: reserve, succeed, fail; never beyond the amount', async (t) => {
-  const paid = payment({ status: 'succeeded' })
+  const paid = payment({ status: 'succeeded', amountCapturedMinor: 1000 })
   const held = reserveRefund(paid, 400, 'b')
   t.equal(refundableMinor(held), 600)
   t.throws(() => reserveRefund(held, 601, 'c'), { code: 'REFUND_EXCEEDS_REMAINING' })
@@ -44,7 +45,7 @@ t.test('refund holds: reserve, succeed, fail; never beyond the amount', async (t
 })
 
 t.test('refund amounts: whole remainder by default, positive, currency precision', async (t) => {
-  const paid = payment({ status: 'succeeded', amountRefundedMinor: 250 })
+  const paid = payment({ status: 'succeeded', amountCapturedMinor: 1000, amountRefundedMinor: 250 })
   t.same(refundAmountMinor(paid, undefined), { amountMinor: 750 })
   t.same(refundAmountMinor(paid, 2.5), { amountMinor: 250 })
   t.match(refundAmountMinor(paid, 0), { errors: { amount: [/greater than 0/] } })

@@ -120,3 +120,60 @@ t.test('SIGKILL while a charge is in flight: after a restart the retry finishes 
   second.child.kill('SIGTERM')
   await second.exited
 })
+
+t.test('SIGKILL between the gateway\'s capture and the commit: after a restart the recovery worker finishes it, captured once', async (t) => {
+  const db = tempDatabase(t)
+  // 3002.00: the simulated gateway captures, then its answer never comes (the request waits for GATEWAY_TIMEOUT_MS).
+  // IDEMPOTENCY_LOCK_SECONDS 1: the dead request's key lock ends soon after the kill (else the worker waits for it).
+  const first = new ServerProcess(t, serverEnv(db.url, { GATEWAY_TIMEOUT_MS: '60000', IDEMPOTENCY_LOCK_SECONDS: '1' }))
+  const base = await first.listening()
+  const merchant = await merchantOf(base)
+  const authorized = await fetch(`${base}/api/payments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': 'authorize', ...merchant },
+    body: JSON.stringify({ amount: 3500, currency: 'USD', captureMethod: 'manual' })
+  })
+  t.equal(authorized.status, 201)
+  const paymentId = (await authorized.json() as { id: string }).id
+  const capture = async (origin: string): Promise<Response> => await fetch(`${origin}/api/payments/${paymentId}/capture`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': 'crash', ...merchant },
+    body: JSON.stringify({ amount: 3002 })
+  })
+  const inFlight = capture(base).catch((err: unknown) => err)
+  const settlements = (): Array<{ amount_minor: number }> => {
+    const reader = new BetterSqlite3(db.file, { readonly: true })
+    try {
+      return reader.prepare("SELECT amount_minor FROM gateway_ledger WHERE idempotency_key LIKE '%:settlement'").all() as Array<{ amount_minor: number }>
+    } finally {
+      reader.close()
+    }
+  }
+  const deadline = Date.now() + 10_000
+  while (settlements().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(settlements(), [{ amount_minor: 300200 }], 'the gateway captured')
+  first.child.kill('SIGKILL')
+  await first.exited
+  t.ok(await inFlight instanceof Error, 'the capture request never got an answer')
+  const stored = new BetterSqlite3(db.file, { readonly: true })
+  t.same(stored.prepare('SELECT status, amount_captured_minor, capture_pending_minor FROM payments WHERE id = ?').get(paymentId),
+    { status: 'requires_capture', amount_captured_minor: 0, capture_pending_minor: 300200 }, 'the commit never happened: the capture is in flight')
+  stored.close()
+
+  const second = new ServerProcess(t, serverEnv(db.url, { RECOVERY_INTERVAL_MS: '200', RECOVERY_AGE_SECONDS: '1', IDEMPOTENCY_LOCK_SECONDS: '1' }))
+  const restarted = await second.listening()
+  let payment = { status: 'requires_capture', amountCaptured: 0 }
+  const recovered = Date.now() + 15_000
+  while (payment.status === 'requires_capture' && Date.now() < recovered) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    payment = await (await fetch(`${restarted}/api/payments/${paymentId}`, { headers: merchant })).json() as typeof payment
+  }
+  t.match(payment, { status: 'succeeded', amountCaptured: 3002 }, 'the recovery worker finished the capture')
+  t.same(settlements(), [{ amount_minor: 300200 }], 'one capture at the gateway')
+  const retry = await capture(restarted)
+  t.equal(retry.status, 200, 'the client\'s retry with the same key answers the capture')
+  t.equal(retry.headers.get('idempotent-replayed'), 'true')
+  t.same(settlements(), [{ amount_minor: 300200 }], 'still one capture')
+  second.child.kill('SIGTERM')
+  await second.exited
+})

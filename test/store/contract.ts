@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import type { ClaimRequest, Database, IdempotencyKeyRef, Payment, StoredResponse } from '../../src/store/types'
 import { newPendingPayment } from '../../src/domain/payments'
 import { lifecycleStoreContract } from './lifecycle.contract'
+import { captureStoreContract } from './captures.contract'
 import { paymentCreation } from '../../src/store/rows'
 
 /**
@@ -430,4 +431,5 @@ export function storeContract (t: Test, makeDatabase: MakeDatabase): void {
   t.test('idempotency keys', async (t) => { idempotencyStoreContract(t, makeDatabase) })
   t.test('gateway ledger', async (t) => { ledgerStoreContract(t, makeDatabase) })
   t.test('payment lifecycle', async (t) => { lifecycleStoreContract(t, makeDatabase) })
+  t.test('manual capture', async (t) => { captureStoreContract(t, makeDatabase) })
 }

@@ -28,7 +28,7 @@ function iso (ms: number): string {
 }
 
 function succeededPayment (overrides: Partial<Payment> = {}): Payment {
-  return { ...newPendingPayment({ id: nextId('pay'), amountMinor: 1000, currency: 'USD', at: iso(T0) }), status: 'succeeded', ...overrides }
+  return { ...newPendingPayment({ id: nextId('pay'), amountMinor: 1000, currency: 'USD', at: iso(T0) }), status: 'succeeded', amountCapturedMinor: 1000, ...overrides }
 }
 
 function refundOf (payment: Payment, amountMinor: number, at = iso(T0 + 1000)): Refund {

@@ -36,7 +36,9 @@ export const problemTypes: Record<string, string> = {
   PAYMENT_NOT_REFUNDABLE: 'urn:problem-type:payment-not-refundable',
   PAYMENT_NOT_CANCELABLE: 'urn:problem-type:payment-not-cancelable',
   REFUND_EXCEEDS_REMAINING: 'urn:problem-type:refund-exceeds-remaining',
-  REFUND_FAILED: 'urn:problem-type:refund-failed'
+  REFUND_FAILED: 'urn:problem-type:refund-failed',
+  PAYMENT_NOT_CAPTURABLE: 'urn:problem-type:payment-not-capturable',
+  CAPTURE_FAILED: 'urn:problem-type:capture-failed'
 }
 
 const titles: Record<string, string> = {
@@ -53,7 +55,9 @@ const titles: Record<string, string> = {
   PAYMENT_NOT_REFUNDABLE: 'The payment cannot be refunded.',
   PAYMENT_NOT_CANCELABLE: 'The payment cannot be canceled.',
   REFUND_EXCEEDS_REMAINING: 'The refund exceeds the refundable amount.',
-  REFUND_FAILED: 'The refund was refused.'
+  REFUND_FAILED: 'The refund was refused.',
+  PAYMENT_NOT_CAPTURABLE: 'The payment cannot be captured.',
+  CAPTURE_FAILED: 'The capture was refused.'
 }
 
 export interface ProblemDocument {

@@ -7,6 +7,7 @@ import { postgresMigrations } from './migrations'
 import { postgresMerchantStore } from './merchants'
 import { postgresPaymentStore } from './payments'
 import { postgresRefundStore } from './refunds'
+import { postgresCaptureStore } from './captures'
 import { postgresIdempotencyStore } from './idempotency'
 import { postgresApiKeyStore } from './api-keys'
 import { postgresRunner } from './runner'
@@ -35,6 +36,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     merchants: postgresMerchantStore(pool),
     payments: postgresPaymentStore(pool),
     refunds: postgresRefundStore(pool),
+    captures: postgresCaptureStore(pool),
     idempotency: postgresIdempotencyStore(pool),
     ledger: ledgerStore(postgresRunner(pool)),
     apiKeys: postgresApiKeyStore(pool),

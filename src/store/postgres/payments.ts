@@ -18,7 +18,8 @@ import { postgresRunner } from './runner'
 /** The guarded move out of 'pending' as a CTE member `f` (RETURNING the id when it moved the payment). */
 function finalizeMember (p: Params, final: Payment): string {
   return `f AS (UPDATE payments
-    SET status = ${p.add(final.status)}, decline_code = ${p.add(final.declineCode)}, failure_code = ${p.add(final.failureCode)}, updated_at = ${p.add(final.updatedAt)}, recovery_lease_until = NULL
+    SET status = ${p.add(final.status)}, decline_code = ${p.add(final.declineCode)}, failure_code = ${p.add(final.failureCode)}, updated_at = ${p.add(final.updatedAt)}, recovery_lease_until = NULL,
+      amount_captured_minor = ${p.add(final.amountCapturedMinor)}, cancellation_reason = ${p.add(final.cancellationReason)}
     WHERE id = ${p.add(final.id)} AND status = 'pending' RETURNING id)`
 }
 

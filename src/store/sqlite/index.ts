@@ -5,6 +5,7 @@ import { sqliteMigrations } from './migrations'
 import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
 import { sqliteRefundStore } from './refunds'
+import { sqliteCaptureStore } from './captures'
 import { sqliteIdempotencyStore } from './idempotency'
 import { sqliteLedgerStore } from './ledger'
 import { sqliteApiKeyStore } from './api-keys'
@@ -31,6 +32,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     merchants: sqliteMerchantStore(db),
     payments: sqlitePaymentStore(db, writes),
     refunds: sqliteRefundStore(db, writes),
+    captures: sqliteCaptureStore(db, writes),
     idempotency: sqliteIdempotencyStore(db, writes),
     ledger: sqliteLedgerStore(db, writes),
     instrumentation: {

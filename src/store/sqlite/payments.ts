@@ -14,7 +14,8 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const insert = db.prepare(`INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`)
   const select = prepare(db, paymentSql.get)
   const finalize = db.prepare(`
-    UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL
+    UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
+      amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason
     WHERE id = @id AND status = 'pending'`)
   const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
@@ -30,7 +31,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>): Payment => {
-    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt }).changes === 1
+    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt, amountCaptured: final.amountCapturedMinor, cancellationReason: final.cancellationReason }).changes === 1
     // The event of the change, in its transaction: only the writer that moved the payment writes it.
     if (finalized) outbox.appendOf(event, final)
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)

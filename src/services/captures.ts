@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto'
+import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
+import { isGuid } from '../domain/ids'
+import { formatMinorUnits } from '../domain/money'
+import { PaymentNotCancelableError, transition, type CancellationReason, type Payment } from '../domain/payments'
+import {
+  applyCapture, CaptureFailedError, captureDownstreamKey, captureResourceId, PaymentNotCapturableError, releaseCapture, reserveCapture
+} from '../domain/captures'
+import { GatewayError, type CaptureResult, type PaymentGateway } from '../gateway/types'
+import type { Database, IdempotencyKeyRef, StoredResponse } from '../store/types'
+import { downstreamKeyFor, exponentOf, GATEWAY_RETRY_AFTER_SECONDS, type Logger, type ResponseOrigin } from './payments'
+import type { EventFactory } from './events'
+
+/** Renders a capture's outcome as the response stored on its idempotency key: the captured payment, or the refusal. */
+export type RenderCapture = (outcome: Payment | CaptureFailedError, origin: ResponseOrigin) => StoredResponse
+
+export interface CaptureDeps {
+  db: Database
+  gateway: PaymentGateway
+  clock: () => number
+  log: Logger
+  renderCapture: RenderCapture
+  /** How long a void holds an authorization (longer than a gateway call). */
+  holdMs: number
+  events?: EventFactory
+}
+
+export interface CaptureInput {
+  paymentId: string
+  /** Major units; undefined captures all that is capturable. */
+  amount?: number
+  /** Decimals of the amount as the client wrote it. */
+  writtenDecimalPlaces?: number
+}
+
+/** A key the request owns, the capture an earlier attempt under it reserved (if any), and the request's trace id. */
+export interface CaptureKey {
+  ref: IdempotencyKeyRef
+  resourceId: string | null
+  traceId: string
+}
+
+export interface CaptureService {
+  /**
+   * Captures (part of) an authorization once: succeeded with `amountCaptured`. Refusals:
+   * PaymentNotCapturableError, ValidationError (amount), CaptureFailedError (the gateway refused;
+   * still requires_capture), GatewayUnavailableError (the capture stays reserved and is resumed
+   * under the same downstream key by a retry with the same key or by the recovery worker).
+   * `merchantId`: another merchant's payment is NotFoundError.
+   */
+  capture: (input: CaptureInput, key?: CaptureKey, merchantId?: string) => Promise<Payment>
+  /**
+   * Voids an authorization (requires_capture): `canceled` with cancellationReason `requested`.
+   * Undefined when the payment is not an authorization (the refund service cancels pending payments).
+   */
+  cancelAuthorization: (paymentId: string, merchantId?: string) => Promise<Payment | undefined>
+  /**
+   * The recovery worker's pass: finishes captures left in flight (a crash, an outage) for longer
+   * than `ageSeconds`, reading the gateway's state first and capturing again under the same key
+   * only while the authorization is uncaptured; then voids authorizations past captureBefore.
+   */
+  recover: (options: { ageSeconds: number, leaseMs: number, batchSize?: number }) => Promise<{ captured: number, expired: number, stillPending: number }>
+}
+
+function shortId (id: string): string {
+  return id.length <= 64 ? id : `${id.slice(0, 64)}…`
+}
+
+export function captureService (deps: CaptureDeps): CaptureService {
+  const nowIso = (): string => new Date(deps.clock()).toISOString()
+  type Keyed = { ref: IdempotencyKeyRef, traceId: string } | undefined
+
+  async function visiblePayment (paymentId: string, merchantId: string | undefined): Promise<Payment> {
+    const payment = isGuid(paymentId) ? await deps.db.payments.get(paymentId.toLowerCase()) : undefined
+    if (payment === undefined || (merchantId !== undefined && payment.merchantId !== merchantId)) {
+      throw new NotFoundError(`No payment has the id '${shortId(paymentId)}'.`)
+    }
+    return payment
+  }
+
+  const render = (outcome: Payment | CaptureFailedError, key: Keyed): StoredResponse | undefined =>
+    key === undefined ? undefined : deps.renderCapture(outcome, { path: key.ref.path, traceId: key.traceId })
+
+  /** Asks the gateway to capture the reserved amount under the capture's downstream key, then records the outcome. */
+  async function captureReserved (payment: Payment, key: Keyed): Promise<Payment> {
+    const amountMinor = payment.capturePendingMinor as number
+    let result: CaptureResult
+    try {
+      result = await deps.gateway.capture({
+        idempotencyKey: captureDownstreamKey(payment.id, payment.captureAttempts),
+        chargeIdempotencyKey: downstreamKeyFor(payment.id),
+        amountMinor,
+        amount: formatMinorUnits(amountMinor, exponentOf(payment.currency)),
+        currency: payment.currency
+      })
+    } catch (err) {
+      if (err instanceof GatewayError) {
+        throw new GatewayUnavailableError(
+          'The payment gateway did not confirm the capture; the capture is in progress and the payment still requires capture. ' +
+            'Retry with the same Idempotency-Key to resume it.',
+          payment.id,
+          GATEWAY_RETRY_AFTER_SECONDS
+        )
+      }
+      throw err
+    }
+    return await record(payment, result, key)
+  }
+
+  /**
+   * Records a capture's outcome on the payment, with the key's response and (when captured) the
+   * payment.succeeded event, in one transaction. A refusal is thrown as CaptureFailedError.
+   */
+  async function record (payment: Payment, result: CaptureResult, key: Keyed): Promise<Payment> {
+    const at = nowIso()
+    const refusal = result.outcome === 'failed' ? new CaptureFailedError(payment.id, result.failureCode) : undefined
+    const final = result.outcome === 'captured' ? applyCapture(payment, result.amountMinor, at) : releaseCapture(payment, at)
+    const response = render(refusal ?? final, key)
+    const stored = await deps.db.captures.settle(final, key === undefined || response === undefined ? undefined : { ref: key.ref, response },
+      refusal === undefined ? deps.events?.payment : undefined)
+    if (stored === final) {
+      deps.log.info({ paymentId: payment.id, status: final.status, amountCapturedMinor: final.amountCapturedMinor, failureCode: refusal?.failureCode }, 'capture settled')
+      if (refusal !== undefined) throw refusal
+      return stored
+    }
+    // Another attempt recorded it first: answer (and store) what it recorded.
+    return await answerRecorded(stored, key)
+  }
+
+  /** A capture recorded by another attempt (or the recovery worker): the payment as it is, stored on the key. */
+  async function answerRecorded (payment: Payment, key: Keyed): Promise<Payment> {
+    if (payment.status !== 'succeeded' && payment.status !== 'partially_refunded' && payment.status !== 'refunded') {
+      throw new PaymentNotCapturableError(payment.id, payment.status)
+    }
+    const response = render(payment, key)
+    if (key !== undefined && response !== undefined) await deps.db.idempotency.finish(key.ref, response)
+    return payment
+  }
+
+  /** Voids a held authorization and records it `canceled` (with its event); the hold is released when the gateway cannot be asked. */
+  async function voidHeld (payment: Payment, reason: CancellationReason): Promise<Payment> {
+    let outcome
+    try {
+      outcome = (await deps.gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })).outcome
+    } catch (err) {
+      await deps.db.captures.releaseHold(payment.id)
+      if (!(err instanceof GatewayError)) throw err
+      throw new GatewayUnavailableError('The payment gateway did not confirm the void; the payment still requires capture. Retry the cancel after Retry-After.',
+        payment.id, GATEWAY_RETRY_AFTER_SECONDS)
+    }
+    if (outcome === 'charged') {
+      // The gateway captured what this service never recorded: nothing is changed, an operator must look.
+      await deps.db.captures.releaseHold(payment.id)
+      deps.log.error({ paymentId: payment.id }, 'the gateway reports a capture of an authorization this service did not record; the payment is left as it is')
+      throw new PaymentNotCancelableError(payment.id, payment.status)
+    }
+    const stored = await deps.db.captures.finishVoid(transition(payment, 'canceled', nowIso(), reason), deps.events?.payment)
+    deps.log.info({ paymentId: payment.id, status: stored.status, cancellationReason: stored.cancellationReason }, 'authorization voided')
+    return stored
+  }
+
+  /** Finishes one capture left in flight: the gateway's state first, a capture under the same key only while it is uncaptured. */
+  async function resume (payment: Payment, key: Keyed): Promise<Payment> {
+    let state
+    try {
+      state = await deps.gateway.retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })
+    } catch (err) {
+      if (err instanceof GatewayError) throw new GatewayUnavailableError('the gateway could not be read', payment.id, GATEWAY_RETRY_AFTER_SECONDS)
+      throw err
+    }
+    switch (state.state) {
+      case 'captured': return await record(payment, { outcome: 'captured', captureId: state.chargeId, amountMinor: state.amountCapturedMinor }, key)
+      case 'authorized': return await captureReserved(payment, key)
+      default: return await record(payment, { outcome: 'failed', failureCode: `authorization_${state.state}` }, key)
+    }
+  }
+
+  return {
+    async capture (input, key, merchantId) {
+      const paymentId = input.paymentId.toLowerCase()
+      if (key?.resourceId != null) {
+        // An earlier attempt under this key reserved a capture: resume it, or answer what was recorded.
+        const existing = await visiblePayment(paymentId, merchantId)
+        if (existing.capturePendingMinor !== null && captureResourceId(existing.id, existing.captureAttempts) === key.resourceId) {
+          return await captureReserved(existing, key)
+        }
+        return await answerRecorded(existing, key)
+      }
+      if (!isGuid(paymentId)) throw new NotFoundError(`No payment has the id '${shortId(input.paymentId)}'.`)
+      const now = deps.clock()
+      const at = new Date(now).toISOString()
+      const reserved = await deps.db.captures.reserve(paymentId, (payment, state) =>
+        reserveCapture(payment, { amount: input.amount, writtenDecimalPlaces: input.writtenDecimalPlaces, voidInFlight: state.voidInFlight, now }, at),
+      { now, key: key?.ref, merchantId })
+      if (reserved === undefined) throw new NotFoundError(`No payment has the id '${shortId(input.paymentId)}'.`)
+      deps.log.info({ paymentId, amountMinor: reserved.capturePendingMinor, attempt: reserved.captureAttempts }, 'capture reserved')
+      return await captureReserved(reserved, key)
+    },
+
+    async cancelAuthorization (paymentId, merchantId) {
+      const payment = await visiblePayment(paymentId, merchantId)
+      if (payment.status !== 'requires_capture') return undefined
+      const now = deps.clock()
+      const hold = await deps.db.captures.holdForVoid(payment.id, { now, leaseUntil: now + deps.holdMs })
+      if (hold === undefined) throw new NotFoundError(`No payment has the id '${shortId(paymentId)}'.`)
+      if (!hold.held) {
+        if (hold.payment.status === 'canceled') return hold.payment
+        // A capture in flight (or recorded), or another void holding it.
+        throw new PaymentNotCancelableError(hold.payment.id, hold.payment.status)
+      }
+      return await voidHeld(hold.payment, 'requested')
+    },
+
+    async recover (options) {
+      const now = deps.clock()
+      const traceId = `recovery-${randomUUID()}`
+      const limit = options.batchSize ?? 50
+      let captured = 0
+      let expired = 0
+      let stillPending = 0
+      const inFlight = await deps.db.captures.leaseInFlight({
+        updatedBefore: new Date(now - options.ageSeconds * 1000).toISOString(), now, leaseUntil: now + options.leaseMs, limit
+      })
+      for (const payment of inFlight) {
+        const record = await deps.db.idempotency.findByResource(captureResourceId(payment.id, payment.captureAttempts))
+        const ref = record === undefined || record.recoveryPoint === 'finished' ? undefined : { scope: record.scope, method: record.method, path: record.path, key: record.key }
+        try {
+          const settled = await resume(payment, ref === undefined ? undefined : { ref, traceId })
+          captured++
+          deps.log.info({ paymentId: payment.id, status: settled.status, traceId }, 'recovery finished a capture')
+        } catch (err) {
+          if (err instanceof CaptureFailedError) {
+            captured++
+            continue
+          }
+          stillPending++
+          if (!(err instanceof GatewayUnavailableError)) deps.log.error({ err, paymentId: payment.id, traceId }, 'recovery of a capture failed')
+          if (ref !== undefined) await deps.db.idempotency.release(ref)
+        }
+      }
+      const due = await deps.db.captures.holdExpired({ now, leaseUntil: now + options.leaseMs, limit })
+      for (const payment of due) {
+        try {
+          await voidHeld(payment, 'authorization_expired')
+          expired++
+        } catch (err) {
+          stillPending++
+          if (!(err instanceof GatewayUnavailableError)) deps.log.error({ err, paymentId: payment.id, traceId }, 'expiry of an authorization failed')
+        }
+      }
+      return { captured, expired, stillPending }
+    }
+  }
+}
