@@ -6,7 +6,7 @@ import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
 
 const exampleEndpointId = '019aa9f3-0c1d-7e2f-9a3b-4c5d6e7f8091'
-const exampleDeliveryId = '5d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a'
+const exampleDeliveryId = '019aa9f5-2f3e-7d4c-9b5a-6e7f8091a2b3'
 const exampleSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 
 const eventTypeOrAll = Type.Unsafe<'*' | typeof EVENT_TYPES[number]>({ type: 'string', enum: ['*', ...EVENT_TYPES] })

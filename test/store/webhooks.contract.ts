@@ -8,6 +8,8 @@ import type { Merchant } from '../../src/domain/merchants'
 import type { WebhookEndpoint } from '../../src/domain/webhooks'
 
 /** The outbox and webhook stores, run unchanged on SQLite and PostgreSQL. */
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const timeOfV7 = (id: string): number => parseInt(id.replace(/-/g, '').slice(0, 12), 16)
 const T0 = Date.parse('2026-01-01T00:00:00Z')
 const iso = (ms: number): string => new Date(ms).toISOString()
 
@@ -176,7 +178,10 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same((await db.webhooks.getEndpoint(m.id, a.id))?.enabledEvents, ['payment.succeeded'])
     t.equal(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), 1)
     t.equal(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), 0)
-    t.equal((await db.webhooks.listDeliveries(a.id, { limit: 10 })).data.length, 2)
+    const deliveries = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
+    t.equal(deliveries.length, 2)
+    for (const delivery of deliveries) t.match(delivery.id, UUID_V7, 'outbox and replay deliveries get UUIDv7 ids')
+    for (const delivery of deliveries) t.ok(Math.abs(timeOfV7(delivery.id) - Date.now()) < 60_000, 'its first 48 bits are the time it was made')
     t.same((await db.webhooks.listEndpoints(m.id)).map((e) => e.id), [a.id])
 
     t.equal(await db.events.reap(iso(T0 + 1), 100), 1)

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
+import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
@@ -8,6 +8,14 @@ import {
   CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventFromRow, eventValues,
   type ClaimRow, type DeliveryRow, type EndpointRow, type EventRow
 } from '../webhook-rows'
+
+/**
+ * A UUIDv7 (as text) made in SQL, as newId() makes them, for rows a statement fans out (PostgreSQL
+ * before 18 has no uuidv7()): the clock's milliseconds as the first 48 bits, version 7, the variant
+ * and random bits of gen_random_uuid().
+ */
+const UUIDV7_SQL = 'encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING ' +
+  "substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid::text"
 
 /**
  * The outbox writer's SQL, as two CTE members of a statement: the event, numbered after its
@@ -21,13 +29,14 @@ export function eventMembers (p: Params, event: NewEvent, onlyIf?: string): stri
   // Typed: a parameter in a SELECT list has no column to take its type from.
   const [id, merchantId, type, resourceType, resourceId, data, createdAt] = eventValues(event, 0)
     .filter((_, i) => EVENT_COLUMNS[i] !== 'sequence').map((value) => `${p.add(value)}::text`)
+  const due = `${p.add(Date.parse(event.createdAt))}::bigint`
   return [
     `ev AS (INSERT INTO events (${EVENT_COLUMNS.join(', ')})
       SELECT ${id}, ${merchantId}, ${type}, ${resourceType}, ${resourceId}, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ${resourceId}), ${data}, ${createdAt}
       ${onlyIf === undefined ? '' : `WHERE ${onlyIf}`}
       RETURNING id, sequence)`,
     `dl AS (INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid()::text, w.id, ev.id, ${type}, ${merchantId}, 'pending', ${p.add(Date.parse(event.createdAt))}::bigint, ${createdAt}, ${createdAt}
+      SELECT ${UUIDV7_SQL}, w.id, ev.id, ${type}, ${merchantId}, 'pending', ${due}, ${createdAt}, ${createdAt}
       FROM ev JOIN webhook_endpoints w ON w.merchant_id = ${merchantId} AND w.disabled_reason IS NULL AND (w.enabled_events IS NULL OR w.enabled_events::jsonb ? ${type}))`
   ]
 }
@@ -155,7 +164,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         name: 'wh-replay-insert',
         text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
           SELECT u.id, $2, u.event_id, u.event_type, $3, 'pending', $4, $5, $5 FROM unnest($1::text[], $6::text[], $7::text[]) AS u (id, event_id, event_type)`,
-        values: [wanted.map(() => randomUUID()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
+        values: [wanted.map(() => newId()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
       })
       return wanted.length
     },

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
+import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives, type WebhookEndpoint } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
@@ -30,7 +30,7 @@ export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => 
     const due = Date.parse(event.createdAt)
     for (const endpoint of endpoints.all(event.merchantId)) {
       if (!receives({ enabledEvents: endpoint.enabled_events === null ? null : JSON.parse(endpoint.enabled_events) }, event.type)) continue
-      insertDelivery.run(randomUUID(), endpoint.id, event.id, event.type, event.merchantId, due, event.createdAt, event.createdAt)
+      insertDelivery.run(newId(), endpoint.id, event.id, event.type, event.merchantId, due, event.createdAt, event.createdAt)
     }
     return { ...event, sequence }
   }
@@ -165,7 +165,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
         let count = 0
         for (const event of eventsInRange.all(endpoint.merchantId, range.from, range.to, limit)) {
           if (!receives(endpoint, event.type as never)) continue
-          insertDelivery.run(randomUUID(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
+          insertDelivery.run(newId(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
           count++
         }
         return count
