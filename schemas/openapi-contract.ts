@@ -198,6 +198,11 @@ const specificProblems: Record<string, Json> = {
     detail: 'The gateway did not confirm the refund; it is pending. Retry with the same Idempotency-Key.',
     refundId: REFUND_ID
   },
+  'retryWebhookDelivery 409': {
+    type: 'urn:problem-type:webhook-delivery-in-flight',
+    title: 'The webhook delivery is being attempted.',
+    detail: 'An attempt of this delivery is being sent right now; retry once it is recorded (see Retry-After).'
+  },
   'cancelPayment 409': {
     type: 'urn:problem-type:payment-not-cancelable',
     title: 'The payment cannot be canceled.',

@@ -18,6 +18,11 @@ const notFound = problemResponse('No such merchant, or it has no such endpoint (
 const common = { 429: merchantErrors.rateLimited, 500: merchantErrors.internal }
 const bodyErrors = { 413: merchantErrors.tooLarge, 415: merchantErrors.createUnsupportedMediaType }
 const conflict = problemResponse('The endpoint kept changing (e.g. disabled by the delivery worker) while this change was applied: nothing was changed; read it again and retry.')
+const inFlight = {
+  ...problemResponse('An attempt of this delivery is being sent right now (`type` urn:problem-type:webhook-delivery-in-flight): nothing was changed; ' +
+    'retry after `Retry-After` seconds, by when the attempt is recorded or its lease has run out.'),
+  headers: { 'retry-after': { type: 'integer', description: 'Seconds until the attempt\'s lease ends.' } }
+}
 const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
   '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
 
@@ -156,10 +161,11 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['webhooks'],
       operationId: 'retryWebhookDelivery',
       summary: 'Retry a delivery now',
-      description: `${who} The delivery is due at once, with a fresh retry schedule (same \`webhook-id\`).`,
+      description: `${who} The delivery is due at once, with a fresh retry schedule (same \`webhook-id\`). ` +
+        'While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once.',
       security: requiresKey,
       params: DeliveryParams,
-      response: { 202: jsonResponse('The delivery, due now.', WebhookDelivery), ...authErrors, 404: notFound, ...common }
+      response: { 202: jsonResponse('The delivery, due now.', WebhookDelivery), ...authErrors, 404: notFound, 409: inFlight, ...common }
     }
   }, async (request, reply) => {
     const delivery = await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId)

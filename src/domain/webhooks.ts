@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { ValidationError } from './errors'
+import { ConflictError, ValidationError } from './errors'
 import type { EventType } from './events'
 
 /** At most this many endpoints per merchant. */
@@ -66,6 +66,14 @@ export interface WebhookDelivery {
   log: DeliveryAttempt[]
   createdAt: string
   updatedAt: string
+}
+
+/** A retry asked for while an attempt of the delivery is being sent (it holds the delivery's lease). */
+export class DeliveryInFlightError extends ConflictError {
+  override readonly code = 'DELIVERY_IN_FLIGHT'
+  constructor (override readonly retryAfterSeconds: number) {
+    super('An attempt of this delivery is being sent right now; retry once it is recorded (see Retry-After).')
+  }
 }
 
 export function newSecret (): string {

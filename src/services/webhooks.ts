@@ -5,7 +5,7 @@ import { merchantNotFoundMessage } from '../domain/merchants'
 import type { EventType } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
-  MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
+  DeliveryInFlightError, MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
 } from '../domain/webhooks'
 import type { AttemptRecord, ClaimedDelivery, Database } from '../store/types'
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
@@ -209,9 +209,10 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     async retry (merchantId, endpointId, deliveryId) {
       const endpoint = await endpointOf(merchantId, endpointId)
       const now = deps.clock()
-      const delivery = isGuid(deliveryId) ? await deps.db.webhooks.retryDelivery(endpoint.id, deliveryId.toLowerCase(), now, new Date(now).toISOString()) : undefined
-      if (delivery === undefined) throw new NotFoundError(`The endpoint has no delivery with the id '${shortId(deliveryId)}'.`)
-      return delivery
+      const result = isGuid(deliveryId) ? await deps.db.webhooks.retryDelivery(endpoint.id, deliveryId.toLowerCase(), now, new Date(now).toISOString()) : { kind: 'not_found' as const }
+      if (result.kind === 'not_found') throw new NotFoundError(`The endpoint has no delivery with the id '${shortId(deliveryId)}'.`)
+      if (result.kind === 'in_flight') throw new DeliveryInFlightError(Math.max(1, Math.ceil((result.leaseUntil - now) / 1000)))
+      return result.delivery
     },
     async replay (merchantId, endpointId, range) {
       const endpoint = await endpointOf(merchantId, endpointId)

@@ -344,6 +344,11 @@ export interface AttemptRecord {
   disabledEvent?: EventOf<WebhookEndpoint>
 }
 
+export type DeliveryRetry =
+  | { kind: 'retried', delivery: WebhookDelivery }
+  | { kind: 'in_flight', leaseUntil: number }
+  | { kind: 'not_found' }
+
 export interface WebhookStore {
   /** Inserts an endpoint unless the merchant has `max` already (false then). */
   createEndpoint: (endpoint: WebhookEndpoint, max: number) => Promise<boolean>
@@ -359,8 +364,11 @@ export interface WebhookStore {
   deleteEndpoint: (merchantId: string, id: string) => Promise<boolean>
   /** An endpoint's deliveries, newest first. */
   listDeliveries: (endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
-  /** Makes a delivery due now with a fresh retry schedule; undefined when the endpoint has no such delivery. */
-  retryDelivery: (endpointId: string, deliveryId: string, now: number, at: string) => Promise<WebhookDelivery | undefined>
+  /**
+   * Makes a delivery due now with a fresh retry schedule, unless an attempt holds its lease (`leaseUntil`
+   * after `now`): that attempt is being sent, and clearing its lease would let a second pass send it too.
+   */
+  retryDelivery: (endpointId: string, deliveryId: string, now: number, at: string) => Promise<DeliveryRetry>
   /** New deliveries to the endpoint of the merchant's events created in [from, to) that it receives, at most `limit`. */
   replay: (endpoint: WebhookEndpoint, range: { from: string, to: string }, now: number, limit: number) => Promise<number>
   /** Leases up to `limit` due deliveries until `leaseUntil` (SKIP LOCKED on PostgreSQL; the single writer on SQLite). */

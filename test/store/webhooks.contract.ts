@@ -149,6 +149,27 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(await db.webhooks.claimDue(T0 + 9000, T0 + 10_000, 10), [])
   })
 
+  t.test('a retry never clears a live lease: the attempt in flight stays the only one', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id)
+    await db.webhooks.createEndpoint(a, 16)
+    await settledPayment(db, m.id)
+    const [claim] = await db.webhooks.claimDue(T0, T0 + 1000, 10)
+    t.same(await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 10, iso(T0 + 10)), { kind: 'in_flight', leaseUntil: T0 + 1000 })
+    t.same(await db.webhooks.claimDue(T0 + 20, T0 + 2000, 10), [], 'no second pass gets it while the lease lives')
+    const attempt = { attempt: 1, at: iso(T0), receiverStatus: 200, durationMs: 3, error: null, responseBody: null }
+    t.ok(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 30), outcome: { kind: 'succeeded' } }),
+      'the attempt in flight records its outcome')
+    const again = await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 40, iso(T0 + 40))
+    t.equal(again.kind === 'retried' && again.delivery.status, 'pending', 'once recorded, a retry makes it due again')
+
+    // A lease that ran out (a crashed instance) does not block a retry.
+    const [abandoned] = await db.webhooks.claimDue(T0 + 40, T0 + 500, 10)
+    t.equal(abandoned.delivery.id, claim.delivery.id)
+    t.equal((await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 500, iso(T0 + 500))).kind, 'retried')
+  })
+
   t.test('a failed schedule disables the endpoint only without a success since the delivery began; retry, replay, delete, reap', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)
@@ -161,8 +182,8 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 100), outcome: { kind: 'failed', disable: 'failing', failingSince: claim.delivery.createdAt } })
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabled, false, 'it succeeded after this delivery began')
     const retried = await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 200, iso(T0 + 200))
-    t.equal(retried?.status, 'pending')
-    t.equal(await db.webhooks.retryDelivery(a.id, randomUUID(), T0, iso(T0)), undefined)
+    t.equal(retried.kind === 'retried' && retried.delivery.status, 'pending')
+    t.same(await db.webhooks.retryDelivery(a.id, randomUUID(), T0, iso(T0)), { kind: 'not_found' })
     const [fresh2] = await db.webhooks.claimDue(T0 + 200, T0 + 1000, 10)
     t.equal(fresh2.roundAttempt, 1, 'a manual retry starts a fresh schedule')
     await db.webhooks.recordAttempt({ deliveryId: fresh2.delivery.id, endpointId: a.id, leaseUntil: fresh2.leaseUntil, attempt, now: iso(T0 + 300), outcome: { kind: 'failed', disable: 'failing', failingSince: iso(T0 + 100) } })

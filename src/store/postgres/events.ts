@@ -146,10 +146,16 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       const { rows } = await pool.query<DeliveryRow>({
         name: 'wh-retry',
         text: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, lease_until = NULL, round_start = attempts, updated_at = $4
-          WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
+          WHERE id = $1 AND endpoint_id = $2 AND (lease_until IS NULL OR lease_until <= $3) RETURNING *`,
         values: [deliveryId, endpointId, now, at]
       })
-      return rows.length === 0 ? undefined : deliveryFromRow(rows[0])
+      if (rows.length === 1) return { kind: 'retried', delivery: deliveryFromRow(rows[0]) }
+      const { rows: leased } = await pool.query<Pick<DeliveryRow, 'lease_until'>>({
+        name: 'wh-retry-lease',
+        text: 'SELECT lease_until FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2',
+        values: [deliveryId, endpointId]
+      })
+      return leased.length === 0 ? { kind: 'not_found' } : { kind: 'in_flight', leaseUntil: Number(leased[0].lease_until) }
     },
     async replay (endpoint, range, now, limit) {
       const { rows } = await pool.query<{ id: string, type: string }>({

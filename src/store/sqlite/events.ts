@@ -107,7 +107,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const runDeliveries = cachedQuery<DeliveryRow>(db)
   const selectDelivery = db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?')
   const retry = db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, round_start = attempts, updated_at = ?
-    WHERE id = ? AND endpoint_id = ?`)
+    WHERE id = ? AND endpoint_id = ? AND (lease_until IS NULL OR lease_until <= ?)`)
   const eventsInRange = db.prepare<[string, string, string, number], { id: string, type: string }>(
     'SELECT id, type FROM events WHERE merchant_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?')
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
@@ -155,8 +155,10 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     },
     async retryDelivery (endpointId, deliveryId, now, at) {
       return await writes.run(() => {
-        if (retry.run(now, at, deliveryId, endpointId).changes === 0) return undefined
-        return deliveryFromRow(selectDelivery.get(deliveryId, endpointId) as DeliveryRow)
+        const retried = retry.run(now, at, deliveryId, endpointId, now).changes === 1
+        const row = selectDelivery.get(deliveryId, endpointId)
+        if (row === undefined) return { kind: 'not_found' }
+        return retried ? { kind: 'retried', delivery: deliveryFromRow(row) } : { kind: 'in_flight', leaseUntil: Number(row.lease_until) }
       })
     },
     async replay (endpoint, range, now, limit) {

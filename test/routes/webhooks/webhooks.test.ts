@@ -151,6 +151,34 @@ t.test('after the whole schedule fails the delivery is failed and the endpoint d
   t.equal(unknown.statusCode, 404)
 })
 
+t.test('a retry of a delivery whose attempt is in flight is 409 (with Retry-After): the delivery is never sent twice at once', async (t) => {
+  const { app, merchant, advance } = await setup(t)
+  let answer = (): void => {}
+  const held = new Promise<void>((resolve) => { answer = resolve })
+  const receiver = await webhookReceiver(t, async (_request, index) => {
+    if (index === 0) await held
+    return { status: 200 }
+  })
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url })).json()
+  await pay(app, merchant.auth)
+  const pass = app.webhooks.deliverDue(16)
+  await receiver.waitFor(1)
+  const base = `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`
+  const [delivery] = (await app.inject({ method: 'GET', url: `${base}/deliveries`, headers: merchant.auth })).json().data
+  const retried = await app.inject({ method: 'POST', url: `${base}/deliveries/${String(delivery.id)}/retry`, headers: merchant.auth })
+  t.equal(retried.statusCode, 409)
+  t.match(retried.headers['content-type'], /^application\/problem\+json/)
+  t.equal(retried.json().type, 'urn:problem-type:webhook-delivery-in-flight')
+  t.equal(retried.headers['retry-after'], String(2 + 30), 'until the lease ends: WEBHOOK_TIMEOUT_MS (2 s) plus the 30 s margin')
+  advance(100)
+  t.same((await app.webhooks.deliverDue(16)).attempted, 0, 'a second pass does not send it meanwhile')
+  answer()
+  t.same((await pass).results.map((r) => r.result), ['succeeded'])
+  t.equal(receiver.received.length, 1, 'sent once')
+  const after = await app.inject({ method: 'POST', url: `${base}/deliveries/${String(delivery.id)}/retry`, headers: merchant.auth })
+  t.equal(after.statusCode, 202, 'once the attempt is recorded, a retry is accepted')
+})
+
 t.test('enabledEvents filters; replay by time range re-sends', async (t) => {
   const { app, merchant, now } = await setup(t)
   const receiver = await webhookReceiver(t)
