@@ -5,9 +5,9 @@ import { merchantNotFoundMessage } from '../domain/merchants'
 import type { EventType } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
-  DeliveryInFlightError, MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
+  DeliveryInFlightError, MAX_ENDPOINTS_PER_MERCHANT, newSecret, REPLAY_BATCH_EVENTS, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
 } from '../domain/webhooks'
-import type { AttemptRecord, ClaimedDelivery, Database } from '../store/types'
+import type { AttemptRecord, ClaimedDelivery, Database, ReplayBatch } from '../store/types'
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
 import type { WebhookClient } from '../webhooks/client'
 import { sendEvent, type SendOutcome } from '../webhooks/send'
@@ -44,7 +44,8 @@ export interface WebhookService {
   rotateSecret: (merchantId: string, id: string, overlapSeconds?: number) => Promise<{ endpoint: WebhookEndpoint, secret: string }>
   deliveries: (merchantId: string, endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
   retry: (merchantId: string, endpointId: string, deliveryId: string) => Promise<WebhookDelivery>
-  replay: (merchantId: string, endpointId: string, range: { from: string, to: string }) => Promise<number>
+  /** One batch (at most REPLAY_BATCH_EVENTS events of the range); `startingAfter` resumes after an earlier batch's `next`. */
+  replay: (merchantId: string, endpointId: string, range: { from: string, to: string, startingAfter?: string }) => Promise<ReplayBatch>
   /** Claims the due deliveries (up to `limit`), sends them at once, records each outcome. */
   /**
    * `signal` (shutdown) abandons the attempts in flight without recording them: their lease runs out
@@ -68,8 +69,6 @@ export interface WebhookDeps {
   random?: () => number
 }
 
-/** Most events one replay re-sends. */
-export const REPLAY_MAX_EVENTS = 10_000
 /** A claimed delivery's lease beyond the attempt's time-out (recording the outcome included). */
 const LEASE_MARGIN_MS = 30_000
 
@@ -217,7 +216,14 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     async replay (merchantId, endpointId, range) {
       const endpoint = await endpointOf(merchantId, endpointId)
       if (Date.parse(range.from) >= Date.parse(range.to)) throw new ValidationError({ to: ['The to field must be later than from.'] })
-      return await deps.db.webhooks.replay(endpoint, { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }, deps.clock(), REPLAY_MAX_EVENTS)
+      let after: { createdAt: string, id: string } | undefined
+      if (range.startingAfter !== undefined) {
+        const event = isGuid(range.startingAfter) ? await deps.db.events.get(endpoint.merchantId, range.startingAfter.toLowerCase()) : undefined
+        if (event === undefined) throw new ValidationError({ startingAfter: ['The merchant has no event with this id: send the nextStartingAfter of the previous answer.'] })
+        after = { createdAt: event.createdAt, id: event.id }
+      }
+      const bounds = { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }
+      return await deps.db.webhooks.replay(endpoint, after === undefined ? bounds : { ...bounds, after }, deps.clock(), REPLAY_BATCH_EVENTS)
     },
     async deliverDue (limit, signal) {
       const now = deps.clock()

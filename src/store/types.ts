@@ -344,6 +344,20 @@ export interface AttemptRecord {
   disabledEvent?: EventOf<WebhookEndpoint>
 }
 
+export interface ReplayRange {
+  from: string
+  to: string
+  /** Resume after this event (created time and id) of an earlier batch. */
+  after?: { createdAt: string, id: string }
+}
+
+export interface ReplayBatch {
+  /** Deliveries scheduled. */
+  replayed: number
+  /** The last event looked at, when the range holds more after it. */
+  next?: string
+}
+
 export type DeliveryRetry =
   | { kind: 'retried', delivery: WebhookDelivery }
   | { kind: 'in_flight', leaseUntil: number }
@@ -369,8 +383,11 @@ export interface WebhookStore {
    * after `now`): that attempt is being sent, and clearing its lease would let a second pass send it too.
    */
   retryDelivery: (endpointId: string, deliveryId: string, now: number, at: string) => Promise<DeliveryRetry>
-  /** New deliveries to the endpoint of the merchant's events created in [from, to) that it receives, at most `limit`. */
-  replay: (endpoint: WebhookEndpoint, range: { from: string, to: string }, now: number, limit: number) => Promise<number>
+  /**
+   * New deliveries to the endpoint of the merchant's events created in [from, to) that it receives, looking at the
+   * first `limit` events (by created time, then id) after `after`; `last` is the last event looked at.
+   */
+  replay: (endpoint: WebhookEndpoint, range: ReplayRange, now: number, limit: number) => Promise<ReplayBatch>
   /** Leases up to `limit` due deliveries until `leaseUntil` (SKIP LOCKED on PostgreSQL; the single writer on SQLite). */
   claimDue: (now: number, leaseUntil: number, limit: number) => Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome, if the delivery is still leased by this attempt (false otherwise). */

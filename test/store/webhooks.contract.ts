@@ -170,6 +170,24 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal((await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 500, iso(T0 + 500))).kind, 'retried')
   })
 
+  t.test('replay works in batches of `limit` events, resuming after the last one (time, then id)', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id, { enabledEvents: ['payment.succeeded'] })
+    await db.webhooks.createEndpoint(a, 16)
+    // Two events in each of two milliseconds: the batch of 3 ends inside the second one.
+    for (const at of [T0, T0, T0 + 1, T0 + 1]) await settledPayment(db, m.id, at)
+    const events = (await db.events.list({ merchantId: m.id, limit: 10 })).data.reverse()
+    t.equal(events.length, 4)
+    const range = { from: iso(T0), to: iso(T0 + 2) }
+    const first = await db.webhooks.replay(a, range, T0 + 10, 3)
+    t.same(first, { replayed: 3, next: events[2].id }, 'the first 3 events, and where to resume')
+    const cursor = { createdAt: events[2].createdAt, id: events[2].id }
+    t.same(await db.webhooks.replay(a, { ...range, after: cursor }, T0 + 10, 3), { replayed: 1 }, 'the rest; nothing more')
+    const replayed = (await db.webhooks.listDeliveries(a.id, { limit: 20 })).data.filter((d) => d.createdAt === iso(T0 + 10))
+    t.same(replayed.map((d) => d.eventId).sort(), events.map((e) => e.id).sort(), 'each event once')
+  })
+
   t.test('a failed schedule disables the endpoint only without a success since the delivery began; retry, replay, delete, reap', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)
@@ -197,8 +215,8 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(await db.webhooks.updateEndpoint(enabled, read.updatedAt), true)
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.lastSuccessAt, iso(T0 + 50), 'the worker\'s lastSuccessAt is never overwritten by a client change')
     t.same((await db.webhooks.getEndpoint(m.id, a.id))?.enabledEvents, ['payment.succeeded'])
-    t.equal(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), 1)
-    t.equal(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), 0)
+    t.same(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), { replayed: 1 })
+    t.same(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), { replayed: 0 })
     const deliveries = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
     t.equal(deliveries.length, 2)
     for (const delivery of deliveries) t.match(delivery.id, UUID_V7, 'outbox and replay deliveries get UUIDv7 ids')

@@ -160,11 +160,14 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
     async replay (endpoint, range, now, limit) {
       const { rows } = await pool.query<{ id: string, type: string }>({
         name: 'wh-replay-events',
-        text: 'SELECT id, type FROM events WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at, id LIMIT $4',
-        values: [endpoint.merchantId, range.from, range.to, limit]
+        text: `SELECT id, type FROM events WHERE merchant_id = $1 AND created_at >= $2 AND (created_at, id) > ($3, $4) AND created_at < $5
+          ORDER BY created_at, id LIMIT $6`,
+        values: [endpoint.merchantId, range.from, range.after?.createdAt ?? range.from, range.after?.id ?? '', range.to, limit + 1]
       })
-      const wanted = rows.filter((row) => receives(endpoint, row.type as never))
-      if (wanted.length === 0) return 0
+      const batch = rows.slice(0, limit)
+      const next = rows.length > limit ? { next: batch[batch.length - 1].id } : {}
+      const wanted = batch.filter((row) => receives(endpoint, row.type as never))
+      if (wanted.length === 0) return { replayed: 0, ...next }
       const at = new Date(now).toISOString()
       await pool.query({
         name: 'wh-replay-insert',
@@ -172,7 +175,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
           SELECT u.id, $2, u.event_id, u.event_type, $3, 'pending', $4, $5, $5 FROM unnest($1::text[], $6::text[], $7::text[]) AS u (id, event_id, event_type)`,
         values: [wanted.map(() => newId()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
       })
-      return wanted.length
+      return { replayed: wanted.length, ...next }
     },
     /*
      * Every instance claims at once: FOR UPDATE SKIP LOCKED hands each due delivery to one of

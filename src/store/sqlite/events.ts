@@ -108,8 +108,8 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const selectDelivery = db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?')
   const retry = db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, round_start = attempts, updated_at = ?
     WHERE id = ? AND endpoint_id = ? AND (lease_until IS NULL OR lease_until <= ?)`)
-  const eventsInRange = db.prepare<[string, string, string, number], { id: string, type: string }>(
-    'SELECT id, type FROM events WHERE merchant_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?')
+  const eventsInRange = db.prepare<[string, string, string, string, string, number], { id: string, type: string }>(
+    'SELECT id, type FROM events WHERE merchant_id = ? AND created_at >= ? AND (created_at, id) > (?, ?) AND created_at < ? ORDER BY created_at, id LIMIT ?')
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
   const due = db.prepare<[number, number, number], ClaimRow>(`${CLAIM_SELECT}
@@ -164,13 +164,16 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     async replay (endpoint, range, now, limit) {
       return await writes.run(() => {
         const at = new Date(now).toISOString()
-        let count = 0
-        for (const event of eventsInRange.all(endpoint.merchantId, range.from, range.to, limit)) {
+        const after = range.after ?? { createdAt: range.from, id: '' }
+        const events = eventsInRange.all(endpoint.merchantId, range.from, after.createdAt, after.id, range.to, limit + 1)
+        const batch = events.slice(0, limit)
+        let replayed = 0
+        for (const event of batch) {
           if (!receives(endpoint, event.type as never)) continue
           insertDelivery.run(newId(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
-          count++
+          replayed++
         }
-        return count
+        return events.length > limit ? { replayed, next: batch[batch.length - 1].id } : { replayed }
       })
     },
     async claimDue (now, leaseUntil, limit) {
