@@ -38,6 +38,7 @@ import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
 import workersPlugin from '../plugins/workers'
 import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks'
+import secretsPlugin from '../plugins/secrets'
 import metricsPlugin from '../plugins/metrics'
 import { lazySchemaCompilers } from '../plugins/http/lazy-schemas'
 import type { PaymentGateway } from './gateway/types'
@@ -145,6 +146,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   })
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
+  await app.register(secretsPlugin)
   await app.register(webhooksPlugin, overrides.webhooks ?? {})
   await app.register(authPlugin)
   await app.register(securityPlugin)

@@ -394,4 +394,15 @@ export interface WebhookStore {
   recordAttempt: (record: AttemptRecord) => Promise<boolean>
   /** Epoch ms of the oldest due (pending, past its time) delivery; undefined when none is due. */
   oldestDueAt: (now: number) => Promise<number | undefined>
+  /** Up to `limit` endpoints (by id, after `afterId`) whose stored secret or previous secret does not start with `prefix`. */
+  secretsNotUnder: (prefix: string, afterId: string, limit: number) => Promise<EndpointSecrets[]>
+  /** Writes an endpoint's stored secrets if both are still as in `expected` (compare-and-set); false otherwise. */
+  replaceSecrets: (expected: EndpointSecrets, next: Omit<EndpointSecrets, 'id'>) => Promise<boolean>
+}
+
+/** An endpoint's secrets as stored (sealed, or in clear in rows written before encryption at rest). */
+export interface EndpointSecrets {
+  id: string
+  secret: string
+  previousSecret: string | null
 }

@@ -5,6 +5,9 @@ import { eventFactory } from '../../src/services/events'
 import type { Database } from '../../src/store/types'
 import { newId } from '../../src/domain/ids'
 import { REPLAY_BATCH_EVENTS } from '../../src/domain/webhooks'
+import { secretBox } from '../../src/secrets/encryption'
+
+const secrets = secretBox([{ id: 'test', key: Buffer.alloc(32, 7) }])
 
 t.test('an endpoint that keeps changing under a PATCH is a 409 after 5 attempts, nothing written', async (t) => {
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
@@ -21,7 +24,8 @@ t.test('an endpoint that keeps changing under a PATCH is a 409 after 5 attempts,
     events: eventFactory({ clock: Date.now, render: { payment: (p) => p, refund: (r) => r, merchant: (m) => m } }),
     retryDelays: [1000],
     timeoutMs: 1000,
-    allowPrivate: true
+    allowPrivate: true,
+    secrets
   })
   const { endpoint } = await service.create(merchant.id, { url: 'http://127.0.0.1:9/x' })
   await t.rejects(service.update(merchant.id, endpoint.id, { description: 'x' }), { code: 'CONFLICT' })
@@ -46,7 +50,8 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
     events: eventFactory({ clock: () => clock, render: { payment: (p) => p, refund: (r) => r, merchant: (m) => m } }),
     retryDelays: [1000],
     timeoutMs: 1000,
-    allowPrivate: true
+    allowPrivate: true,
+    secrets
   })
   const { endpoint } = await service.create(merchant.id, { url: 'http://127.0.0.1:9/x', enabledEvents: ['payment.succeeded'] })
   // More events than one batch, three to a millisecond (the batch ends inside one: the cursor orders by time, then id); none sent to the endpoint (it wants payments only).

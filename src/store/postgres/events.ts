@@ -240,6 +240,23 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         values: [now]
       })
       return rows[0].oldest === null ? undefined : Number(rows[0].oldest)
+    },
+    async secretsNotUnder (prefix, afterId, limit) {
+      const { rows } = await pool.query<{ id: string, secret: string, previous_secret: string | null }>({
+        name: 'wh-secrets-not-under',
+        text: `SELECT id, secret, previous_secret FROM webhook_endpoints
+          WHERE id > $1 AND (substr(secret, 1, $2::int) <> $3 OR substr(previous_secret, 1, $2::int) <> $3) ORDER BY id LIMIT $4`,
+        values: [afterId, prefix.length, prefix, limit]
+      })
+      return rows.map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
+    },
+    async replaceSecrets (expected, next) {
+      const result = await pool.query({
+        name: 'wh-replace-secrets',
+        text: 'UPDATE webhook_endpoints SET secret = $4, previous_secret = $5 WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $3',
+        values: [expected.id, expected.secret, expected.previousSecret, next.secret, next.previousSecret]
+      })
+      return result.rowCount === 1
     }
   }
 }

@@ -123,6 +123,10 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     WHERE id = ?`)
   const endpointSucceeded = db.prepare('UPDATE webhook_endpoints SET last_success_at = ? WHERE id = ?')
   const disable = db.prepare('UPDATE webhook_endpoints SET disabled_reason = ?, updated_at = ? WHERE id = ? AND disabled_reason IS NULL')
+  const secretsNotUnder = db.prepare<[string, number, string, number, string, number], { id: string, secret: string, previous_secret: string | null }>(
+    `SELECT id, secret, previous_secret FROM webhook_endpoints WHERE id > ? AND (substr(secret, 1, ?) <> ? OR substr(previous_secret, 1, ?) <> ?)
+    ORDER BY id LIMIT ?`)
+  const replaceSecrets = db.prepare('UPDATE webhook_endpoints SET secret = ?, previous_secret = ? WHERE id = ? AND secret = ? AND previous_secret IS ?')
   const oldestDue = db.prepare<[number], number | null>("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?").pluck()
 
   return {
@@ -210,6 +214,13 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     async oldestDueAt (now) {
       const value = oldestDue.get(now)
       return value === null || value === undefined ? undefined : Number(value)
+    },
+    async secretsNotUnder (prefix, afterId, limit) {
+      return secretsNotUnder.all(afterId, prefix.length, prefix, prefix.length, prefix, limit)
+        .map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
+    },
+    async replaceSecrets (expected, next) {
+      return await writes.run(() => replaceSecrets.run(next.secret, next.previousSecret, expected.id, expected.secret, expected.previousSecret).changes === 1)
     }
   }
 }
