@@ -188,6 +188,31 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(replayed.map((d) => d.eventId).sort(), events.map((e) => e.id).sort(), 'each event once')
   })
 
+  t.test('stored secrets: those not under a prefix, by id; a compare-and-set rewrite', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const ids = [randomUUID(), randomUUID(), randomUUID()].sort()
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[0], secret: 'enc:v1:new:x' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[2], secret: 'whsec_c2VjcmV0' }), 16)
+    t.same(await db.webhooks.secretsNotUnder('enc:v1:new:', '', 10), [
+      { id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' },
+      { id: ids[2], secret: 'whsec_c2VjcmV0', previousSecret: null }
+    ], 'a previous secret counts too; a missing one does not')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', ids[1], 10)).map((s) => s.id), [ids[2]], 'after an id')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', '', 1)).map((s) => s.id), [ids[1]], 'at most limit')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:', '', 10)).map((s) => s.id), [ids[1], ids[2]])
+
+    const stored = { id: ids[2], secret: 'whsec_c2VjcmV0', previousSecret: null }
+    t.equal(await db.webhooks.replaceSecrets({ ...stored, secret: 'whsec_stale' }, { secret: 'enc:v1:new:z', previousSecret: null }), false, 'not over a secret that changed')
+    t.equal(await db.webhooks.replaceSecrets({ ...stored, previousSecret: 'whsec_stale' }, { secret: 'enc:v1:new:z', previousSecret: null }), false, 'nor a previous secret')
+    t.equal(await db.webhooks.replaceSecrets(stored, { secret: 'enc:v1:new:z', previousSecret: null }), true)
+    t.equal(await db.webhooks.replaceSecrets({ id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }, { secret: 'enc:v1:new:y', previousSecret: 'enc:v1:new:w' }), true)
+    t.same(await db.webhooks.secretsNotUnder('enc:v1:new:', '', 10), [], 'all under the prefix now')
+    const read = await db.webhooks.getEndpoint(m.id, ids[1])
+    t.same([read?.secret, read?.previousSecret], ['enc:v1:new:y', 'enc:v1:new:w'])
+  })
+
   t.test('a failed schedule disables the endpoint only without a success since the delivery began; retry, replay, delete, reap', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)
