@@ -13,9 +13,9 @@ import { sealStoredSecrets } from '../src/services/webhook-secrets'
 
 async function main (): Promise<void> {
   const config = loadConfig()
-  const box = secretBox(encryptionKeysFor(config).keys)
   const db = await openDatabase(config)
   try {
+    const box = secretBox(encryptionKeysFor(config).keys)
     const endpoints = await sealStoredSecrets(db.webhooks, box, 'all')
     process.stdout.write(`re-encrypted the secrets of ${endpoints} webhook endpoint(s) under the key ${box.currentKeyId}\n`)
   } finally {
