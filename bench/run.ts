@@ -229,6 +229,8 @@ function expectStatus (answer: HttpAnswer, status: number, what: string): HttpAn
 
 /** The services' ADMIN_API_KEY (a throwaway database per run). */
 const BENCH_ADMIN_KEY = 'bench-admin-key-0123456789abcdefghijklmnopqrstuv'
+/** The services' ENCRYPTION_KEYS (PostgreSQL requires them). */
+const BENCH_ENCRYPTION_KEYS = 'bench:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
 
 async function seedService (url: string, runId: string): Promise<Seed> {
   const json = { 'content-type': 'application/json' }
@@ -525,7 +527,8 @@ async function main (): Promise<void> {
     PORT: '0',
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
-    ADMIN_API_KEY: BENCH_ADMIN_KEY
+    ADMIN_API_KEY: BENCH_ADMIN_KEY,
+    ENCRYPTION_KEYS: BENCH_ENCRYPTION_KEYS
   }
   const targets: Target[] = []
   const skipped: Array<{ target: string, reason: string }> = []

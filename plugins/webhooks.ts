@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { parseRetryDelays } from '../src/domain/webhooks'
 import { webhookService, type WebhookService } from '../src/services/webhooks'
+import { sealStoredSecrets } from '../src/services/webhook-secrets'
 import { webhookClient, type WebhookClient } from '../src/webhooks/client'
 import type { Lookup } from '../src/webhooks/addresses'
 
@@ -35,9 +36,17 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
     retryDelays: parseRetryDelays(config.WEBHOOK_RETRY_DELAYS) ?? [],
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    secrets: app.secretBox,
     lookup: options.lookup
   })
   app.decorate('webhooks', service)
+  // Endpoint secrets stored in clear (before encryption at rest) are sealed on start; reads accept both meanwhile.
+  try {
+    const sealed = await sealStoredSecrets(app.db.webhooks, app.secretBox, 'plain')
+    if (sealed > 0) app.log.info({ endpoints: sealed }, 'webhook endpoint secrets stored in clear were encrypted')
+  } catch (err) {
+    app.log.error({ err }, 'could not encrypt the webhook endpoint secrets stored in clear; they are read as they are, and encrypted on the next start')
+  }
 
   let stopped = false
   // Aborted on close: attempts in flight are abandoned (their lease runs out; they are made again).
@@ -69,4 +78,4 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
     await running
   })
   app.addHook('onClose', async () => { await client.close() })
-}, { name: 'webhooks', dependencies: ['config', 'database', 'clock', 'services', 'metrics'], fastify: '5.x' })
+}, { name: 'webhooks', dependencies: ['config', 'database', 'clock', 'services', 'metrics', 'secrets'], fastify: '5.x' })

@@ -29,6 +29,7 @@ A 500 never contains exception details; quote the request id to the operator ins
 Problem types specific to this service: \`urn:problem-type:payment-declined\` (402),
 \`urn:problem-type:gateway-unavailable\` (503), \`urn:problem-type:idempotency-key-reused\` (409),
 \`urn:problem-type:idempotency-key-in-use\` (409), \`urn:problem-type:merchant-email-taken\` (409),
+\`urn:problem-type:webhook-delivery-in-flight\` (409),
 \`urn:problem-type:service-unavailable\` (503), \`urn:problem-type:payment-failed\` (402),
 \`urn:problem-type:refund-failed\` (402), \`urn:problem-type:payment-not-refundable\` (409),
 \`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409),

@@ -4,7 +4,7 @@ import { MAX_PARAM_LENGTH } from './patterns'
 import { MAX_ACTIVE_API_KEYS } from '../src/domain/api-keys'
 import { jsonResponse } from './common'
 
-const exampleKeyId = '5b0f1c2e-3d4a-4b5c-8d6e-7f8091a2b3c4'
+const exampleKeyId = '019aa9e9-0a1b-7c2d-9e3f-4a5b6c7d8e9f'
 const nullableDateTime = (description: string) => Type.Union([Type.String({ format: 'date-time', maxLength: 64 }), Type.Null()], { description })
 
 const keyFields = {

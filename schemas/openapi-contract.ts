@@ -43,9 +43,9 @@ export const LICENSE = { name: 'Proprietary: for the service\'s customers only',
 
 const TRACE_ID = '0f8fad5b-d9cb-469f-a165-70867728950e'
 const PAYMENT_ID = '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'
-const REFUND_ID = '9b2e4c1a-5d6f-4a7b-8c9d-0e1f2a3b4c5d'
+const REFUND_ID = '019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2'
 const MERCHANT_ID = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
-const KEY_ID = '5b0f1c2e-3d4a-4b5c-8d6e-7f8091a2b3c4'
+const KEY_ID = '019aa9e9-0a1b-7c2d-9e3f-4a5b6c7d8e9f'
 
 /** Reusable response headers (components.headers). */
 export const responseHeaders: Record<string, Json> = {
@@ -197,6 +197,11 @@ const specificProblems: Record<string, Json> = {
     title: 'The payment gateway is unavailable.',
     detail: 'The gateway did not confirm the refund; it is pending. Retry with the same Idempotency-Key.',
     refundId: REFUND_ID
+  },
+  'retryWebhookDelivery 409': {
+    type: 'urn:problem-type:webhook-delivery-in-flight',
+    title: 'The webhook delivery is being attempted.',
+    detail: 'An attempt of this delivery is being sent right now; retry once it is recorded (see Retry-After).'
   },
   'cancelPayment 409': {
     type: 'urn:problem-type:payment-not-cancelable',

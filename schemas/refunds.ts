@@ -6,7 +6,7 @@ import { problemResponse } from './common'
 import { Metadata, PageQuery, pageOf } from './listing'
 
 const exampleRefund = {
-  id: '9b2e4c1a-5d6f-4a7b-8c9d-0e1f2a3b4c5d',
+  id: '019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2',
   paymentId: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
   amount: 2.5,
   currency: 'USD',

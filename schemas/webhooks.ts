@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../src/domain/events'
-import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH } from '../src/domain/webhooks'
+import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH } from '../src/domain/webhooks'
 import { MerchantParams } from './merchants'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
 
 const exampleEndpointId = '019aa9f3-0c1d-7e2f-9a3b-4c5d6e7f8091'
-const exampleDeliveryId = '5d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a'
+const exampleDeliveryId = '019aa9f5-2f3e-7d4c-9b5a-6e7f8091a2b3'
 const exampleSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 
 const eventTypeOrAll = Type.Unsafe<'*' | typeof EVENT_TYPES[number]>({ type: 'string', enum: ['*', ...EVENT_TYPES] })
@@ -72,12 +72,19 @@ export const RotateSecretBody = Type.Object({
 
 export const ReplayBody = Type.Object({
   from: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created at or after this instant.', examples: ['2026-01-15T00:00:00Z'] }),
-  to: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created before this instant.', examples: ['2026-01-16T00:00:00Z'] })
+  to: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created before this instant.', examples: ['2026-01-16T00:00:00Z'] }),
+  startingAfter: Type.Optional(Type.String({
+    maxLength: MAX_PARAM_LENGTH,
+    description: 'Continue a replay: the `nextStartingAfter` of the previous answer (with the same `from` and `to`).',
+    examples: ['019aa9f1-2b3c-7d4e-8f50-6172839a4b5c']
+  }))
 }, { title: 'Replay range', additionalProperties: false })
 
 export const ReplayResult = Type.Object({
-  replayed: Type.Integer({ format: 'int32', minimum: 0, maximum: 10000, description: 'New deliveries scheduled (events of the range this endpoint receives; at most 10,000).' })
-}, { title: 'Replay result', additionalProperties: false, examples: [{ replayed: 12 }] })
+  replayed: Type.Integer({ format: 'int32', minimum: 0, maximum: REPLAY_BATCH_EVENTS, description: `New deliveries scheduled: the events of this batch (at most ${REPLAY_BATCH_EVENTS} events of the range, oldest first) that this endpoint receives.` }),
+  hasMore: Type.Boolean({ description: 'true: the range holds more events; send the same request with `startingAfter` = `nextStartingAfter` to replay the next batch.' }),
+  nextStartingAfter: Type.Optional(Type.String({ maxLength: 64, format: 'uuid', description: 'With `hasMore`: the last event of this batch, where the next call continues.' }))
+}, { title: 'Replay result', additionalProperties: false, examples: [{ replayed: 12, hasMore: false }, { replayed: 1000, hasMore: true, nextStartingAfter: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c' }] })
 
 const Attempt = Type.Object({
   attempt: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),

@@ -33,6 +33,7 @@ import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
 import workersPlugin from '../plugins/workers'
 import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks'
+import secretsPlugin from '../plugins/secrets'
 import metricsPlugin from '../plugins/metrics'
 import type { PaymentGateway } from './gateway/types'
 
@@ -92,6 +93,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   })
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
+  await app.register(secretsPlugin)
   await app.register(webhooksPlugin, overrides.webhooks ?? {})
   await app.register(authPlugin)
   await app.register(securityPlugin)

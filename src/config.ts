@@ -3,6 +3,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ADMIN_KEY_MIN_LENGTH } from './domain/api-keys'
 import { parseRetryDelays } from './domain/webhooks'
+import { parseEncryptionKeys } from './secrets/encryption'
 
 function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: values, default: defaultValue })
@@ -57,6 +58,12 @@ export const ConfigSchema = Type.Object({
    * key is generated on first start of an empty database (see README, Authentication).
    */
   ADMIN_API_KEY: Type.Optional(Type.String()),
+  /**
+   * Keys that encrypt stored secrets (webhook signing secrets): `keyId:base64-of-32-bytes`, comma-separated; the
+   * first encrypts, all decrypt. Checked below, never echoed. Required with PostgreSQL; on SQLite, when unset, a
+   * key is generated on the first start and kept beside the database file (see README, Security).
+   */
+  ENCRYPTION_KEYS: Type.Optional(Type.String()),
   /**
    * How long an instance reuses a successful API key lookup (0: every request reads the database).
    * Revocations and suspensions clear it at once (on other instances through Redis, when configured).
@@ -120,6 +127,8 @@ export function loadConfig (source: EnvSource = process.env): Config {
   }
   const adminKeyProblem = checkAdminApiKey(config)
   if (adminKeyProblem !== undefined) throw new ConfigError(`invalid configuration: ${adminKeyProblem}`)
+  const encryptionKeysProblem = checkEncryptionKeys(config)
+  if (encryptionKeysProblem !== undefined) throw new ConfigError(`invalid configuration: ${encryptionKeysProblem}`)
   if (!isValidTrustProxy(config.TRUST_PROXY)) {
     throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +
       `list of addresses, CIDRs or loopback/linklocal/uniquelocal (got ${JSON.stringify(config.TRUST_PROXY)})`)
@@ -167,6 +176,18 @@ function checkAdminApiKey (config: Config): string | undefined {
     return 'ADMIN_API_KEY may only contain letters, digits and - . _ ~ + / = (the characters of a Bearer token)'
   }
   return undefined
+}
+
+/** What is wrong with ENCRYPTION_KEYS, never quoting a key. */
+function checkEncryptionKeys (config: Config): string | undefined {
+  if (config.ENCRYPTION_KEYS === undefined) {
+    return config.DATABASE_URL.startsWith('file:')
+      ? undefined
+      : 'ENCRYPTION_KEYS is required with PostgreSQL (keyId:base64-of-32-bytes, comma-separated, e.g. k1:$(openssl rand -base64 32)); ' +
+        'only the embedded SQLite database generates a key on first start'
+  }
+  const keys = parseEncryptionKeys(config.ENCRYPTION_KEYS)
+  return typeof keys === 'string' ? keys : undefined
 }
 
 interface AjvLikeError { instancePath: string, message?: string, params?: Record<string, unknown> }

@@ -145,3 +145,20 @@ t.test('CORS_ORIGINS: a comma-separated list of origins; anything else stops sta
     t.throws(() => loadConfig({ DATABASE_URL: 'file::memory:', CORS_ORIGINS: bad }), { name: 'ConfigError', message: /CORS_ORIGINS must be a comma-separated list of origins/ }, bad)
   }
 })
+
+t.test('ENCRYPTION_KEYS: required with PostgreSQL, checked when set, never echoed', async (t) => {
+  const admin = 'admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
+  t.throws(() => loadConfig({ DATABASE_URL: 'postgres://db/x', ADMIN_API_KEY: admin }), { name: 'ConfigError', message: /ENCRYPTION_KEYS is required with PostgreSQL/ })
+  const key = Buffer.alloc(32, 9).toString('base64')
+  t.equal(loadConfig({ DATABASE_URL: 'postgres://db/x', ADMIN_API_KEY: admin, ENCRYPTION_KEYS: `k1:${key}` }).ENCRYPTION_KEYS, `k1:${key}`)
+  t.equal(loadConfig({}).ENCRYPTION_KEYS, undefined, 'optional on SQLite (a key is generated)')
+  const short = Buffer.alloc(31, 9).toString('base64')
+  try {
+    loadConfig({ ENCRYPTION_KEYS: `k1:${key},k2:${short}` })
+    t.fail('a 31-byte key is refused')
+  } catch (err) {
+    t.type(err, ConfigError)
+    t.match((err as Error).message, /ENCRYPTION_KEYS key k2 must be 32 bytes/)
+    t.notOk((err as Error).message.includes(short) || (err as Error).message.includes(key), 'no key in the message')
+  }
+})

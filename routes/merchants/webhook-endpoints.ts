@@ -1,5 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { toEndpointResource, type WebhookDelivery as Delivery } from '../../src/domain/webhooks'
+import type { FastifyRequest } from 'fastify'
+import { mayDirectWebhooks } from '../../src/domain/api-keys'
+import { ForbiddenError } from '../../src/domain/errors'
+import { REPLAY_BATCH_EVENTS, toEndpointResource, widensDelivery, type WebhookDelivery as Delivery } from '../../src/domain/webhooks'
 import { validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
@@ -14,10 +17,25 @@ const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook
 const authErrors = problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
   'The API key is valid but may not do this.')
 const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
+const suspendedWho = `${who} A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries.`
+const sendingAuthErrors = problemAuthErrors('a suspended merchant\'s key (a merchant key for another merchant is answered 404, not 403)', exampleMerchant,
+  'This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.')
+
+/** A suspended merchant's keys start no new webhook traffic (src/domain/api-keys.ts, mayDirectWebhooks). */
+function refuseSuspended (request: FastifyRequest): void {
+  if (request.principal !== null && !mayDirectWebhooks(request.principal)) {
+    throw new ForbiddenError('This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.')
+  }
+}
 const notFound = problemResponse('No such merchant, or it has no such endpoint (or delivery).')
 const common = { 429: merchantErrors.rateLimited, 500: merchantErrors.internal }
 const bodyErrors = { 413: merchantErrors.tooLarge, 415: merchantErrors.createUnsupportedMediaType }
 const conflict = problemResponse('The endpoint kept changing (e.g. disabled by the delivery worker) while this change was applied: nothing was changed; read it again and retry.')
+const inFlight = {
+  ...problemResponse('An attempt of this delivery is being sent right now (`type` urn:problem-type:webhook-delivery-in-flight): nothing was changed; ' +
+    'retry after `Retry-After` seconds, by when the attempt is recorded or its lease has run out.'),
+  headers: { 'retry-after': { type: 'integer', description: 'Seconds until the attempt\'s lease ends.' } }
+}
 const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
   '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
 
@@ -43,14 +61,15 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['webhooks'],
       operationId: 'createWebhookEndpoint',
       summary: 'Create a webhook endpoint',
-      description: `${who} Events of the types in \`enabledEvents\` (default all) are POSTed to \`url\`, signed per Standard Webhooks ` +
+      description: `${suspendedWho} Events of the types in \`enabledEvents\` (default all) are POSTed to \`url\`, signed per Standard Webhooks ` +
         '(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer is the only time the signing `secret` is shown.',
       security: requiresKey,
       params: MerchantParams,
       body: CreateWebhookEndpointBody,
-      response: { 201: { ...jsonResponse('The endpoint with its secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret) }, 400: validation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+      response: { 201: { ...jsonResponse('The endpoint with its secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret) }, 400: validation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
+    refuseSuspended(request)
     const { endpoint, secret } = await app.webhooks.create(request.params.id, request.body)
     return reply.code(201).header('cache-control', 'no-store')
       .header('location', `/merchants/${endpoint.merchantId}/webhook-endpoints/${endpoint.id}`)
@@ -89,13 +108,17 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['webhooks'],
       operationId: 'updateWebhookEndpoint',
       summary: 'Change a webhook endpoint',
-      description: `${who} Members sent are changed, others kept: \`url\` (checked like on creation), \`enabledEvents\`, \`description\`, \`disabled\`.`,
+      description: `${who} Members sent are changed, others kept: \`url\` (checked like on creation), \`enabledEvents\`, \`description\`, \`disabled\`. ` +
+        'A suspended merchant\'s key may change `description` and set `disabled: true` only (403 otherwise).',
       security: requiresKey,
       params: EndpointParams,
       body: UpdateWebhookEndpointBody,
-      response: { 200: jsonResponse('The endpoint as changed.', WebhookEndpoint), 400: validation, ...authErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
+      response: { 200: jsonResponse('The endpoint as changed.', WebhookEndpoint), 400: validation, ...sendingAuthErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
     }
-  }, async (request) => toEndpointResource(await app.webhooks.update(request.params.id, request.params.endpointId, request.body)))
+  }, async (request) => {
+    if (widensDelivery(request.body)) refuseSuspended(request)
+    return toEndpointResource(await app.webhooks.update(request.params.id, request.params.endpointId, request.body))
+  })
 
   app.delete('/:id/webhook-endpoints/:endpointId', {
     config: { auth: 'admin-or-own-merchant' },
@@ -156,12 +179,14 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['webhooks'],
       operationId: 'retryWebhookDelivery',
       summary: 'Retry a delivery now',
-      description: `${who} The delivery is due at once, with a fresh retry schedule (same \`webhook-id\`).`,
+      description: `${suspendedWho} The delivery is due at once, with a fresh retry schedule (same \`webhook-id\`). ` +
+        'While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once.',
       security: requiresKey,
       params: DeliveryParams,
-      response: { 202: jsonResponse('The delivery, due now.', WebhookDelivery), ...authErrors, 404: notFound, ...common }
+      response: { 202: jsonResponse('The delivery, due now.', WebhookDelivery), ...sendingAuthErrors, 404: notFound, 409: inFlight, ...common }
     }
   }, async (request, reply) => {
+    refuseSuspended(request)
     const delivery = await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId)
     return reply.code(202).send(renderDelivery(delivery))
   })
@@ -172,16 +197,18 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['webhooks'],
       operationId: 'replayWebhookEvents',
       summary: 'Re-send the events of a time range',
-      description: `${who} Every event of the merchant created in [from, to) that the endpoint receives gets a new delivery (same \`webhook-id\` as before: ` +
-        'receivers that deduplicate by it ignore what they already processed). At most 10,000 events per call.',
+      description: `${suspendedWho} Every event of the merchant created in [from, to) that the endpoint receives gets a new delivery (same \`webhook-id\` as before: ` +
+        `receivers that deduplicate by it ignore what they already processed). One call looks at the first ${REPLAY_BATCH_EVENTS} events of the range ` +
+        '(oldest first); with `hasMore`, send the same request with `startingAfter` = `nextStartingAfter` for the next batch.',
       security: requiresKey,
       params: EndpointParams,
       body: ReplayBody,
-      response: { 202: jsonResponse('How many deliveries were scheduled.', ReplayResult), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...bodyErrors, ...common }
+      response: { 202: jsonResponse('How many deliveries this batch scheduled, and where the next one starts.', ReplayResult), 400: merchantErrors.createValidation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
-    const replayed = await app.webhooks.replay(request.params.id, request.params.endpointId, request.body)
-    return reply.code(202).send({ replayed })
+    refuseSuspended(request)
+    const batch = await app.webhooks.replay(request.params.id, request.params.endpointId, request.body)
+    return reply.code(202).send({ replayed: batch.replayed, hasMore: batch.next !== undefined, ...(batch.next !== undefined ? { nextStartingAfter: batch.next } : {}) })
   })
 }
 

@@ -148,6 +148,15 @@ export function mayCreatePayments (principal: Principal): boolean {
   return principal.kind === 'merchant' && principal.merchantStatus === 'active'
 }
 
+/**
+ * Webhooks of a suspended merchant: its keys still read, and still do what only reduces what is sent (disable,
+ * delete, rotate a secret, relabel), but start no new traffic — no new endpoint, URL or event types, no
+ * re-enabling, retry or replay. Events of what still happens to it (refunds) keep being delivered.
+ */
+export function mayDirectWebhooks (principal: Principal): boolean {
+  return principal.kind === 'admin' || principal.merchantStatus === 'active'
+}
+
 /** A stable name for the credential, for per-credential rate limits. */
 export function rateLimitKeyOf (principal: Principal): string {
   return `${principal.kind}:${principal.credentialId}`

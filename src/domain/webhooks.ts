@@ -1,7 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { ValidationError } from './errors'
+import { ConflictError, ValidationError } from './errors'
 import type { EventType } from './events'
 
+/** Most events one replay call looks at (and so schedules): the work of one call stays small; a cursor continues. */
+export const REPLAY_BATCH_EVENTS = 1000
 /** At most this many endpoints per merchant. */
 export const MAX_ENDPOINTS_PER_MERCHANT = 16
 export const WEBHOOK_URL_MAX_LENGTH = 2048
@@ -66,6 +68,14 @@ export interface WebhookDelivery {
   log: DeliveryAttempt[]
   createdAt: string
   updatedAt: string
+}
+
+/** A retry asked for while an attempt of the delivery is being sent (it holds the delivery's lease). */
+export class DeliveryInFlightError extends ConflictError {
+  override readonly code = 'DELIVERY_IN_FLIGHT'
+  constructor (override readonly retryAfterSeconds: number) {
+    super('An attempt of this delivery is being sent right now; retry once it is recorded (see Retry-After).')
+  }
 }
 
 export function newSecret (): string {
@@ -143,6 +153,11 @@ export function deliveryBody (event: { type: string, createdAt: string, sequence
 /** enabledEvents: the types an endpoint receives; null means all. */
 export function receives (endpoint: Pick<WebhookEndpoint, 'enabledEvents'>, type: EventType): boolean {
   return endpoint.enabledEvents === null || endpoint.enabledEvents.includes(type)
+}
+
+/** True for an endpoint change that may send more (a new URL or event types, re-enabling). */
+export function widensDelivery (patch: { url?: string, enabledEvents?: unknown[], disabled?: boolean }): boolean {
+  return patch.url !== undefined || patch.enabledEvents !== undefined || patch.disabled === false
 }
 
 /** A validation error on one field. */

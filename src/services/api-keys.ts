@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import {
   MAX_ACTIVE_API_KEYS,
@@ -11,7 +10,7 @@ import {
   type ApiKey,
   type Principal
 } from '../domain/api-keys'
-import { isGuid } from '../domain/ids'
+import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
 import type { ApiKeyStore, MerchantStore } from '../store/types'
 import type { CredentialCache } from './credential-cache'
@@ -83,7 +82,7 @@ function merchantNotFound (id: string): NotFoundError {
  */
 export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
   const adminHash = deps.adminApiKey === undefined ? undefined : hashSecret(deps.adminApiKey)
-  const newId = deps.newId ?? randomUUID
+  const newRecordId = deps.newId ?? newId
   const usage = usageRecorder(deps)
 
   async function requireMerchant (merchantId: string): Promise<string> {
@@ -105,7 +104,7 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
       }
       const secret = generateSecret()
       const key: ApiKey = {
-        id: newId(),
+        id: newRecordId(),
         merchantId: id,
         role: 'merchant',
         name: input.name ?? DEFAULT_KEY_NAME,
@@ -165,7 +164,7 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
       const secret = generateSecret()
       const at = new Date(deps.clock()).toISOString()
       const stored = await deps.apiKeys.createBootstrapAdmin({
-        id: newId(),
+        id: newRecordId(),
         merchantId: null,
         role: 'admin',
         name: 'Generated admin key',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
-import { isGuid } from '../domain/ids'
+import { isGuid, newId } from '../domain/ids'
 import { formatMinorUnits } from '../domain/money'
 import { applySucceededRefund, PaymentNotCancelableError, releaseFailedRefund, reserveRefund, transition, type Payment } from '../domain/payments'
 import { refundAmountMinor, transitionRefund, type Refund } from '../domain/refunds'
@@ -162,7 +162,7 @@ export function refundService (deps: RefundDeps): RefundService {
         return {
           payment: reserveRefund(payment, amount.amountMinor, at),
           refund: {
-            id: randomUUID(),
+            id: newId(),
             paymentId,
             amountMinor: amount.amountMinor,
             currency: payment.currency,

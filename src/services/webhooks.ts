@@ -5,13 +5,15 @@ import { merchantNotFoundMessage } from '../domain/merchants'
 import type { EventType } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
-  MAX_ENDPOINTS_PER_MERCHANT, newSecret, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
+  DeliveryInFlightError, MAX_ENDPOINTS_PER_MERCHANT, newSecret, REPLAY_BATCH_EVENTS, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
 } from '../domain/webhooks'
-import type { AttemptRecord, ClaimedDelivery, Database } from '../store/types'
+import type { AttemptRecord, ClaimedDelivery, Database, ReplayBatch } from '../store/types'
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
 import type { WebhookClient } from '../webhooks/client'
 import { sendEvent, type SendOutcome } from '../webhooks/send'
 import type { EventFactory } from './events'
+import type { SecretBox } from '../secrets/encryption'
+import { sealedWebhookStore } from './webhook-secrets'
 import type { Logger } from './payments'
 
 export interface EndpointInput {
@@ -44,7 +46,8 @@ export interface WebhookService {
   rotateSecret: (merchantId: string, id: string, overlapSeconds?: number) => Promise<{ endpoint: WebhookEndpoint, secret: string }>
   deliveries: (merchantId: string, endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
   retry: (merchantId: string, endpointId: string, deliveryId: string) => Promise<WebhookDelivery>
-  replay: (merchantId: string, endpointId: string, range: { from: string, to: string }) => Promise<number>
+  /** One batch (at most REPLAY_BATCH_EVENTS events of the range); `startingAfter` resumes after an earlier batch's `next`. */
+  replay: (merchantId: string, endpointId: string, range: { from: string, to: string, startingAfter?: string }) => Promise<ReplayBatch>
   /** Claims the due deliveries (up to `limit`), sends them at once, records each outcome. */
   /**
    * `signal` (shutdown) abandons the attempts in flight without recording them: their lease runs out
@@ -64,12 +67,12 @@ export interface WebhookDeps {
   /** WEBHOOK_TIMEOUT_MS; a claim's lease is this plus a margin. */
   timeoutMs: number
   allowPrivate: boolean
+  /** Seals endpoint secrets at rest (ENCRYPTION_KEYS). */
+  secrets: SecretBox
   lookup?: Lookup
   random?: () => number
 }
 
-/** Most events one replay re-sends. */
-export const REPLAY_MAX_EVENTS = 10_000
 /** A claimed delivery's lease beyond the attempt's time-out (recording the outcome included). */
 const LEASE_MARGIN_MS = 30_000
 
@@ -87,6 +90,7 @@ function typesOf (enabledEvents: Array<EventType | '*'> | undefined): EventType[
 export function webhookService (deps: WebhookDeps): WebhookService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
   const random = deps.random ?? Math.random
+  const webhooks = sealedWebhookStore(deps.db.webhooks, deps.secrets)
 
   async function requireMerchant (merchantId: string): Promise<string> {
     const merchant = isGuid(merchantId) ? await deps.db.merchants.get(merchantId.toLowerCase()) : undefined
@@ -96,7 +100,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
 
   async function endpointOf (merchantId: string, id: string): Promise<WebhookEndpoint> {
     const owner = await requireMerchant(merchantId)
-    const endpoint = isGuid(id) ? await deps.db.webhooks.getEndpoint(owner, id.toLowerCase()) : undefined
+    const endpoint = isGuid(id) ? await webhooks.getEndpoint(owner, id.toLowerCase()) : undefined
     if (endpoint === undefined) throw new NotFoundError(`The merchant has no webhook endpoint with the id '${shortId(id)}'.`)
     return endpoint
   }
@@ -115,7 +119,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     for (let attempt = 1; ; attempt++) {
       const current = await endpointOf(merchantId, id)
       const updated = { ...apply(current), updatedAt: new Date(Math.max(deps.clock(), Date.parse(current.updatedAt) + 1)).toISOString() }
-      if (await deps.db.webhooks.updateEndpoint(updated, current.updatedAt)) return updated
+      if (await webhooks.updateEndpoint(updated, current.updatedAt)) return updated
       if (attempt >= 5) throw new ConflictError('The webhook endpoint kept changing while this change was applied; read it again and retry.')
     }
   }
@@ -167,12 +171,12 @@ export function webhookService (deps: WebhookDeps): WebhookService {
         createdAt: at,
         updatedAt: at
       }
-      if (!await deps.db.webhooks.createEndpoint(endpoint, MAX_ENDPOINTS_PER_MERCHANT)) {
+      if (!await webhooks.createEndpoint(endpoint, MAX_ENDPOINTS_PER_MERCHANT)) {
         throw new ValidationError({ url: [`A merchant may have at most ${MAX_ENDPOINTS_PER_MERCHANT} webhook endpoints; delete one first.`] })
       }
       return { endpoint, secret }
     },
-    async list (merchantId) { return await deps.db.webhooks.listEndpoints(await requireMerchant(merchantId)) },
+    async list (merchantId) { return await webhooks.listEndpoints(await requireMerchant(merchantId)) },
     get: endpointOf,
     async update (merchantId, id, patch) {
       if (patch.url !== undefined) await checkUrl(patch.url)
@@ -190,7 +194,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     },
     async remove (merchantId, id) {
       const endpoint = await endpointOf(merchantId, id)
-      await deps.db.webhooks.deleteEndpoint(endpoint.merchantId, endpoint.id)
+      await webhooks.deleteEndpoint(endpoint.merchantId, endpoint.id)
     },
     async rotateSecret (merchantId, id, overlapSeconds = ROTATION_OVERLAP_DEFAULT_SECONDS) {
       const secret = newSecret()
@@ -204,28 +208,36 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     },
     async deliveries (merchantId, endpointId, page) {
       const endpoint = await endpointOf(merchantId, endpointId)
-      return await deps.db.webhooks.listDeliveries(endpoint.id, page)
+      return await webhooks.listDeliveries(endpoint.id, page)
     },
     async retry (merchantId, endpointId, deliveryId) {
       const endpoint = await endpointOf(merchantId, endpointId)
       const now = deps.clock()
-      const delivery = isGuid(deliveryId) ? await deps.db.webhooks.retryDelivery(endpoint.id, deliveryId.toLowerCase(), now, new Date(now).toISOString()) : undefined
-      if (delivery === undefined) throw new NotFoundError(`The endpoint has no delivery with the id '${shortId(deliveryId)}'.`)
-      return delivery
+      const result = isGuid(deliveryId) ? await webhooks.retryDelivery(endpoint.id, deliveryId.toLowerCase(), now, new Date(now).toISOString()) : { kind: 'not_found' as const }
+      if (result.kind === 'not_found') throw new NotFoundError(`The endpoint has no delivery with the id '${shortId(deliveryId)}'.`)
+      if (result.kind === 'in_flight') throw new DeliveryInFlightError(Math.max(1, Math.ceil((result.leaseUntil - now) / 1000)))
+      return result.delivery
     },
     async replay (merchantId, endpointId, range) {
       const endpoint = await endpointOf(merchantId, endpointId)
       if (Date.parse(range.from) >= Date.parse(range.to)) throw new ValidationError({ to: ['The to field must be later than from.'] })
-      return await deps.db.webhooks.replay(endpoint, { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }, deps.clock(), REPLAY_MAX_EVENTS)
+      let after: { createdAt: string, id: string } | undefined
+      if (range.startingAfter !== undefined) {
+        const event = isGuid(range.startingAfter) ? await deps.db.events.get(endpoint.merchantId, range.startingAfter.toLowerCase()) : undefined
+        if (event === undefined) throw new ValidationError({ startingAfter: ['The merchant has no event with this id: send the nextStartingAfter of the previous answer.'] })
+        after = { createdAt: event.createdAt, id: event.id }
+      }
+      const bounds = { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }
+      return await webhooks.replay(endpoint, after === undefined ? bounds : { ...bounds, after }, deps.clock(), REPLAY_BATCH_EVENTS)
     },
     async deliverDue (limit, signal) {
       const now = deps.clock()
-      const claimed = await deps.db.webhooks.claimDue(now, now + deps.timeoutMs + LEASE_MARGIN_MS, limit)
+      const claimed = await webhooks.claimDue(now, now + deps.timeoutMs + LEASE_MARGIN_MS, limit)
       const results: DeliveryPass['results'] = []
       await Promise.all(claimed.map(async (claim) => {
         const record = await attempt(claim, signal)
         if (record === undefined) return
-        const recorded = await deps.db.webhooks.recordAttempt(record)
+        const recorded = await webhooks.recordAttempt(record)
         const result = record.outcome.kind
         results.push({ result, endpointId: claim.endpoint.id })
         if (!recorded) deps.log.warn({ deliveryId: claim.delivery.id }, 'webhook attempt finished after its lease; its outcome was not recorded')

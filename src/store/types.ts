@@ -381,6 +381,25 @@ export interface AttemptRecord {
   disabledEvent?: EventOf<WebhookEndpoint>
 }
 
+export interface ReplayRange {
+  from: string
+  to: string
+  /** Resume after this event (created time and id) of an earlier batch. */
+  after?: { createdAt: string, id: string }
+}
+
+export interface ReplayBatch {
+  /** Deliveries scheduled. */
+  replayed: number
+  /** The last event looked at, when the range holds more after it. */
+  next?: string
+}
+
+export type DeliveryRetry =
+  | { kind: 'retried', delivery: WebhookDelivery }
+  | { kind: 'in_flight', leaseUntil: number }
+  | { kind: 'not_found' }
+
 export interface WebhookStore {
   /** Inserts an endpoint unless the merchant has `max` already (false then). */
   createEndpoint: (endpoint: WebhookEndpoint, max: number) => Promise<boolean>
@@ -396,14 +415,31 @@ export interface WebhookStore {
   deleteEndpoint: (merchantId: string, id: string) => Promise<boolean>
   /** An endpoint's deliveries, newest first. */
   listDeliveries: (endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
-  /** Makes a delivery due now with a fresh retry schedule; undefined when the endpoint has no such delivery. */
-  retryDelivery: (endpointId: string, deliveryId: string, now: number, at: string) => Promise<WebhookDelivery | undefined>
-  /** New deliveries to the endpoint of the merchant's events created in [from, to) that it receives, at most `limit`. */
-  replay: (endpoint: WebhookEndpoint, range: { from: string, to: string }, now: number, limit: number) => Promise<number>
+  /**
+   * Makes a delivery due now with a fresh retry schedule, unless an attempt holds its lease (`leaseUntil`
+   * after `now`): that attempt is being sent, and clearing its lease would let a second pass send it too.
+   */
+  retryDelivery: (endpointId: string, deliveryId: string, now: number, at: string) => Promise<DeliveryRetry>
+  /**
+   * New deliveries to the endpoint of the merchant's events created in [from, to) that it receives, looking at the
+   * first `limit` events (by created time, then id) after `after`; `last` is the last event looked at.
+   */
+  replay: (endpoint: WebhookEndpoint, range: ReplayRange, now: number, limit: number) => Promise<ReplayBatch>
   /** Leases up to `limit` due deliveries until `leaseUntil` (SKIP LOCKED on PostgreSQL; the single writer on SQLite). */
   claimDue: (now: number, leaseUntil: number, limit: number) => Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome, if the delivery is still leased by this attempt (false otherwise). */
   recordAttempt: (record: AttemptRecord) => Promise<boolean>
   /** Epoch ms of the oldest due (pending, past its time) delivery; undefined when none is due. */
   oldestDueAt: (now: number) => Promise<number | undefined>
+  /** Up to `limit` endpoints (by id, after `afterId`) whose stored secret or previous secret does not start with `prefix`. */
+  secretsNotUnder: (prefix: string, afterId: string, limit: number) => Promise<EndpointSecrets[]>
+  /** Writes an endpoint's stored secrets if both are still as in `expected` (compare-and-set); false otherwise. */
+  replaceSecrets: (expected: EndpointSecrets, next: Omit<EndpointSecrets, 'id'>) => Promise<boolean>
+}
+
+/** An endpoint's secrets as stored (sealed, or in clear in rows written before encryption at rest). */
+export interface EndpointSecrets {
+  id: string
+  secret: string
+  previousSecret: string | null
 }

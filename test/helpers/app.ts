@@ -9,6 +9,8 @@ import { openApiValidator, printable } from './openapi-validator'
 /** The operator key of test apps (ADMIN_API_KEY). */
 export const TEST_ADMIN_KEY = 'test-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
 export const ADMIN_AUTH = { authorization: `Bearer ${TEST_ADMIN_KEY}` }
+/** The ENCRYPTION_KEYS of test servers (PostgreSQL requires them). */
+export const TEST_ENCRYPTION_KEYS = 'test:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
 
 /** A config for tests: in-memory SQLite, no logging, background workers off. */
 export function testConfig (env: Record<string, string> = {}): Config {

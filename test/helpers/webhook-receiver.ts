@@ -4,8 +4,10 @@ import type { Test } from 'tap'
 
 export interface Received { headers: IncomingHttpHeaders, body: string, at: number }
 
-/** A real HTTP receiver on 127.0.0.1 that records every request and answers with `respond` (default 200). */
-export async function webhookReceiver (t: Test, respond: (request: Received, index: number) => { status: number, headers?: Record<string, string>, body?: string } = () => ({ status: 200 })) {
+interface Answer { status: number, headers?: Record<string, string>, body?: string }
+
+/** A real HTTP receiver on 127.0.0.1 that records every request and answers with `respond` (default 200; a promise holds the answer back). */
+export async function webhookReceiver (t: Test, respond: (request: Received, index: number) => Answer | Promise<Answer> = () => ({ status: 200 })) {
   const received: Received[] = []
   const waiters: Array<() => void> = []
   const server = createServer((req, res) => {
@@ -13,9 +15,10 @@ export async function webhookReceiver (t: Test, respond: (request: Received, ind
     req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
       const request = { headers: req.headers, body, at: Date.now() }
       received.push(request)
-      const answer = respond(request, received.length - 1)
-      res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '')
       for (const wake of waiters.splice(0)) wake()
+      Promise.resolve(respond(request, received.length - 1)).then((answer) => {
+        res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '')
+      }, (err: unknown) => { res.destroy(err as Error) })
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

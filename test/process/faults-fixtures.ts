@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { childEnv, type LogLine } from '../helpers/server-process'
-import { TEST_ADMIN_KEY } from '../helpers/app'
+import { TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 
 const ROOT = resolve(__dirname, '..', '..')
 export const PG_BIN = process.env.FAULT_PG_BIN ?? '/usr/lib/postgresql/15/bin'
@@ -153,7 +153,7 @@ export class ServiceInstance {
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
 
   constructor (t: Test, env: Record<string, string>) {
-    this.child = spawn(process.execPath, [SERVER_JS], { cwd: ROOT, env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ADMIN_API_KEY: TEST_ADMIN_KEY, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+    this.child = spawn(process.execPath, [SERVER_JS], { cwd: ROOT, env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ADMIN_API_KEY: TEST_ADMIN_KEY, ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
     let pending = ''
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       pending += chunk

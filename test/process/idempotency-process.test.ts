@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { provisionMerchant, ServerProcess } from '../helpers/server-process'
-import { TEST_ADMIN_KEY } from '../helpers/app'
+import { TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 
 function tempDatabase (t: Test): { url: string, file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'payments-'))
@@ -48,6 +48,7 @@ async function pay (base: string, key: string, amount: number, auth?: { authoriz
 const serverEnv = (url: string, extra: Record<string, string> = {}) => ({
   PORT: '0',
   ADMIN_API_KEY: TEST_ADMIN_KEY,
+  ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
   DATABASE_URL: url,
   LOG_LEVEL: 'info',
   RATE_LIMIT_MAX: '100000',

@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { ConfigSchema } from '../../src/config'
 import { ServerProcess } from '../helpers/server-process'
-import { ADMIN_AUTH, TEST_ADMIN_KEY } from '../helpers/app'
+import { ADMIN_AUTH, TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 
 // The commands the README gives operators, run as an operator would: built output, a process group of their own,
 // an environment without the test runner's loaders (so what runs is exactly `npm start` / `node dist/...`).
@@ -64,6 +64,7 @@ async function start (t: Test, command: string[], dir: string, logLevel = 'info'
       LOG_LEVEL: logLevel,
       DATABASE_URL: `file:${join(dir, 'service.db')}`,
       ADMIN_API_KEY: TEST_ADMIN_KEY,
+      ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
       SHUTDOWN_GRACE_MS: String(GRACE_MS)
     })
   })

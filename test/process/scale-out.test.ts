@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import { provisionMerchant, ServerProcess } from '../helpers/server-process'
-import { TEST_ADMIN_KEY } from '../helpers/app'
+import { TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 import { describeUrl, freshSchema, POSTGRES_TEST_URL, postgresUnreachable } from '../helpers/postgres'
 import { REDIS_TEST_URL, redisUnreachable, uniquePrefix } from '../helpers/redis'
 import { postgresMigrations } from '../../src/store/postgres/migrations'
@@ -50,6 +50,7 @@ async function main (): Promise<void> {
       LOG_LEVEL: 'info',
       DATABASE_URL: schema.url,
       ADMIN_API_KEY: TEST_ADMIN_KEY,
+      ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
       DATABASE_POOL_SIZE: '5',
       REDIS_URL: REDIS_TEST_URL,
       REDIS_KEY_PREFIX: uniquePrefix(t),

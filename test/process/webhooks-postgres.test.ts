@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { provisionMerchant, ServerProcess } from '../helpers/server-process'
-import { TEST_ADMIN_KEY } from '../helpers/app'
+import { TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 import { describeUrl, freshSchema, POSTGRES_TEST_URL, postgresUnreachable } from '../helpers/postgres'
 import { webhookReceiver } from '../helpers/webhook-receiver'
 
@@ -36,6 +36,7 @@ async function main (): Promise<void> {
       LOG_LEVEL: 'info',
       DATABASE_URL: schema.url,
       ADMIN_API_KEY: TEST_ADMIN_KEY,
+      ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
       DATABASE_POOL_SIZE: '5',
       RATE_LIMIT_MAX: '10000',
       RECOVERY_INTERVAL_MS: '0',

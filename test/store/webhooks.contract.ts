@@ -8,6 +8,8 @@ import type { Merchant } from '../../src/domain/merchants'
 import type { WebhookEndpoint } from '../../src/domain/webhooks'
 
 /** The outbox and webhook stores, run unchanged on SQLite and PostgreSQL. */
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const timeOfV7 = (id: string): number => parseInt(id.replace(/-/g, '').slice(0, 12), 16)
 const T0 = Date.parse('2026-01-01T00:00:00Z')
 const iso = (ms: number): string => new Date(ms).toISOString()
 
@@ -147,6 +149,70 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(await db.webhooks.claimDue(T0 + 9000, T0 + 10_000, 10), [])
   })
 
+  t.test('a retry never clears a live lease: the attempt in flight stays the only one', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id)
+    await db.webhooks.createEndpoint(a, 16)
+    await settledPayment(db, m.id)
+    const [claim] = await db.webhooks.claimDue(T0, T0 + 1000, 10)
+    t.same(await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 10, iso(T0 + 10)), { kind: 'in_flight', leaseUntil: T0 + 1000 })
+    t.same(await db.webhooks.claimDue(T0 + 20, T0 + 2000, 10), [], 'no second pass gets it while the lease lives')
+    const attempt = { attempt: 1, at: iso(T0), receiverStatus: 200, durationMs: 3, error: null, responseBody: null }
+    t.ok(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 30), outcome: { kind: 'succeeded' } }),
+      'the attempt in flight records its outcome')
+    const again = await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 40, iso(T0 + 40))
+    t.equal(again.kind === 'retried' && again.delivery.status, 'pending', 'once recorded, a retry makes it due again')
+
+    // A lease that ran out (a crashed instance) does not block a retry.
+    const [abandoned] = await db.webhooks.claimDue(T0 + 40, T0 + 500, 10)
+    t.equal(abandoned.delivery.id, claim.delivery.id)
+    t.equal((await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 500, iso(T0 + 500))).kind, 'retried')
+  })
+
+  t.test('replay works in batches of `limit` events, resuming after the last one (time, then id)', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id, { enabledEvents: ['payment.succeeded'] })
+    await db.webhooks.createEndpoint(a, 16)
+    // Two events in each of two milliseconds: the batch of 3 ends inside the second one.
+    for (const at of [T0, T0, T0 + 1, T0 + 1]) await settledPayment(db, m.id, at)
+    const events = (await db.events.list({ merchantId: m.id, limit: 10 })).data.reverse()
+    t.equal(events.length, 4)
+    const range = { from: iso(T0), to: iso(T0 + 2) }
+    const first = await db.webhooks.replay(a, range, T0 + 10, 3)
+    t.same(first, { replayed: 3, next: events[2].id }, 'the first 3 events, and where to resume')
+    const cursor = { createdAt: events[2].createdAt, id: events[2].id }
+    t.same(await db.webhooks.replay(a, { ...range, after: cursor }, T0 + 10, 3), { replayed: 1 }, 'the rest; nothing more')
+    const replayed = (await db.webhooks.listDeliveries(a.id, { limit: 20 })).data.filter((d) => d.createdAt === iso(T0 + 10))
+    t.same(replayed.map((d) => d.eventId).sort(), events.map((e) => e.id).sort(), 'each event once')
+  })
+
+  t.test('stored secrets: those not under a prefix, by id; a compare-and-set rewrite', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const ids = [randomUUID(), randomUUID(), randomUUID()].sort()
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[0], secret: 'enc:v1:new:x' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[2], secret: 'whsec_c2VjcmV0' }), 16)
+    t.same(await db.webhooks.secretsNotUnder('enc:v1:new:', '', 10), [
+      { id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' },
+      { id: ids[2], secret: 'whsec_c2VjcmV0', previousSecret: null }
+    ], 'a previous secret counts too; a missing one does not')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', ids[1], 10)).map((s) => s.id), [ids[2]], 'after an id')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', '', 1)).map((s) => s.id), [ids[1]], 'at most limit')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:', '', 10)).map((s) => s.id), [ids[1], ids[2]])
+
+    const stored = { id: ids[2], secret: 'whsec_c2VjcmV0', previousSecret: null }
+    t.equal(await db.webhooks.replaceSecrets({ ...stored, secret: 'whsec_stale' }, { secret: 'enc:v1:new:z', previousSecret: null }), false, 'not over a secret that changed')
+    t.equal(await db.webhooks.replaceSecrets({ ...stored, previousSecret: 'whsec_stale' }, { secret: 'enc:v1:new:z', previousSecret: null }), false, 'nor a previous secret')
+    t.equal(await db.webhooks.replaceSecrets(stored, { secret: 'enc:v1:new:z', previousSecret: null }), true)
+    t.equal(await db.webhooks.replaceSecrets({ id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }, { secret: 'enc:v1:new:y', previousSecret: 'enc:v1:new:w' }), true)
+    t.same(await db.webhooks.secretsNotUnder('enc:v1:new:', '', 10), [], 'all under the prefix now')
+    const read = await db.webhooks.getEndpoint(m.id, ids[1])
+    t.same([read?.secret, read?.previousSecret], ['enc:v1:new:y', 'enc:v1:new:w'])
+  })
+
   t.test('a failed schedule disables the endpoint only without a success since the delivery began; retry, replay, delete, reap', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)
@@ -159,8 +225,8 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 100), outcome: { kind: 'failed', disable: 'failing', failingSince: claim.delivery.createdAt } })
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabled, false, 'it succeeded after this delivery began')
     const retried = await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 200, iso(T0 + 200))
-    t.equal(retried?.status, 'pending')
-    t.equal(await db.webhooks.retryDelivery(a.id, randomUUID(), T0, iso(T0)), undefined)
+    t.equal(retried.kind === 'retried' && retried.delivery.status, 'pending')
+    t.same(await db.webhooks.retryDelivery(a.id, randomUUID(), T0, iso(T0)), { kind: 'not_found' })
     const [fresh2] = await db.webhooks.claimDue(T0 + 200, T0 + 1000, 10)
     t.equal(fresh2.roundAttempt, 1, 'a manual retry starts a fresh schedule')
     await db.webhooks.recordAttempt({ deliveryId: fresh2.delivery.id, endpointId: a.id, leaseUntil: fresh2.leaseUntil, attempt, now: iso(T0 + 300), outcome: { kind: 'failed', disable: 'failing', failingSince: iso(T0 + 100) } })
@@ -174,9 +240,12 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(await db.webhooks.updateEndpoint(enabled, read.updatedAt), true)
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.lastSuccessAt, iso(T0 + 50), 'the worker\'s lastSuccessAt is never overwritten by a client change')
     t.same((await db.webhooks.getEndpoint(m.id, a.id))?.enabledEvents, ['payment.succeeded'])
-    t.equal(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), 1)
-    t.equal(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), 0)
-    t.equal((await db.webhooks.listDeliveries(a.id, { limit: 10 })).data.length, 2)
+    t.same(await db.webhooks.replay(enabled, { from: iso(T0 - 1), to: iso(T0 + 1) }, T0 + 400, 100), { replayed: 1 })
+    t.same(await db.webhooks.replay(enabled, { from: iso(T0 + 1), to: iso(T0 + 2) }, T0 + 400, 100), { replayed: 0 })
+    const deliveries = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
+    t.equal(deliveries.length, 2)
+    for (const delivery of deliveries) t.match(delivery.id, UUID_V7, 'outbox and replay deliveries get UUIDv7 ids')
+    for (const delivery of deliveries) t.ok(Math.abs(timeOfV7(delivery.id) - Date.now()) < 60_000, 'its first 48 bits are the time it was made')
     t.same((await db.webhooks.listEndpoints(m.id)).map((e) => e.id), [a.id])
 
     t.equal(await db.events.reap(iso(T0 + 1), 100), 1)

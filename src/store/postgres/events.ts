@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
+import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
@@ -10,6 +10,14 @@ import {
   CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
   type ClaimRow, type DeliveryRow, type EndpointRow
 } from '../webhook-rows'
+
+/**
+ * A UUIDv7 (as text) made in SQL, as newId() makes them, for rows a statement fans out (PostgreSQL
+ * before 18 has no uuidv7()): the clock's milliseconds as the first 48 bits, version 7, the variant
+ * and random bits of gen_random_uuid().
+ */
+const UUIDV7_SQL = 'encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING ' +
+  "substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid::text"
 
 /**
  * The outbox writer's SQL, as two CTE members of a statement: the event, numbered after its
@@ -23,13 +31,14 @@ export function eventMembers (p: Params, event: NewEvent, onlyIf?: string): stri
   // Typed: a parameter in a SELECT list has no column to take its type from.
   const [id, merchantId, type, resourceType, resourceId, data, createdAt] = eventValues(event, 0)
     .filter((_, i) => EVENT_COLUMNS[i] !== 'sequence').map((value) => `${p.add(value)}::text`)
+  const due = `${p.add(Date.parse(event.createdAt))}::bigint`
   return [
     `ev AS (INSERT INTO events (${EVENT_COLUMNS.join(', ')})
       SELECT ${id}, ${merchantId}, ${type}, ${resourceType}, ${resourceId}, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ${resourceId}), ${data}, ${createdAt}
       ${onlyIf === undefined ? '' : `WHERE ${onlyIf}`}
       RETURNING id, sequence)`,
     `dl AS (INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid()::text, w.id, ev.id, ${type}, ${merchantId}, 'pending', ${p.add(Date.parse(event.createdAt))}::bigint, ${createdAt}, ${createdAt}
+      SELECT ${UUIDV7_SQL}, w.id, ev.id, ${type}, ${merchantId}, 'pending', ${due}, ${createdAt}, ${createdAt}
       FROM ev JOIN webhook_endpoints w ON w.merchant_id = ${merchantId} AND w.disabled_reason IS NULL AND (w.enabled_events IS NULL OR w.enabled_events::jsonb ? ${type}))`
   ]
 }
@@ -129,28 +138,38 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       const { rows } = await pool.query<DeliveryRow>({
         name: 'wh-retry',
         text: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, lease_until = NULL, round_start = attempts, updated_at = $4
-          WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
+          WHERE id = $1 AND endpoint_id = $2 AND (lease_until IS NULL OR lease_until <= $3) RETURNING *`,
         values: [deliveryId, endpointId, now, at]
       })
       const [row] = rows
-      return row === undefined ? undefined : deliveryFromRow(row)
+      if (row !== undefined) return { kind: 'retried', delivery: deliveryFromRow(row) }
+      const { rows: leased } = await pool.query<Pick<DeliveryRow, 'lease_until'>>({
+        name: 'wh-retry-lease',
+        text: 'SELECT lease_until FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2',
+        values: [deliveryId, endpointId]
+      })
+      const [lease] = leased
+      return lease === undefined ? { kind: 'not_found' } : { kind: 'in_flight', leaseUntil: Number(lease.lease_until) }
     },
     async replay (endpoint, range, now, limit) {
       const { rows } = await pool.query<{ id: string, type: string }>({
         name: 'wh-replay-events',
-        text: 'SELECT id, type FROM events WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at, id LIMIT $4',
-        values: [endpoint.merchantId, range.from, range.to, limit]
+        text: `SELECT id, type FROM events WHERE merchant_id = $1 AND created_at >= $2 AND (created_at, id) > ($3, $4) AND created_at < $5
+          ORDER BY created_at, id LIMIT $6`,
+        values: [endpoint.merchantId, range.from, range.after?.createdAt ?? range.from, range.after?.id ?? '', range.to, limit + 1]
       })
-      const wanted = rows.filter((row) => receives(endpoint, row.type as never))
-      if (wanted.length === 0) return 0
+      const batch = rows.slice(0, limit)
+      const next = rows.length > limit ? { next: batch[batch.length - 1].id } : {}
+      const wanted = batch.filter((row) => receives(endpoint, row.type as never))
+      if (wanted.length === 0) return { replayed: 0, ...next }
       const at = new Date(now).toISOString()
       await pool.query({
         name: 'wh-replay-insert',
         text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
           SELECT u.id, $2, u.event_id, u.event_type, $3, 'pending', $4, $5, $5 FROM unnest($1::text[], $6::text[], $7::text[]) AS u (id, event_id, event_type)`,
-        values: [wanted.map(() => randomUUID()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
+        values: [wanted.map(() => newId()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
       })
-      return wanted.length
+      return { replayed: wanted.length, ...next }
     },
     /*
      * Every instance claims at once: FOR UPDATE SKIP LOCKED hands each due delivery to one of
@@ -218,6 +237,23 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       })
       const { oldest } = onlyRow(rows, 'MIN(next_attempt_at)')
       return oldest === null ? undefined : Number(oldest)
+    },
+    async secretsNotUnder (prefix, afterId, limit) {
+      const { rows } = await pool.query<{ id: string, secret: string, previous_secret: string | null }>({
+        name: 'wh-secrets-not-under',
+        text: `SELECT id, secret, previous_secret FROM webhook_endpoints
+          WHERE id > $1 AND (substr(secret, 1, $2::int) <> $3 OR substr(previous_secret, 1, $2::int) <> $3) ORDER BY id LIMIT $4`,
+        values: [afterId, prefix.length, prefix, limit]
+      })
+      return rows.map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
+    },
+    async replaceSecrets (expected, next) {
+      const result = await pool.query({
+        name: 'wh-replace-secrets',
+        text: 'UPDATE webhook_endpoints SET secret = $4, previous_secret = $5 WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $3',
+        values: [expected.id, expected.secret, expected.previousSecret, next.secret, next.previousSecret]
+      })
+      return result.rowCount === 1
     }
   }
 }

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
+import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives, type WebhookEndpoint } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
@@ -31,7 +31,7 @@ export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => 
     const due = Date.parse(event.createdAt)
     for (const endpoint of endpoints.all(event.merchantId)) {
       if (!receives({ enabledEvents: endpoint.enabled_events === null ? null : JSON.parse(endpoint.enabled_events) }, event.type)) continue
-      insertDelivery.run(randomUUID(), endpoint.id, event.id, event.type, event.merchantId, due, event.createdAt, event.createdAt)
+      insertDelivery.run(newId(), endpoint.id, event.id, event.type, event.merchantId, due, event.createdAt, event.createdAt)
     }
     return { ...event, sequence }
   }
@@ -84,9 +84,9 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const deleteEndpoint = db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND merchant_id = ?')
   const selectDelivery = db.prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?')
   const retry = db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, round_start = attempts, updated_at = ?
-    WHERE id = ? AND endpoint_id = ?`)
-  const eventsInRange = db.prepare<[string, string, string, number], { id: string, type: string }>(
-    'SELECT id, type FROM events WHERE merchant_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?')
+    WHERE id = ? AND endpoint_id = ? AND (lease_until IS NULL OR lease_until <= ?)`)
+  const eventsInRange = db.prepare<[string, string, string, string, string, number], { id: string, type: string }>(
+    'SELECT id, type FROM events WHERE merchant_id = ? AND created_at >= ? AND (created_at, id) > (?, ?) AND created_at < ? ORDER BY created_at, id LIMIT ?')
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
   const due = db.prepare<[number, number, number], ClaimRow>(`${CLAIM_SELECT}
@@ -100,6 +100,10 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     WHERE id = ?`)
   const endpointSucceeded = db.prepare('UPDATE webhook_endpoints SET last_success_at = ? WHERE id = ?')
   const disable = db.prepare('UPDATE webhook_endpoints SET disabled_reason = ?, updated_at = ? WHERE id = ? AND disabled_reason IS NULL')
+  const secretsNotUnder = db.prepare<[string, number, string, number, string, number], { id: string, secret: string, previous_secret: string | null }>(
+    `SELECT id, secret, previous_secret FROM webhook_endpoints WHERE id > ? AND (substr(secret, 1, ?) <> ? OR substr(previous_secret, 1, ?) <> ?)
+    ORDER BY id LIMIT ?`)
+  const replaceSecrets = db.prepare('UPDATE webhook_endpoints SET secret = ?, previous_secret = ? WHERE id = ? AND secret = ? AND previous_secret IS ?')
   const oldestDue = db.prepare<[number], number | null>("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?").pluck()
 
   return {
@@ -132,20 +136,25 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     },
     async retryDelivery (endpointId, deliveryId, now, at) {
       return await writes.run(() => {
-        if (retry.run(now, at, deliveryId, endpointId).changes === 0) return undefined
-        return deliveryFromRow(selectDelivery.get(deliveryId, endpointId) as DeliveryRow)
+        const retried = retry.run(now, at, deliveryId, endpointId, now).changes === 1
+        const row = selectDelivery.get(deliveryId, endpointId)
+        if (row === undefined) return { kind: 'not_found' }
+        return retried ? { kind: 'retried', delivery: deliveryFromRow(row) } : { kind: 'in_flight', leaseUntil: Number(row.lease_until) }
       })
     },
     async replay (endpoint, range, now, limit) {
       return await writes.run(() => {
         const at = new Date(now).toISOString()
-        let count = 0
-        for (const event of eventsInRange.all(endpoint.merchantId, range.from, range.to, limit)) {
+        const after = range.after ?? { createdAt: range.from, id: '' }
+        const events = eventsInRange.all(endpoint.merchantId, range.from, after.createdAt, after.id, range.to, limit + 1)
+        const batch = events.slice(0, limit)
+        let replayed = 0
+        for (const event of batch) {
           if (!receives(endpoint, event.type as never)) continue
-          insertDelivery.run(randomUUID(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
-          count++
+          insertDelivery.run(newId(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
+          replayed++
         }
-        return count
+        return events.length > limit ? { replayed, next: batch[batch.length - 1].id } : { replayed }
       })
     },
     async claimDue (now, leaseUntil, limit) {
@@ -182,6 +191,13 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     async oldestDueAt (now) {
       const value = oldestDue.get(now)
       return value === null || value === undefined ? undefined : Number(value)
+    },
+    async secretsNotUnder (prefix, afterId, limit) {
+      return secretsNotUnder.all(afterId, prefix.length, prefix, prefix.length, prefix, limit)
+        .map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
+    },
+    async replaceSecrets (expected, next) {
+      return await writes.run(() => replaceSecrets.run(next.secret, next.previousSecret, expected.id, expected.secret, expected.previousSecret).changes === 1)
     }
   }
 }

@@ -151,6 +151,34 @@ t.test('after the whole schedule fails the delivery is failed and the endpoint d
   t.equal(unknown.statusCode, 404)
 })
 
+t.test('a retry of a delivery whose attempt is in flight is 409 (with Retry-After): the delivery is never sent twice at once', async (t) => {
+  const { app, merchant, advance } = await setup(t)
+  let answer = (): void => {}
+  const held = new Promise<void>((resolve) => { answer = resolve })
+  const receiver = await webhookReceiver(t, async (_request, index) => {
+    if (index === 0) await held
+    return { status: 200 }
+  })
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url })).json()
+  await pay(app, merchant.auth)
+  const pass = app.webhooks.deliverDue(16)
+  await receiver.waitFor(1)
+  const base = `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`
+  const [delivery] = (await app.inject({ method: 'GET', url: `${base}/deliveries`, headers: merchant.auth })).json().data
+  const retried = await app.inject({ method: 'POST', url: `${base}/deliveries/${String(delivery.id)}/retry`, headers: merchant.auth })
+  t.equal(retried.statusCode, 409)
+  t.match(retried.headers['content-type'], /^application\/problem\+json/)
+  t.equal(retried.json().type, 'urn:problem-type:webhook-delivery-in-flight')
+  t.equal(retried.headers['retry-after'], String(2 + 30), 'until the lease ends: WEBHOOK_TIMEOUT_MS (2 s) plus the 30 s margin')
+  advance(100)
+  t.same((await app.webhooks.deliverDue(16)).attempted, 0, 'a second pass does not send it meanwhile')
+  answer()
+  t.same((await pass).results.map((r) => r.result), ['succeeded'])
+  t.equal(receiver.received.length, 1, 'sent once')
+  const after = await app.inject({ method: 'POST', url: `${base}/deliveries/${String(delivery.id)}/retry`, headers: merchant.auth })
+  t.equal(after.statusCode, 202, 'once the attempt is recorded, a retry is accepted')
+})
+
 t.test('enabledEvents filters; replay by time range re-sends', async (t) => {
   const { app, merchant, now } = await setup(t)
   const receiver = await webhookReceiver(t)
@@ -176,6 +204,46 @@ t.test('enabledEvents filters; replay by time range re-sends', async (t) => {
   t.equal(all[2].headers['webhook-id'] === update.headers['webhook-id'] || all[1].headers['webhook-id'] === update.headers['webhook-id'], true, 'a replay keeps the event id')
   const backwards = await app.inject({ method: 'POST', url: `${base}/replay`, headers: merchant.auth, payload: { from: new Date(now()).toISOString(), to: new Date(now() - 1000).toISOString() } })
   t.equal(backwards.statusCode, 400)
+})
+
+t.test('a suspended merchant\'s key reads, disables, relabels, rotates and deletes, but starts no new deliveries (403); its deliveries go on', async (t) => {
+  const { app, merchant, now } = await setup(t)
+  const receiver = await webhookReceiver(t)
+  const endpoint = (await createEndpoint(app, merchant.merchantId, { url: receiver.url })).json()
+  await pay(app, merchant.auth)
+  const suspended = await app.inject({ method: 'PATCH', url: `/merchants/${merchant.merchantId}`, headers: { ...ADMIN_AUTH, 'content-type': 'application/merge-patch+json' }, payload: { status: 'suspended' } })
+  t.equal(suspended.statusCode, 200)
+  t.same((await app.webhooks.deliverDue(16)).results.map((r) => r.result), ['succeeded', 'succeeded'], 'what was due (the payment, the suspension) is still delivered')
+
+  const base = `/merchants/${merchant.merchantId}/webhook-endpoints/${String(endpoint.id)}`
+  const [delivery] = (await app.inject({ method: 'GET', url: `${base}/deliveries`, headers: merchant.auth })).json().data
+  const send = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>, auth = merchant.auth) =>
+    app.inject({ method, url, headers: auth, ...(payload !== undefined ? { payload } : {}) })
+  const range = { from: new Date(now() - 60_000).toISOString(), to: new Date(now() + 1).toISOString() }
+  for (const [what, res] of [
+    ['list', await send('GET', `/merchants/${merchant.merchantId}/webhook-endpoints`)],
+    ['read', await send('GET', base)],
+    ['deliveries', await send('GET', `${base}/deliveries`)]
+  ] as const) t.equal(res.statusCode, 200, `${what}: allowed`)
+  for (const [what, res] of [
+    ['create', await createEndpoint(app, merchant.merchantId, { url: receiver.url }, merchant.auth)],
+    ['a new url', await send('PATCH', base, { url: `${receiver.url}/other` })],
+    ['new event types', await send('PATCH', base, { enabledEvents: ['refund.succeeded'] })],
+    ['retry', await send('POST', `${base}/deliveries/${String(delivery.id)}/retry`)],
+    ['replay', await send('POST', `${base}/replay`, range)]
+  ] as const) {
+    t.equal(res.statusCode, 403, `${what}: refused`)
+    t.match(res.json().detail, /suspended/)
+  }
+  const disabled = await send('PATCH', base, { disabled: true, description: 'paused' })
+  t.equal(disabled.statusCode, 200, 'disabling (and relabelling) is allowed')
+  t.equal((await send('PATCH', base, { disabled: false })).statusCode, 403, 're-enabling is not')
+  t.equal((await send('POST', `${base}/rotate-secret`, {})).statusCode, 200, 'rotating a secret is allowed')
+
+  const replayed = await send('POST', `${base}/replay`, range, ADMIN_AUTH)
+  t.equal(replayed.statusCode, 202, 'the operator may still replay for it')
+  t.same(replayed.json(), { replayed: 2, hasMore: false })
+  t.equal((await send('DELETE', base)).statusCode, 204, 'deleting is allowed')
 })
 
 t.test('secret rotation: both secrets sign during the overlap', async (t) => {

@@ -18,6 +18,7 @@ import { apiKeyStoreContract } from '../api-keys.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { merchantStoreContract } from '../merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../../helpers/postgres'
+import { TEST_ENCRYPTION_KEYS } from '../../helpers/app'
 
 async function main (): Promise<void> {
   if (!await ensurePostgres(t)) return
@@ -101,7 +102,7 @@ async function main (): Promise<void> {
 
   t.test('openDatabase picks PostgreSQL for postgres:// URLs and honours DATABASE_POOL_SIZE', async (t) => {
     const schema = await freshSchema(t)
-    const db = await openDatabase(loadConfig({ DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '2', ADMIN_API_KEY: 'test-admin-key-0123456789abcdefghijklmnop' }))
+    const db = await openDatabase(loadConfig({ DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '2', ADMIN_API_KEY: 'test-admin-key-0123456789abcdefghijklmnop', ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS }))
     t.teardown(async () => { await db.close() })
     t.equal(db.kind, 'postgres')
     await db.products.put({ id: 'a', name: 'A', price: 1 })
