@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { toEndpointResource, type WebhookDelivery as Delivery } from '../../src/domain/webhooks'
 import { validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
@@ -7,7 +6,8 @@ import { jsonResponse, problemResponse } from '../../schemas/common'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 import {
   CreateWebhookEndpointBody, DeliveryListQuery, DeliveryParams, EndpointParams, ReplayBody, ReplayResult, RotateSecretBody,
-  UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret
+  UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret,
+  toDeliveryResource, toEndpointResource
 } from '../../schemas/webhooks'
 
 const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints'
@@ -20,20 +20,6 @@ const bodyErrors = { 413: merchantErrors.tooLarge, 415: merchantErrors.createUns
 const conflict = problemResponse('The endpoint kept changing (e.g. disabled by the delivery worker) while this change was applied: nothing was changed; read it again and retry.')
 const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
   '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
-
-function renderDelivery (delivery: Delivery) {
-  return {
-    id: delivery.id,
-    eventId: delivery.eventId,
-    eventType: delivery.eventType,
-    status: delivery.status,
-    attempts: delivery.attempts,
-    ...(delivery.nextAttemptAt !== null ? { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() } : {}),
-    attemptLog: delivery.log.map(({ receiverStatus, ...attempt }) => ({ ...attempt, statusCode: receiverStatus })),
-    createdAt: delivery.createdAt,
-    updatedAt: delivery.updatedAt
-  }
-}
 
 /** /merchants/{id}/webhook-endpoints: where a merchant's events are delivered (problem documents). */
 const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
@@ -147,7 +133,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: integerQuery(['limit'])
   }, async (request) => {
     const page = await app.webhooks.deliveries(request.params.id, request.params.endpointId, validPageRequest(request.query))
-    return { data: page.data.map(renderDelivery), hasMore: page.hasMore }
+    return { data: page.data.map(toDeliveryResource), hasMore: page.hasMore }
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/deliveries/:deliveryId/retry', {
@@ -163,7 +149,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const delivery = await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId)
-    return reply.code(202).send(renderDelivery(delivery))
+    return reply.code(202).send(toDeliveryResource(delivery))
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/replay', {

@@ -149,28 +149,3 @@ export function receives (endpoint: Pick<WebhookEndpoint, 'enabledEvents'>, type
 export function fieldError (field: string, message: string): ValidationError {
   return new ValidationError({ [field]: [message] })
 }
-
-/** An endpoint as the API shows it: never its secrets. */
-export function toEndpointResource (endpoint: WebhookEndpoint): {
-  id: string
-  url: string
-  description?: string
-  enabledEvents: EventType[] | ['*']
-  disabled: boolean
-  disabledReason?: 'manual' | 'gone' | 'failing'
-  secretRotatingUntil?: string
-  createdAt: string
-  updatedAt: string
-} {
-  return {
-    id: endpoint.id,
-    url: endpoint.url,
-    ...(endpoint.description !== null ? { description: endpoint.description } : {}),
-    enabledEvents: endpoint.enabledEvents ?? ['*'],
-    disabled: endpoint.disabled,
-    ...(endpoint.disabledReason !== null ? { disabledReason: endpoint.disabledReason } : {}),
-    ...(endpoint.previousSecretExpiresAt !== null ? { secretRotatingUntil: endpoint.previousSecretExpiresAt } : {}),
-    createdAt: endpoint.createdAt,
-    updatedAt: endpoint.updatedAt
-  }
-}

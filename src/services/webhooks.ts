@@ -11,7 +11,7 @@ import type { AttemptRecord, ClaimedDelivery, Database } from '../store/types'
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
 import type { WebhookClient } from '../webhooks/client'
 import { sendEvent, type SendOutcome } from '../webhooks/send'
-import type { EventFactory } from './events'
+import type { EventFactory } from '../domain/events'
 import type { Logger } from './payments'
 
 export interface EndpointInput {
