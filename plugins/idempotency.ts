@@ -79,7 +79,8 @@ function clientScope (request: FastifyRequest): string {
  * reach the same route and must find the same key.
  */
 function pathOf (request: FastifyRequest): string {
-  return request.routeOptions.url ?? request.url.split('?')[0]
+  const [path = request.url] = request.url.split('?')
+  return request.routeOptions.url ?? path
 }
 
 /**
@@ -104,7 +105,8 @@ export function requestFingerprint (method: string, path: string, body: unknown)
  */
 export function unquoteKey (value: string): string {
   const quoted = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(value)
-  return quoted === null ? value : quoted[1].replace(/\\(["\\])/g, '$1')
+  const content = quoted?.[1]
+  return content === undefined ? value : content.replace(/\\(["\\])/g, '$1')
 }
 
 /** Sends a stored response exactly as stored. */
@@ -164,7 +166,10 @@ export default fp(async (app) => {
 
     async handle (request, reply, { work, respond, creation }) {
       const idempotencyKey = service.keyOf(request)
-      if (idempotencyKey === undefined) return sendStored(reply, respond(await work(undefined), { path: request.url.split('?')[0], traceId: request.id }))
+      if (idempotencyKey === undefined) {
+        const [path = request.url] = request.url.split('?')
+        return sendStored(reply, respond(await work(undefined), { path, traceId: request.id }))
+      }
       const claim = await service.claim(request, idempotencyKey, creation)
       if (claim.kind === 'replay') return service.replay(reply, claim.response)
       const { ref, record } = claim.key

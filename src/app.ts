@@ -151,7 +151,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   const notFound = envelopeNotFound('route not found')
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
     answerUnservedMethod(request, reply, envelopeErrorHandler) ??
-      (areaOf(areas, request.url.split('?')[0])?.errorShape === 'problem' ? problemNotFound(request, reply) : notFound(request, reply)))
+      (areaOf(areas, request.url.split('?')[0] ?? request.url)?.errorShape === 'problem' ? problemNotFound(request, reply) : notFound(request, reply)))
 
   await app.register(rootRoutes)
   for (const area of areas) await app.register(area.routes, { prefix: area.prefix })

@@ -35,7 +35,7 @@ const JSON_MEDIA_TYPE = 'application/json'
 /** The media type of the request body without parameters, lower case; undefined without Content-Type. */
 function mediaTypeOf (request: FastifyRequest): string | undefined {
   const header = request.headers['content-type']
-  return header === undefined ? undefined : header.split(';')[0].trim().toLowerCase()
+  return header?.split(';')[0]?.trim().toLowerCase()
 }
 
 function hasBody (request: FastifyRequest): boolean {
