@@ -11,7 +11,7 @@ const eslint = new ESLint({ cwd: root })
 
 async function ruleViolations (file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: join(root, file) })
-  return result.messages
+  return (result?.messages ?? [])
     .filter((m) => m.ruleId === 'import/no-restricted-paths' || m.ruleId === 'no-restricted-imports')
     .map((m) => m.message)
 }
