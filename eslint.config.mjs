@@ -6,12 +6,13 @@ import importPlugin from 'eslint-plugin-import'
  *   src/ (the framework-free core) imports nothing from plugins/, routes/, schemas/ or Fastify,
  *        except the composition root src/app.ts and src/server.ts;
  *   schemas/ imports only src/domain and TypeBox;
- *   plugins/ never imports routes/.
+ *   plugins/ never imports routes/;
+ *   the service tests (test/services/) never import routes/: services are tested without their routes.
  */
 const framework = ['fastify', 'fastify-*', '@fastify/*']
 
 export const dependencyRule = {
-  files: ['src/**/*.ts', 'schemas/**/*.ts', 'plugins/**/*.ts'],
+  files: ['src/**/*.ts', 'schemas/**/*.ts', 'plugins/**/*.ts', 'test/services/**/*.ts'],
   plugins: { import: importPlugin },
   settings: { 'import/resolver': { node: { extensions: ['.ts', '.js', '.mjs'] } } },
   rules: {
@@ -21,7 +22,8 @@ export const dependencyRule = {
         { target: ['./src/*/**', './src/!(app|server).ts'], from: ['./plugins', './routes', './schemas'], message: 'src/ is the framework-free core: it imports nothing from plugins/, routes/ or schemas/ (only src/app.ts and src/server.ts compose them).' },
         { target: './schemas', from: './src', except: ['./domain'], message: 'schemas/ imports only src/domain and TypeBox.' },
         { target: './schemas', from: ['./plugins', './routes'], message: 'schemas/ imports only src/domain and TypeBox.' },
-        { target: './plugins', from: './routes', message: 'plugins/ never imports routes/: routes depend on plugins, not the other way.' }
+        { target: './plugins', from: './routes', message: 'plugins/ never imports routes/: routes depend on plugins, not the other way.' },
+        { target: './test/services', from: './routes', message: 'Service tests import nothing from routes/: a service neither needs nor calls route code.' }
       ]
     }]
   }

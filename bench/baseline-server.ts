@@ -31,7 +31,9 @@ const AUTOMATIC_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer
 export function replayableHeaders (rawHeaders: string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = []
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (!AUTOMATIC_HEADERS.has(rawHeaders[i].toLowerCase())) pairs.push([rawHeaders[i], rawHeaders[i + 1]])
+    const name = rawHeaders[i]
+    const value = rawHeaders[i + 1]
+    if (name !== undefined && value !== undefined && !AUTOMATIC_HEADERS.has(name.toLowerCase())) pairs.push([name, value])
   }
   return pairs
 }

@@ -74,7 +74,7 @@ export function createExpressPeer (): Express {
     res.status(201).json({ secret })
   })
   app.use('/api', (req, res, next) => {
-    const [scheme, secret] = (req.get('authorization') ?? '').split(' ')
+    const [scheme, secret = ''] = (req.get('authorization') ?? '').split(' ')
     const merchantId = apiKeys.get(secret)
     if (scheme !== 'Bearer' || merchantId === undefined) {
       res.status(401).type('application/problem+json').json({ title: 'Unauthorized', status: 401 })

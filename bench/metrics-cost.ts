@@ -26,7 +26,7 @@ export function measureMetricsHook (calls = 200_000, repeats = 7): HookCost {
 
   const cpuUsPerCall = (hook: onResponseHookHandler): number => {
     const before = process.cpuUsage()
-    for (let i = 0; i < calls; i++) hook.call(instance, requests[i % requests.length], replies[i % replies.length], done)
+    for (let i = 0; i < calls; i++) hook.call(instance, requests[i % requests.length] as FastifyRequest, replies[i % replies.length] as FastifyReply, done)
     const used = process.cpuUsage(before)
     return (used.user + used.system) / calls
   }

@@ -60,7 +60,7 @@ async function measure (driver: Driver, concurrency: number): Promise<Result> {
   }))
   const seconds = (performance.now() - started) / 1000
   latencies.sort((a, b) => a - b)
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
+  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
   return { driver: driver.name, concurrency, opsPerSecond: Math.round(totalQueries / seconds), p50: round(at(0.5)), p99: round(at(0.99)) }
 }
 
@@ -83,7 +83,8 @@ async function main (): Promise<void> {
         for (const driver of order) runs.get(driver.name)?.push(await measure(driver, concurrency))
       }
       for (const measured of runs.values()) {
-        results.push(measured.sort((a, b) => a.opsPerSecond - b.opsPerSecond)[Math.floor(measured.length / 2)])
+        const middle = measured.sort((a, b) => a.opsPerSecond - b.opsPerSecond)[Math.floor(measured.length / 2)]
+        if (middle !== undefined) results.push(middle)
       }
     }
     await Promise.all(drivers.map(async (driver) => { await driver.close() }))

@@ -45,7 +45,7 @@ const METRICS_SCENARIOS = ['get-product', 'replay-payment']
  */
 function productionNodeFlags (): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  const words = pkg.scripts.start.trim().split(/\s+/)
+  const words = (pkg.scripts.start ?? '').trim().split(/\s+/)
   return words.slice(1).filter((word) => word.startsWith('--'))
 }
 
@@ -359,7 +359,7 @@ async function measure (loader: Loader, target: Target, scenario: Scenario, roun
   const sampler = setInterval(() => {
     for (const [i, pid] of pids.entries()) {
       const status = procStatus(pid)
-      if (status !== undefined && status.rssKb > peakRssKb[i]) peakRssKb[i] = status.rssKb
+      if (status !== undefined && status.rssKb > (peakRssKb[i] ?? 0)) peakRssKb[i] = status.rssKb
     }
   }, 100)
   const cpuOfTarget = (): number => pids.reduce((total, pid) => total + procCpuMs(pid), 0)
@@ -548,7 +548,9 @@ async function main (): Promise<void> {
       for (let i = 0; i < count; i++) {
         started.push(await spawnService(fullEnv, join(dir, count === 1 ? `${id}.log` : `${id}-${i + 1}.log`), options, i === 0))
       }
-      const seed = await seedService(started[0].url, runId)
+      const [first] = started
+      if (first === undefined) return undefined
+      const seed = await seedService(first.url, runId)
       const target: Target = {
         id,
         label,
@@ -578,7 +580,9 @@ async function main (): Promise<void> {
     // The headline: default SQLITE_SYNCHRONOUS (FULL), a fresh database on disk.
     const headline = await addService('sqlite', 'service, SQLite (SYNCHRONOUS=FULL)', { DATABASE_URL: `file:${join(dir, 'service.db')}` }, { headline: true })
     if (headline === undefined) throw new Error(`the service did not start: ${skipped[0]?.reason ?? ''}`)
-    const canned = await captureResponses(headline.instances[0].url, headline.seed, `${runId}-capture`)
+    const [headlineInstance] = headline.instances
+    if (headlineInstance === undefined) throw new Error('the service did not start')
+    const canned = await captureResponses(headlineInstance.url, headline.seed, `${runId}-capture`)
     const responsesFile = join(dir, 'baseline-responses.json')
     writeFileSync(responsesFile, JSON.stringify(canned, null, 2))
     const baseline = await startListeningProcess(BASELINE(), [responsesFile])
@@ -703,6 +707,7 @@ interface ReportInput {
 
 function report (input: ReportInput): void {
   const { options, targets, scenarios, measurements, hwm } = input
+  const hwmOf = (id: string): number[] => hwm[id] ?? []
   const headline = targets.find((t) => t.headline) as Target
   const rows: string[][] = []
   const summaries: Summary[] = []
@@ -765,7 +770,7 @@ function report (input: ReportInput): void {
     }
     metricsLines.unshift(`Metrics onResponse hook, in-process: ${fmt(cost, 3)} µs CPU per request (median of ${input.metricsHook.samples.length}: ${input.metricsHook.samples.map((s) => fmt(s, 3)).join(', ')}).`)
   }
-  const headlineHwm = Math.max(...hwm[headline.id])
+  const headlineHwm = Math.max(...hwmOf(headline.id))
   checks.push({ goal: `service peak RSS ≤ ${GOALS.rssMb} MB`, value: `${fmt(headlineHwm)} MB`, met: headlineHwm <= GOALS.rssMb })
   const listening = headline.startups.map((s) => s.listeningMs)
   const startupMedian = median(listening)
@@ -798,7 +803,7 @@ function report (input: ReportInput): void {
     `Start-up to listening (spawn → "Server listening" log line): ${headline.startups.map((s) => `${s.listeningMs}${s.freshDatabase ? ' (fresh db)' : ''}`).join(', ')} ms; ` +
       `first 200 from /health/live: ${headline.startups.map((s) => s.liveMs).join(', ')} ms; ` +
       `CPU time used by then: ${headline.startups.map((s) => fmt(s.cpuMs)).join(', ')} ms.`,
-    `Peak RSS (VmHWM) over the run, per process: ${targets.map((t) => `${t.id} ${hwm[t.id].map((mb) => fmt(mb)).join(' and ')} MB`).join(', ')}.`,
+    `Peak RSS (VmHWM) over the run, per process: ${targets.map((t) => `${t.id} ${hwmOf(t.id).map((mb) => fmt(mb)).join(' and ')} MB`).join(', ')}.`,
     ...perCore,
     `One durable commit (WAL, SYNCHRONOUS=FULL, one-row INSERT) in the data directory: p50 ${fmt(input.commit.p50, 2)} ms, p99 ${fmt(input.commit.p99, 2)} ms. ` +
       'A fresh-key payment needs 2 commits one after the other (the key claimed with the pending payment; the completion, ' +
@@ -826,9 +831,9 @@ function report (input: ReportInput): void {
       kind: t.kind,
       headline: t.headline,
       informative: t.informative,
-      instances: hwm[t.id].length,
+      instances: hwmOf(t.id).length,
       startups: t.startups,
-      peakRssMb: Math.max(...hwm[t.id]),
+      peakRssMb: Math.max(...hwmOf(t.id)),
       peakRssMbByInstance: hwm[t.id]
     })),
     skipped: input.skipped,

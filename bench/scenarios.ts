@@ -88,7 +88,7 @@ export const SCENARIOS: Scenario[] = [
     // A partial refund of 0.01 with a fresh Idempotency-Key, spread round-robin over the seeded refundable payments.
     request: (seed, runId) => ({
       method: 'POST',
-      path: refundPath(seed.refundPaymentIds[0]),
+      path: refundPath(seed.refundPaymentIds[0] ?? ''),
       paths: seed.refundPaymentIds.map(refundPath),
       headers: { ...JSON_BODY, ...seed.merchantAuth },
       body: REFUND_BODY,

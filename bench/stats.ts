@@ -5,19 +5,16 @@
 
 /** Nearest-rank percentile (p in 0..100) of values sorted ascending; NaN when empty. */
 export function percentile (sorted: ArrayLike<number>, p: number): number {
-  if (sorted.length === 0) return Number.NaN
-  if (p <= 0) return sorted[0]
-  if (p >= 100) return sorted[sorted.length - 1]
-  const rank = Math.ceil((p / 100) * sorted.length)
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
+  const rank = p <= 0 ? 1 : p >= 100 ? sorted.length : Math.ceil((p / 100) * sorted.length)
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] ?? Number.NaN
 }
 
 /** Median of any (unsorted) numbers, ignoring NaN; NaN when nothing is left. */
 export function median (values: number[]): number {
   const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b)
-  if (sorted.length === 0) return Number.NaN
   const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  const at = (i: number): number => sorted[i] ?? Number.NaN
+  return sorted.length % 2 === 1 ? at(middle) : (at(middle - 1) + at(middle)) / 2
 }
 
 export interface LatencySummary {
@@ -32,12 +29,12 @@ export interface LatencySummary {
 export function summarizeLatencies (samples: Float64Array | number[]): LatencySummary {
   const sorted = samples instanceof Float64Array ? samples.sort() : Float64Array.from(samples).sort()
   let total = 0
-  for (let i = 0; i < sorted.length; i++) total += sorted[i]
+  for (const sample of sorted) total += sample
   return {
     count: sorted.length,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
-    max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1],
+    max: sorted[sorted.length - 1] ?? Number.NaN,
     mean: sorted.length === 0 ? Number.NaN : total / sorted.length
   }
 }
@@ -50,7 +47,10 @@ export function ratio (value: number, baseline: number): number {
 /** Median of the per-round ratios of paired measurements (same round, same scenario). */
 export function pairedRatio (values: number[], baselines: number[]): number {
   const ratios: number[] = []
-  for (let i = 0; i < Math.min(values.length, baselines.length); i++) ratios.push(ratio(values[i], baselines[i]))
+  values.forEach((value, i) => {
+    const baseline = baselines[i]
+    if (baseline !== undefined) ratios.push(ratio(value, baseline))
+  })
   return median(ratios)
 }
 
@@ -64,7 +64,7 @@ export function fmt (value: number | undefined, decimals = 0): string {
 export function markdownTable (headers: string[], rows: string[][]): string {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)))
   const numeric = headers.map((_header, i) => rows.length > 0 && rows.every((row) => /^[-+]?[\d.,]+[×%]?$|^-$/.test(row[i] ?? '')))
-  const cell = (text: string, i: number): string => numeric[i] ? text.padStart(widths[i]) : text.padEnd(widths[i])
+  const cell = (text: string, i: number): string => numeric[i] === true ? text.padStart(widths[i] ?? 0) : text.padEnd(widths[i] ?? 0)
   const line = (cells: string[]): string => `| ${cells.map((text, i) => cell(text, i)).join(' | ')} |`
   const rule = `|${widths.map((width, i) => numeric[i] ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2)).join('|')}|`
   return [line(headers), rule, ...rows.map((row) => line(headers.map((_header, i) => row[i] ?? '')))].join('\n')
@@ -131,7 +131,7 @@ export function parseBenchOptions (argv: string[], env: Record<string, string | 
   for (const arg of argv) {
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg)
     if (match === null) throw new Error(`unknown argument ${JSON.stringify(arg)}`)
-    const [, name, value] = match
+    const [, name = '', value] = match
     if (name === 'no-normal' && value === undefined) settings.normal = '0'
     else if (name === 'no-metrics' && value === undefined) settings.metrics = '0'
     else if (name in settings && value !== undefined) settings[name] = value
@@ -164,9 +164,10 @@ export function redactUrl (url: string): string {
 /** Median of the per-round differences `a[i] - b[i]` over complete pairs (NaN without any). */
 export function pairedDifference (a: number[], b: number[]): number {
   const differences: number[] = []
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (Number.isFinite(a[i]) && Number.isFinite(b[i])) differences.push(a[i] - b[i])
-  }
+  a.forEach((x, i) => {
+    const y = b[i]
+    if (y !== undefined && Number.isFinite(x) && Number.isFinite(y)) differences.push(x - y)
+  })
   return median(differences)
 }
 

@@ -35,8 +35,8 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
 
 export function bearerTokenOf (header: string | undefined): { kind: 'none' } | { kind: 'malformed' } | { kind: 'token', token: string } {
   if (header === undefined) return { kind: 'none' }
-  const match = BEARER.exec(header)
-  return match === null ? { kind: 'malformed' } : { kind: 'token', token: match[1] }
+  const token = BEARER.exec(header)?.[1]
+  return token === undefined ? { kind: 'malformed' } : { kind: 'token', token }
 }
 
 const forbidden: Record<'admin' | 'merchant', string> = {

@@ -5,19 +5,37 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isRefusal, IdempotencyKeyInUseError, IdempotencyKeyReusedError, ValidationError } from '../src/domain/errors'
 import { canonicalJson } from './http/canonical-json'
 import type { IdempotencyKeyRef, IdempotencyRecord, ResourceCreation, StoredResponse } from '../src/store/types'
+import type { OwnedKey, ResponseOrigin } from '../src/services/keys'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
 const VALID_KEY = /^[\x20-\x7E]{1,255}$/
 
-/** A key the current request owns: new, or resumed from its recovery point. */
-export interface OwnedKey {
+/** A key the current request claimed: new, or resumed from its recovery point. */
+export interface ClaimedKey {
   ref: IdempotencyKeyRef
   record: IdempotencyRecord
 }
 
 export type Claim =
-  | { kind: 'owned', key: OwnedKey }
+  | { kind: 'owned', key: ClaimedKey }
   | { kind: 'replay', response: StoredResponse }
+
+/** A create under the request's Idempotency-Key (when it has one): see `handle`. */
+export interface KeyedCreate<T> {
+  /**
+   * Creates (or, under a resumed key, finishes) the resource. With a key, it stores `key.respond(resource)`
+   * on the key in the transaction that creates (or, with `creation`, completes) the resource.
+   */
+  work: (key: OwnedKey<T> | undefined) => Promise<T>
+  /** The response to the resource, sent and stored for replays; `origin`: the key's path (else the request's) and the request id. */
+  respond: (resource: T, origin: ResponseOrigin) => StoredResponse
+  /**
+   * The resource's first write, committed with the key's claim (one transaction instead of two);
+   * `work` then finds the key's `resourceId` set to `creation.resourceId` when the claim wrote it.
+   * Without a key, `work` writes the resource itself.
+   */
+  creation?: ResourceCreation
+}
 
 export interface IdempotencyService {
   /** The request's Idempotency-Key, or undefined; a malformed key is a validation error. */
@@ -30,19 +48,13 @@ export interface IdempotencyService {
   /** Sends a stored response, marked as a replay. */
   replay: (reply: FastifyReply, response: StoredResponse) => FastifyReply
   /**
-   * Runs `work` under the request's Idempotency-Key (when it has one) and sends
-   * its response: replays a finished key, refuses reuse and concurrent use, and
-   * on failure frees the key — forgotten when nothing was created (a client
-   * error such as a conflict), unlocked at its recovery point otherwise.
-   * `work` must store the response on the key in the transaction that creates
-   * (or, with `creation`, completes) the resource.
-   *
-   * `creation`: the resource's first write, committed with the key's claim (one
-   * transaction instead of two); `work` then finds the key at 'resource_created'
-   * with `creation.resourceId` when the claim wrote it. Without a key, `work`
-   * writes the resource itself.
+   * Runs `create.work` under the request's Idempotency-Key (when it has one) and sends the
+   * response to what it returns: replays a finished key, refuses reuse and concurrent use, and
+   * on failure frees the key — forgotten when nothing was created (a client error such as a
+   * conflict), unlocked at its recovery point otherwise. The response is built once: the one
+   * stored on the key is the one sent.
    */
-  handle: (request: FastifyRequest, reply: FastifyReply, work: (key: OwnedKey | undefined) => Promise<StoredResponse>, creation?: ResourceCreation) => Promise<FastifyReply>
+  handle: <T>(request: FastifyRequest, reply: FastifyReply, create: KeyedCreate<T>) => Promise<FastifyReply>
 }
 
 declare module 'fastify' {
@@ -67,7 +79,8 @@ function clientScope (request: FastifyRequest): string {
  * reach the same route and must find the same key.
  */
 function pathOf (request: FastifyRequest): string {
-  return request.routeOptions.url ?? request.url.split('?')[0]
+  const [path = request.url] = request.url.split('?')
+  return request.routeOptions.url ?? path
 }
 
 /**
@@ -92,7 +105,8 @@ export function requestFingerprint (method: string, path: string, body: unknown)
  */
 export function unquoteKey (value: string): string {
   const quoted = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(value)
-  return quoted === null ? value : quoted[1].replace(/\\(["\\])/g, '$1')
+  const content = quoted?.[1]
+  return content === undefined ? value : content.replace(/\\(["\\])/g, '$1')
 }
 
 /** Sends a stored response exactly as stored. */
@@ -150,14 +164,29 @@ export default fp(async (app) => {
       return sendStored(reply.header('idempotent-replayed', 'true'), response)
     },
 
-    async handle (request, reply, work, creation) {
+    async handle (request, reply, { work, respond, creation }) {
       const idempotencyKey = service.keyOf(request)
-      if (idempotencyKey === undefined) return sendStored(reply, await work(undefined))
+      if (idempotencyKey === undefined) {
+        const [path = request.url] = request.url.split('?')
+        return sendStored(reply, respond(await work(undefined), { path, traceId: request.id }))
+      }
       const claim = await service.claim(request, idempotencyKey, creation)
       if (claim.kind === 'replay') return service.replay(reply, claim.response)
       const { ref, record } = claim.key
+      const origin = { path: ref.path, traceId: request.id }
+      // The response work stored on the key last: sent as it is when work returns that resource.
+      let stored: { resource: unknown, response: StoredResponse } | undefined
+      const key = {
+        ref,
+        resourceId: record.resourceId,
+        respond: (resource: Parameters<typeof respond>[0]) => {
+          stored = { resource, response: respond(resource, origin) }
+          return stored.response
+        }
+      }
       try {
-        return sendStored(reply, await work(claim.key))
+        const resource = await work(key)
+        return sendStored(reply, stored !== undefined && stored.resource === resource ? stored.response : respond(resource, origin))
       } catch (err) {
         const nothingCreated = record.recoveryPoint === 'started' && isRefusal(err)
         await (nothingCreated ? app.db.idempotency.abandon(ref) : app.db.idempotency.release(ref)).catch((cleanupError: unknown) => {

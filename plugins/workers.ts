@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { captureResponse, paymentResponse, refundResponse } from './stored-responses'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -52,16 +53,19 @@ export default fp(async (app) => {
       maxAgeSeconds: app.config.PENDING_PAYMENT_MAX_AGE,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
       concurrency: app.config.RECOVERY_CONCURRENCY,
-      signal: shutdown.signal
+      signal: shutdown.signal,
+      respond: paymentResponse
     }),
     reapOldEvents: async () => await app.events.reap(app.config.EVENT_RETENTION_DAYS),
     recoverPendingRefunds: async () => await app.refunds.recoverPending({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
-      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
+      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
+      respond: refundResponse
     }),
     recoverAuthorizations: async () => await app.captures.recover({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
-      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
+      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
+      respond: captureResponse
     })
   }
   app.decorate('backgroundJobs', jobs)

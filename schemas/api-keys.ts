@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MerchantParams } from './merchants'
 import { MAX_PARAM_LENGTH } from './patterns'
-import { MAX_ACTIVE_API_KEYS } from '../src/domain/api-keys'
+import { MAX_ACTIVE_API_KEYS, type ApiKey as StoredApiKey } from '../src/domain/api-keys'
 import { jsonResponse } from './common'
 
 const exampleKeyId = '019aa9e9-0a1b-7c2d-9e3f-4a5b6c7d8e9f'
@@ -23,6 +23,21 @@ export const ApiKey = Type.Object(keyFields, {
   description: 'An API key as listed: never its secret.',
   additionalProperties: false
 })
+
+export type ApiKeyType = Static<typeof ApiKey>
+
+/** A key as its owner sees it: never the secret or its hash. */
+export function toApiKeyResource (key: StoredApiKey): ApiKeyType {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    last4: key.last4,
+    createdAt: key.createdAt,
+    lastUsedAt: key.lastUsedAt,
+    expiresAt: key.expiresAt
+  }
+}
 
 export const CreatedApiKey = Type.Object({
   ...keyFields,

@@ -1,5 +1,10 @@
-import { Type } from '@sinclair/typebox'
-import { EVENT_RETENTION_DAYS, EVENT_TYPES } from '../src/domain/events'
+import { Type, type Static } from '@sinclair/typebox'
+import { EVENT_RETENTION_DAYS, EVENT_TYPES, paymentEventType, type DomainEvent, type EventFactory, type NewEvent } from '../src/domain/events'
+import { newId } from '../src/domain/ids'
+import { toPublicPayment } from './payments'
+import { toPublicRefund } from './refunds'
+import { toMerchantResource } from './merchants'
+import { toEndpointResource } from './webhooks'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
 
@@ -32,6 +37,43 @@ export const Event = Type.Object({
   }, { additionalProperties: false, description: 'The resource the event is about.' }),
   data: Type.Object({}, { additionalProperties: true, description: 'The resource as the API returns it, at the time of the event.' })
 }, { title: 'Event', additionalProperties: false, examples: [exampleEvent] })
+
+export type EventType = Static<typeof Event>
+
+/** An event as the API lists it and delivers it: its resource's representation at the time is its `data`. */
+export function toEventResource (event: DomainEvent): EventType {
+  return {
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt,
+    sequence: event.sequence,
+    resource: { type: event.resourceType, id: event.resourceId },
+    data: event.data
+  }
+}
+
+/** The events of changes, their `data` the changed resource as the API shows it (a JSON copy, as stored). */
+export function eventFactory (deps: { clock: () => number, newId?: () => string }): EventFactory {
+  const make = (fields: Omit<NewEvent, 'id' | 'createdAt'>): NewEvent => ({
+    id: (deps.newId ?? newId)(),
+    createdAt: new Date(deps.clock()).toISOString(),
+    ...fields
+  })
+  const data = (value: object): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>
+  return {
+    payment: (payment) => {
+      const type = paymentEventType(payment.status)
+      if (type === undefined || payment.merchantId === null) return undefined
+      return make({ type, merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id, data: data(toPublicPayment(payment)) })
+    },
+    refund: ({ refund, payment }) => {
+      if (payment.merchantId === null || refund.status === 'pending') return undefined
+      return make({ type: refund.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', merchantId: payment.merchantId, resourceType: 'refund', resourceId: refund.id, data: data(toPublicRefund(refund)) })
+    },
+    merchant: (merchant) => make({ type: 'merchant.updated', merchantId: merchant.id, resourceType: 'merchant', resourceId: merchant.id, data: data(toMerchantResource(merchant)) }),
+    endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) })
+  }
+}
 
 export const EventList = pageOf(Event, 'Event list', exampleEvent)
 

@@ -13,6 +13,11 @@ export const Metadata = Type.Record(
   { maxProperties: METADATA_MAX_KEYS, description: `Your own key-value pairs (e.g. an order number). ${metadataRules}`, examples: [{ orderId: 'A-1042' }] }
 )
 
+/** A resource's `metadata` member, to spread into its representation: omitted when empty. */
+export function metadataMember (metadata: Record<string, string>): { metadata?: Record<string, string> } {
+  return Object.keys(metadata).length === 0 ? {} : { metadata }
+}
+
 /** Metadata in a merge patch: `null` removes a key. */
 export const MetadataPatch = Type.Union([
   Type.Record(

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_PARAM_LENGTH, NON_BLANK_PATTERN } from './patterns'
-import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type MerchantStatus } from '../src/domain/merchants'
-import { Metadata, MetadataPatch, PageQuery, pageOf } from './listing'
+import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type Merchant as StoredMerchant, type MerchantStatus } from '../src/domain/merchants'
+import { Metadata, metadataMember, MetadataPatch, PageQuery, pageOf } from './listing'
 import { jsonResponse, problemResponse } from './common'
 
 const exampleId = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
@@ -84,6 +84,25 @@ export const Merchant = Type.Object({
   }]
 })
 export type MerchantType = Static<typeof Merchant>
+
+/** The merchants collection, as mounted by the area table in src/app.ts (and named in `Location`). */
+export const MERCHANTS_PATH = '/merchants'
+
+/** A merchant as the API shows it: optional fields that are not set are omitted; the version is only in the ETag. */
+export function toMerchantResource (merchant: StoredMerchant): MerchantType {
+  // Member order is stable for readers: id, name, email, country, defaultCurrency, status, metadata, timestamps.
+  return {
+    id: merchant.id,
+    name: merchant.name,
+    email: merchant.email,
+    ...(merchant.country !== null ? { country: merchant.country } : {}),
+    ...(merchant.defaultCurrency !== null ? { defaultCurrency: merchant.defaultCurrency } : {}),
+    status: merchant.status,
+    ...metadataMember(merchant.metadata),
+    createdAt: merchant.createdAt,
+    updatedAt: merchant.updatedAt
+  }
+}
 
 export const CreateMerchantBody = Type.Object({
   name: nameSchema(`Required. ${nameDescription}`),

@@ -1,8 +1,10 @@
 import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
-import { CANCELLATION_REASONS, CAPTURE_METHODS, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES } from '../src/domain/payments'
+import { CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
+import { exponentOf } from '../src/domain/currencies'
+import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
-import { Metadata, pageOf, pageQueryProperties } from './listing'
+import { Metadata, metadataMember, pageOf, pageQueryProperties } from './listing'
 import { authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample } from './captures'
 export { IdempotencyHeaders } from './common'
 
@@ -74,6 +76,28 @@ export const Payment = Type.Object({
   }, authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample]
 })
 export type PaymentType = Static<typeof Payment>
+
+/** A payment as the API shows it (responses, stored replays, event data): amounts in major units, unset codes and empty metadata omitted. */
+export function toPublicPayment (payment: StoredPayment): PaymentType {
+  const exponent = exponentOf(payment.currency)
+  return {
+    id: payment.id,
+    status: payment.status,
+    amount: fromMinorUnits(payment.amountMinor, exponent),
+    currency: payment.currency,
+    amountRefunded: fromMinorUnits(payment.amountRefundedMinor, exponent),
+    captureMethod: payment.captureMethod,
+    amountCaptured: fromMinorUnits(payment.amountCapturedMinor, exponent),
+    amountCapturable: fromMinorUnits(capturableMinor(payment), exponent),
+    createdAt: payment.createdAt,
+    updatedAt: payment.updatedAt,
+    ...(payment.captureBefore !== null ? { captureBefore: payment.captureBefore } : {}),
+    ...(payment.cancellationReason !== null ? { cancellationReason: payment.cancellationReason } : {}),
+    ...(payment.declineCode !== null ? { declineCode: payment.declineCode } : {}),
+    ...(payment.failureCode !== null ? { failureCode: payment.failureCode } : {}),
+    ...metadataMember(payment.metadata)
+  }
+}
 
 export const CreatePaymentBody = Type.Object({
   amount: Type.Number({

@@ -1,9 +1,11 @@
 import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
-import { REFUND_REASON_MAX_LENGTH, REFUND_STATUSES } from '../src/domain/refunds'
+import { REFUND_REASON_MAX_LENGTH, REFUND_STATUSES, type Refund as StoredRefund } from '../src/domain/refunds'
 import { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'
+import { exponentOf } from '../src/domain/currencies'
+import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
-import { Metadata, PageQuery, pageOf } from './listing'
+import { Metadata, metadataMember, PageQuery, pageOf } from './listing'
 
 const exampleRefund = {
   id: '019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2',
@@ -37,6 +39,22 @@ export const Refund = Type.Object({
   updatedAt: Type.String({ format: 'date-time', maxLength: 64, examples: [exampleRefund.updatedAt] })
 }, { $id: 'Refund', title: 'Refund', additionalProperties: false, examples: [exampleRefund] })
 export type RefundType = Static<typeof Refund>
+
+/** A refund as the API shows it (responses, stored replays, event data). */
+export function toPublicRefund (refund: StoredRefund): RefundType {
+  return {
+    id: refund.id,
+    paymentId: refund.paymentId,
+    amount: fromMinorUnits(refund.amountMinor, exponentOf(refund.currency)),
+    currency: refund.currency,
+    status: refund.status,
+    ...(refund.reason !== null ? { reason: refund.reason } : {}),
+    ...(refund.failureCode !== null ? { failureCode: refund.failureCode } : {}),
+    ...metadataMember(refund.metadata),
+    createdAt: refund.createdAt,
+    updatedAt: refund.updatedAt
+  }
+}
 
 export const CreateRefundBody = Type.Object({
   amount: Type.Optional(Type.Number({

@@ -1,6 +1,6 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../src/domain/events'
-import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH } from '../src/domain/webhooks'
+import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH, type WebhookDelivery as StoredDelivery, type WebhookEndpoint as StoredEndpoint } from '../src/domain/webhooks'
 import { MerchantParams } from './merchants'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
@@ -34,6 +34,22 @@ const endpointFields = {
 }
 
 export const WebhookEndpoint = Type.Object(endpointFields, { title: 'Webhook endpoint', description: 'A webhook endpoint (never its secret).', additionalProperties: false, examples: [exampleEndpoint] })
+export type WebhookEndpointType = Static<typeof WebhookEndpoint>
+
+/** An endpoint as the API shows it (responses, event data): never its secrets. */
+export function toEndpointResource (endpoint: StoredEndpoint): WebhookEndpointType {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    ...(endpoint.description !== null ? { description: endpoint.description } : {}),
+    enabledEvents: endpoint.enabledEvents ?? ['*'],
+    disabled: endpoint.disabled,
+    ...(endpoint.disabledReason !== null ? { disabledReason: endpoint.disabledReason } : {}),
+    ...(endpoint.previousSecretExpiresAt !== null ? { secretRotatingUntil: endpoint.previousSecretExpiresAt } : {}),
+    createdAt: endpoint.createdAt,
+    updatedAt: endpoint.updatedAt
+  }
+}
 
 export const WebhookEndpointWithSecret = Type.Object({
   ...endpointFields,
@@ -120,6 +136,23 @@ export const WebhookDelivery = Type.Object({
   createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
   updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
 }, { title: 'Webhook delivery', additionalProperties: false, examples: [exampleDelivery] })
+
+export type WebhookDeliveryType = Static<typeof WebhookDelivery>
+
+/** A delivery as the API shows it: its attempts with the receiver's status as `statusCode`. */
+export function toDeliveryResource (delivery: StoredDelivery): WebhookDeliveryType {
+  return {
+    id: delivery.id,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    ...(delivery.nextAttemptAt !== null ? { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() } : {}),
+    attemptLog: delivery.log.map(({ receiverStatus, ...attempt }) => ({ ...attempt, statusCode: receiverStatus })),
+    createdAt: delivery.createdAt,
+    updatedAt: delivery.updatedAt
+  }
+}
 
 export const WebhookDeliveryList = pageOf(WebhookDelivery, 'Webhook deliveries', exampleDelivery)
 export const DeliveryListQuery = Type.Object(pageQueryProperties, { additionalProperties: false })

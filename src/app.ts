@@ -24,10 +24,8 @@ import healthRoutes from '../routes/health'
 import rootRoutes from '../routes/root'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
-import { renderCapture, renderRefund, renderSettled, toPublicPayment, toPublicRefund } from '../routes/payments/responses'
-import { toMerchantResource } from './domain/merchants'
 import merchantRoutes from '../routes/merchants'
-import { MERCHANTS_PATH, renderMerchantCreated } from '../routes/merchants/responses'
+import { MERCHANTS_PATH } from '../schemas/merchants'
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
@@ -84,13 +82,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
   await app.register(redisPlugin)
   await app.register(credentialCachePlugin)
-  await app.register(servicesPlugin, {
-    renderSettledPayment: renderSettled,
-    renderRefund,
-    renderCapture,
-    renderMerchantCreated,
-    eventRenderers: { payment: toPublicPayment, refund: toPublicRefund, merchant: toMerchantResource }
-  })
+  await app.register(servicesPlugin)
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(secretsPlugin)

@@ -212,7 +212,7 @@ function isValidTrustProxy (value: string): boolean {
   if (!Array.isArray(setting)) return true
   return setting.length > 0 && setting.every((entry) => {
     if (NAMED_PROXY_RANGES.has(entry)) return true
-    const [address, range, ...rest] = entry.split('/')
+    const [address = '', range, ...rest] = entry.split('/')
     const family = isIP(address)
     if (family === 0 || rest.length > 0) return false
     if (range === undefined) return true

@@ -11,7 +11,7 @@ const eslint = new ESLint({ cwd: root })
 
 async function ruleViolations (file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: join(root, file) })
-  return result.messages
+  return (result?.messages ?? [])
     .filter((m) => m.ruleId === 'import/no-restricted-paths' || m.ruleId === 'no-restricted-imports')
     .map((m) => m.message)
 }
@@ -19,13 +19,15 @@ async function ruleViolations (file: string, code: string): Promise<string[]> {
 const wrong: Array<[string, string, string]> = [
   ['a service importing schemas/', 'src/services/probe.ts', "import { Product } from '../../schemas/products'\nexport const x = Product\n"],
   ['a service importing plugins/', 'src/services/probe.ts', "import { JSON_CONTENT_TYPE } from '../../plugins/http/errors/envelope'\nexport const x = JSON_CONTENT_TYPE\n"],
-  ['the store importing routes/', 'src/store/probe.ts', "import { renderSettled } from '../../routes/payments/responses'\nexport const x = renderSettled\n"],
+  ['the store importing routes/', 'src/store/probe.ts', "import paymentRoutes from '../../routes/payments'\nexport const x = paymentRoutes\n"],
   ['the core importing Fastify', 'src/domain/probe.ts', "import Fastify from 'fastify'\nexport const x = Fastify\n"],
   ['the core importing a Fastify plugin package', 'src/services/probe.ts', "import helmet from '@fastify/helmet'\nexport const x = helmet\n"],
   ['schemas importing a service', 'schemas/probe.ts', "import { productService } from '../src/services/products'\nexport const x = productService\n"],
   ['schemas importing plugins/', 'schemas/probe.ts', "import { areaOf } from '../plugins/http/errors/framework-errors'\nexport const x = areaOf\n"],
   ['schemas importing Fastify', 'schemas/probe.ts', "import Fastify from 'fastify'\nexport const x = Fastify\n"],
-  ['a plugin importing routes/', 'plugins/probe.ts', "import { renderSettled } from '../routes/payments/responses'\nexport const x = renderSettled\n"]
+  ['a plugin importing routes/', 'plugins/probe.ts', "import paymentRoutes from '../routes/payments'\nexport const x = paymentRoutes\n"],
+  ['a service importing routes/', 'src/services/probe.ts', "import paymentRoutes from '../../routes/payments'\nexport const x = paymentRoutes\n"],
+  ['a service test importing routes/', 'test/services/probe.test.ts', "import paymentRoutes from '../../routes/payments'\nexport const x = paymentRoutes\n"]
 ]
 
 for (const [name, file, code] of wrong) {
@@ -39,7 +41,8 @@ const allowed: Array<[string, string, string]> = [
   ['the composition root importing plugins and routes', 'src/app.ts', "import a from '../plugins/services'\nimport b from '../routes/payments'\nexport const x = [a, b]\n"],
   ['schemas importing src/domain and TypeBox', 'schemas/probe.ts', "import { Type } from '@sinclair/typebox'\nimport { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'\nexport const x = [Type, MAX_PAYMENT_AMOUNT]\n"],
   ['routes importing plugins, schemas and src', 'routes/payments/probe.ts', "import { problemErrorHandler } from '../../plugins/http/errors/problem'\nimport { Payment } from '../../schemas/payments'\nimport { paymentService } from '../../src/services/payments'\nexport const x = [problemErrorHandler, Payment, paymentService]\n"],
-  ['a plugin importing src and schemas', 'plugins/probe.ts', "import { productService } from '../src/services/products'\nimport { componentSchemas } from '../schemas'\nexport const x = [productService, componentSchemas]\n"]
+  ['a plugin importing src and schemas', 'plugins/probe.ts', "import { productService } from '../src/services/products'\nimport { componentSchemas } from '../schemas'\nexport const x = [productService, componentSchemas]\n"],
+  ['a service test importing the service, plugins and schemas', 'test/services/probe.test.ts', "import { paymentService } from '../../src/services/payments'\nimport { paymentResponse } from '../../plugins/stored-responses'\nimport { eventFactory } from '../../schemas/events'\nexport const x = [paymentService, paymentResponse, eventFactory]\n"]
 ]
 
 for (const [name, file, code] of allowed) {

@@ -10,6 +10,7 @@ import { mergeParts, requestsFor, runJob, splitRequest, type LoadRequest, type P
 import { LIST_LIMIT, REFUND_PAYMENTS, SCENARIOS, refundPath, type Seed } from '../bench/scenarios'
 import { measureMetricsHook } from '../bench/metrics-cost'
 import { startExpressPeer } from '../bench/express-peer'
+import { itemAt } from './helpers/items'
 
 t.test('percentile is nearest-rank on sorted values', async (t) => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1)
@@ -165,14 +166,14 @@ t.test('requestsFor: a fixed request, or fresh keys and cycled paths per request
   const base: LoadRequest = { method: 'GET', path: '/x', headers: { a: '1' } }
   const plain = requestsFor(base, 'm1')
   t.equal(plain.length, 1)
-  t.equal(plain[0].setupRequest, undefined, 'nothing varies: autocannon builds the request once')
-  const [varying] = requestsFor({ ...base, method: 'POST', paths: ['/p1', '/p2'], freshKeyPrefix: 'run' }, 'm1')
+  t.equal(itemAt(plain, 0).setupRequest, undefined, 'nothing varies: autocannon builds the request once')
+  const varying = itemAt(requestsFor({ ...base, method: 'POST', paths: ['/p1', '/p2'], freshKeyPrefix: 'run' }, 'm1'), 0)
   const setup = varying.setupRequest as NonNullable<typeof varying.setupRequest>
   const sent = [0, 1, 2].map(() => setup({ method: 'POST', path: '/x', headers: { a: '1' } }, {}))
   t.same(sent.map((r) => r.path), ['/p1', '/p2', '/p1'])
   t.same(sent.map((r) => r.headers?.['idempotency-key']), ['run-m1-0', 'run-m1-1', 'run-m1-2'])
-  t.equal(sent[0].headers?.a, '1', 'the scenario\'s headers stay')
-  const [pathsOnly] = requestsFor({ ...base, paths: ['/p1', '/p2'] }, 'm1')
+  t.equal(sent[0]?.headers?.a, '1', 'the scenario\'s headers stay')
+  const pathsOnly = itemAt(requestsFor({ ...base, paths: ['/p1', '/p2'] }, 'm1'), 0)
   const onlyPaths = (pathsOnly.setupRequest as NonNullable<typeof pathsOnly.setupRequest>)({ path: '/x', headers: { a: '1' } }, {})
   t.same(onlyPaths, { path: '/p1', headers: { a: '1' } }, 'no key without a prefix')
 })
@@ -218,8 +219,11 @@ t.test('runJob splits a job between two URLs and merges what both answered', asy
   })
   const servers = await Promise.all([startBaseline([canned('one')]), startBaseline([canned('two')])])
   t.teardown(() => { for (const server of servers) { server.close(); server.closeAllConnections() } })
-  const seen = servers.map(() => new Set<string>())
-  for (const [i, server] of servers.entries()) server.on('request', (req: { url?: string }) => { seen[i].add(req.url ?? '') })
+  const seen = servers.map((server) => {
+    const urls = new Set<string>()
+    server.on('request', (req: { url?: string }) => { urls.add(req.url ?? '') })
+    return urls
+  })
   const urls = servers.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`)
   const request: LoadRequest = { method: 'POST', path: '/api/payments/a/refunds', paths: ['/api/payments/a/refunds', '/api/payments/b/refunds'], headers: {}, body: '{}', freshKeyPrefix: 'run' }
   const split = await runJob({ id: 3, urls, request, connections: 4, warmupSeconds: 0, durationSeconds: 0.3 })
@@ -377,7 +381,7 @@ t.test('the Express peer answers the scenarios as the service does: statuses, re
   t.equal(listed.data.length, 10)
   t.equal(listed.hasMore, true)
   const newest = JSON.parse((await call(port, 'POST', '/api/payments', { ...json, ...auth, 'idempotency-key': 'l10' }, '{"amount":1,"currency":"USD"}')).body) as { id: string }
-  t.equal(listed.data[0].id, newest.id, 'newest first')
+  t.equal(listed.data[0]?.id, newest.id, 'newest first')
   t.equal((await call(port, 'GET', '/api/payments?limit=0', auth)).status, 400)
   t.equal((JSON.parse((await call(port, 'GET', '/api/payments', auth)).body) as { data: unknown[] }).data.length, 10, 'limit defaults to 10')
 })

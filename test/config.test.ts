@@ -110,7 +110,7 @@ t.test('with TRUST_PROXY=false X-Forwarded-For does not escape the rate limit', 
   t.equal((await from('203.0.113.2')).statusCode, 429, 'a forged header is not a new client')
 })
 
-for (const [variable, value] of [['PORT', 'abc']]) {
+for (const [variable, value] of [['PORT', 'abc']] as const) {
   t.test(`the server started with ${variable}=${value} exits 1 with one line on stderr`, async (t) => {
     const server = new ServerProcess(t, { [variable]: value, DATABASE_URL: 'file::memory:' })
     const { code } = await server.exited

@@ -54,7 +54,7 @@ type ErrorRenderer = (error: FastifyError, request: FastifyRequest, reply: Fasti
  * undefined (a real 404).
  */
 export function answerUnservedMethod (request: FastifyRequest, reply: FastifyReply, render: ErrorRenderer): FastifyReply | undefined {
-  const path = request.url.split('?')[0]
+  const [path = request.url] = request.url.split('?')
   const allowed = request.server.allowedMethods(path)
   if (allowed === undefined) return undefined
   if (request.method === 'OPTIONS') {

@@ -55,7 +55,8 @@ export function bodyGuardErrors (body: unknown): FieldErrors {
     if (value === null || typeof value !== 'object') continue
     if (depth >= MAX_BODY_DEPTH) {
       // Reported on the top-level member that holds the nesting, where the client can find it.
-      const top = Array.isArray(body) ? '$' : path.split('.')[0]
+      const [member = path] = path.split('.')
+      const top = Array.isArray(body) ? '$' : member
       setField(errors, top, `${subjectOf(top)} is nested more than ${MAX_BODY_DEPTH} levels deep.`)
       reported++
       continue

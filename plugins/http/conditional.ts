@@ -17,14 +17,15 @@ const TAG = /(W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"/g
 
 export function parseEntityTag (value: string): EntityTag | undefined {
   const match = /^(W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"$/.exec(value.trim())
-  return match === null ? undefined : { weak: match[1] !== undefined, opaque: match[2] }
+  const opaque = match?.[2]
+  return match === null || opaque === undefined ? undefined : { weak: match[1] !== undefined, opaque }
 }
 
 /** `*`, or the entity tags listed in an If-Match / If-None-Match header. */
 export function parseEntityTagList (header: string): '*' | EntityTag[] {
   if (header.trim() === '*') return '*'
   const tags: EntityTag[] = []
-  for (const match of header.matchAll(TAG)) tags.push({ weak: match[1] !== undefined, opaque: match[2] })
+  for (const [, weak, opaque] of header.matchAll(TAG)) if (opaque !== undefined) tags.push({ weak: weak !== undefined, opaque })
   return tags
 }
 

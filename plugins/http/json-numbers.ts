@@ -19,7 +19,7 @@ export function maxLiteralDecimalPlaces (json: string): number {
       for (i++; i < json.length && json.charCodeAt(i) !== 0x22; i++) if (json.charCodeAt(i) === 0x5c) i++
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       NUMBER.lastIndex = i
-      const literal = NUMBER.exec(json)?.[0] ?? json[i]
+      const literal = NUMBER.exec(json)?.[0] ?? '0'
       max = Math.max(max, literalDecimalPlaces(literal))
       i += literal.length - 1
     }
@@ -39,7 +39,7 @@ export function literalDecimalPlacesOfMember (json: string, name: string): numbe
   let key: string | undefined
   let places = 0
   for (let i = 0; i < json.length; i++) {
-    const c = json[i]
+    const c = json.charAt(i)
     const topLevel = stack.length === 1 && stack[0] === '{'
     if (c === '"') {
       const start = i
@@ -60,7 +60,7 @@ export function literalDecimalPlacesOfMember (json: string, name: string): numbe
       if (topLevel) { awaitingKey = true; key = undefined }
     } else if (c === '-' || (c >= '0' && c <= '9')) {
       NUMBER.lastIndex = i
-      const literal = NUMBER.exec(json)?.[0] ?? c
+      const literal = NUMBER.exec(json)?.[0] ?? '0'
       if (topLevel && key === name) places = literalDecimalPlaces(literal)
       i += literal.length - 1
     } else if (topLevel && key === name && (c === 't' || c === 'f' || c === 'n')) {

@@ -21,14 +21,14 @@ function hasBody (request: FastifyRequest): boolean {
 /** How often a header field occurs in the request as sent (Node joins or drops repeats in `headers`). */
 export function headerCount (rawHeaders: string[], name: string): number {
   let count = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) count++
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count++
   return count
 }
 
 /** The `charset` parameter of a Content-Type, lower case and unquoted; undefined without one. */
 export function charsetOf (contentType: string): string | undefined {
   for (const parameter of contentType.split(';').slice(1)) {
-    const [name, ...value] = parameter.split('=')
+    const [name = '', ...value] = parameter.split('=')
     if (name.trim().toLowerCase() === 'charset') return value.join('=').trim().replace(/^"(.*)"$/, '$1').toLowerCase()
   }
   return undefined

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { MAX_ACTIVE_API_KEYS, toApiKeyResource } from '../../src/domain/api-keys'
+import { MAX_ACTIVE_API_KEYS } from '../../src/domain/api-keys'
 import { problemResponse } from '../../schemas/common'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
-import { ApiKeyParams, CreateApiKeyBody, apiKeyResponses } from '../../schemas/api-keys'
+import { ApiKeyParams, CreateApiKeyBody, apiKeyResponses, toApiKeyResource } from '../../schemas/api-keys'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 
 const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys'

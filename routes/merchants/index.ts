@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { PreconditionFailedError, UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
-import { codeErrors, createInputErrors, mergePatchShapeErrors, merchantEtag, toMerchantResource } from '../../src/domain/merchants'
+import { codeErrors, createInputErrors, mergePatchShapeErrors, merchantEtag } from '../../src/domain/merchants'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { evaluatePreconditions } from '../../plugins/http/conditional'
@@ -10,7 +10,7 @@ import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { IdempotencyHeaders, jsonResponse } from '../../schemas/common'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { validPageRequest } from '../../src/domain/pagination'
-import { renderMerchantCreated } from './responses'
+import { merchantCreatedResponse } from '../../plugins/stored-responses'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
 import apiKeyRoutes from './api-keys'
@@ -26,7 +26,8 @@ import {
   MerchantParams,
   MerchantPatchBody,
   merchantErrors,
-  merchantResponses
+  merchantResponses,
+  toMerchantResource
 } from '../../schemas/merchants'
 
 const JSON_MEDIA_TYPE = 'application/json'
@@ -34,7 +35,7 @@ const JSON_MEDIA_TYPE = 'application/json'
 /** The media type of the request body without parameters, lower case; undefined without Content-Type. */
 function mediaTypeOf (request: FastifyRequest): string | undefined {
   const header = request.headers['content-type']
-  return header === undefined ? undefined : header.split(';')[0].trim().toLowerCase()
+  return header?.split(';')[0]?.trim().toLowerCase()
 }
 
 function hasBody (request: FastifyRequest): boolean {
@@ -119,8 +120,10 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: requireMediaType([JSON_MEDIA_TYPE], 'POST /merchants takes application/json'),
     preValidation: [metadataGuard(), noteCodeErrors]
   }, async (request, reply) => {
-    return await app.idempotency.handle(request, reply, async (key) =>
-      renderMerchantCreated(await app.merchants.create(request.body, key?.ref)))
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => await app.merchants.create(request.body, key),
+      respond: merchantCreatedResponse
+    })
   })
 
   app.get('', {

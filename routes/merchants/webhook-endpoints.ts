@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { mayDirectWebhooks } from '../../src/domain/api-keys'
 import { ForbiddenError } from '../../src/domain/errors'
-import { REPLAY_BATCH_EVENTS, toEndpointResource, widensDelivery, type WebhookDelivery as Delivery } from '../../src/domain/webhooks'
+import { REPLAY_BATCH_EVENTS, widensDelivery } from '../../src/domain/webhooks'
 import { validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
@@ -10,7 +10,8 @@ import { jsonResponse, problemResponse } from '../../schemas/common'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 import {
   CreateWebhookEndpointBody, DeliveryListQuery, DeliveryParams, EndpointParams, ReplayBody, ReplayResult, RotateSecretBody,
-  UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret
+  UpdateWebhookEndpointBody, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret,
+  toDeliveryResource, toEndpointResource
 } from '../../schemas/webhooks'
 
 const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints'
@@ -38,20 +39,6 @@ const inFlight = {
 }
 const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
   '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
-
-function renderDelivery (delivery: Delivery) {
-  return {
-    id: delivery.id,
-    eventId: delivery.eventId,
-    eventType: delivery.eventType,
-    status: delivery.status,
-    attempts: delivery.attempts,
-    ...(delivery.nextAttemptAt !== null ? { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() } : {}),
-    attemptLog: delivery.log.map(({ receiverStatus, ...attempt }) => ({ ...attempt, statusCode: receiverStatus })),
-    createdAt: delivery.createdAt,
-    updatedAt: delivery.updatedAt
-  }
-}
 
 /** /merchants/{id}/webhook-endpoints: where a merchant's events are delivered (problem documents). */
 const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
@@ -170,7 +157,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: integerQuery(['limit'])
   }, async (request) => {
     const page = await app.webhooks.deliveries(request.params.id, request.params.endpointId, validPageRequest(request.query))
-    return { data: page.data.map(renderDelivery), hasMore: page.hasMore }
+    return { data: page.data.map(toDeliveryResource), hasMore: page.hasMore }
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/deliveries/:deliveryId/retry', {
@@ -188,7 +175,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     refuseSuspended(request)
     const delivery = await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId)
-    return reply.code(202).send(renderDelivery(delivery))
+    return reply.code(202).send(toDeliveryResource(delivery))
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/replay', {

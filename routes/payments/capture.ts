@@ -6,7 +6,7 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
 import { IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
 import { CaptureBody, capturedPaymentExample, captureErrors } from '../../schemas/captures'
-import { renderCapture } from './responses'
+import { captureResponse } from '../../plugins/stored-responses'
 
 export interface CaptureRoutesOptions {
   /** The decimals of `amount` as the client wrote it (noted by the payments area's JSON parser). */
@@ -55,20 +55,19 @@ const captureRoutes: FastifyPluginAsyncTypebox<CaptureRoutesOptions> = async (ap
     // A body-less POST (capture everything) is an empty request object, fingerprinted as such.
     preValidation: async (request) => { if (request.body === undefined || request.body === null) request.body = {} }
   }, async (request, reply) => {
-    const origin = { path: request.url.split('?')[0], traceId: request.id }
     const owner = options.ownerOf(request)
-    return await app.idempotency.handle(request, reply, async (key) => {
-      try {
-        return renderCapture(await app.captures.capture(
-          { paymentId: request.params.id, amount: request.body?.amount, writtenDecimalPlaces: options.writtenDecimals.get(request) },
-          key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id },
-          owner
-        ), origin)
-      } catch (err) {
-        // The refusal is the request's answer (stored on its key with the refusal): sent, not thrown.
-        if (err instanceof CaptureFailedError) return renderCapture(err, origin)
-        throw err
-      }
+    const input = { paymentId: request.params.id, amount: request.body?.amount, writtenDecimalPlaces: options.writtenDecimals.get(request) }
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => {
+        try {
+          return await app.captures.capture(input, key, owner)
+        } catch (err) {
+          // The refusal is the request's answer (stored on its key with the refusal): sent, not thrown.
+          if (err instanceof CaptureFailedError) return err
+          throw err
+        }
+      },
+      respond: captureResponse
     })
   })
 }

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../../src/domain/errors'
-import { toEventResource } from '../../src/domain/events'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { jsonResponse, problemResponse } from '../../schemas/common'
 import { paymentErrors } from '../../schemas/payments'
-import { Event, EventList, EventListQuery, EventParams, eventsDescription } from '../../schemas/events'
+import { Event, EventList, EventListQuery, EventParams, eventsDescription, toEventResource } from '../../schemas/events'
 
 const adminRefused = 'The admin key is refused: events belong to merchants.'
 const authErrors = problemAuthErrors('the admin key (events belong to merchants)', '/api/events', adminRefused)

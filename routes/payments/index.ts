@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ForbiddenError, ValidationError } from '../../src/domain/errors'
+import { ForbiddenError } from '../../src/domain/errors'
 import { mayCreatePayments } from '../../src/domain/api-keys'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
@@ -10,11 +10,11 @@ import { literalDecimalPlacesOfMember } from '../../plugins/http/json-numbers'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { jsonResponse, problemResponse } from '../../schemas/common'
-import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors } from '../../schemas/payments'
-import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors } from '../../schemas/refunds'
+import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors, toPublicPayment } from '../../schemas/payments'
+import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors, toPublicRefund } from '../../schemas/refunds'
+import { paymentResponse, refundResponse } from '../../plugins/stored-responses'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
-import { renderRefund, renderSettled, toPage, toPublicPayment, toPublicRefund } from './responses'
 import { Type } from '@sinclair/typebox'
 import eventRoutes from './events'
 import captureRoutes from './capture'
@@ -101,7 +101,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
     preValidation: [metadataGuard(), async (request) => {
-      // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both).
+      // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both);
+      // a body that passes the schema has then been checked once and for all (throwNotedFieldErrors answers the rest).
       const body = request.body as { amount?: unknown, currency?: unknown } | null
       if (typeof body?.currency !== 'string') return
       noteFieldErrors(request, validatePaymentInput({ amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency }, writtenDecimals.get(request)))
@@ -112,17 +113,14 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     if (!mayCreatePayments(principal)) {
       throw new ForbiddenError('This merchant is suspended: its keys can read payments but not create them.')
     }
-    const errors = validatePaymentInput(request.body, writtenDecimals.get(request))
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
-    const origin = { path: request.url.split('?')[0], traceId: request.id }
     const input = { ...request.body, merchantId: principal.merchantId }
     // The pending payment is inserted in the transaction that claims the key (one commit, not two).
     const prepared = app.payments.prepare(input)
-    return await app.idempotency.handle(request, reply, async (key) => renderSettled(await app.payments.create(
-      input,
-      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id },
-      prepared
-    ), origin), prepared.creation)
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => await app.payments.create(input, key, prepared),
+      respond: paymentResponse,
+      creation: prepared.creation
+    })
   })
 
   app.get('/payments', {
@@ -154,7 +152,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       createdLt: normalizeInstant(query.createdLt),
       merchantId: ownerOf(request)
     })
-    return toPage(page, toPublicPayment)
+    return { data: page.data.map(toPublicPayment), hasMore: page.hasMore }
   })
 
   app.post('/payments/:id/cancel', {
@@ -235,12 +233,11 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: [emptyBodyIsEmptyObject, metadataGuard()]
   }, async (request, reply) => {
-    const origin = { path: request.url.split('?')[0], traceId: request.id }
-    return await app.idempotency.handle(request, reply, async (key) => renderRefund(await app.refunds.create(
-      { ...request.body, paymentId: request.params.id, writtenDecimalPlaces: writtenDecimals.get(request) },
-      key === undefined ? undefined : { ref: key.ref, resourceId: key.record.resourceId, traceId: request.id },
-      ownerOf(request)
-    ), origin))
+    const input = { ...request.body, paymentId: request.params.id, writtenDecimalPlaces: writtenDecimals.get(request) }
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => await app.refunds.create(input, key, ownerOf(request)),
+      respond: refundResponse
+    })
   })
 
   app.get('/payments/:id/refunds', {
@@ -265,7 +262,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: integerQuery(['limit'])
   }, async (request) => {
     const query = validPageRequest(request.query)
-    return toPage(await app.refunds.list(request.params.id, query, ownerOf(request)), toPublicRefund)
+    const page = await app.refunds.list(request.params.id, query, ownerOf(request))
+    return { data: page.data.map(toPublicRefund), hasMore: page.hasMore }
   })
 
   app.get('/payments/:id/refunds/:refundId', {

@@ -39,7 +39,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   // Any other method on a product path (POST, DELETE, TRACE, PROPFIND, …) is 405 with Allow; OPTIONS is 204 with Allow.
   const notFound = envelopeNotFound('route not found')
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
-    const path = request.url.split('?')[0]
+    const [path = request.url] = request.url.split('?')
     if (isProductPath(path.slice(app.prefix.length))) {
       return answerUnservedMethod(request, reply, envelopeErrorHandler) ?? envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
     }

@@ -46,17 +46,6 @@ export interface ApiKey {
   revokedAt: string | null
 }
 
-/** What a key looks like to its owner (GET …/api-keys): never a secret or its hash. */
-export interface ApiKeyResource {
-  id: string
-  name: string
-  prefix: string
-  last4: string
-  createdAt: string
-  lastUsedAt: string | null
-  expiresAt: string | null
-}
-
 export function generateSecret (): string {
   return SECRET_PREFIX + randomBytes(SECRET_RANDOM_BYTES).toString('base64url')
 }
@@ -75,18 +64,6 @@ export function sameHash (a: string, b: string): boolean {
 /** The stored parts of a new key for `secret`. */
 export function describeSecret (secret: string): Pick<ApiKey, 'prefix' | 'last4' | 'secretHash'> {
   return { prefix: secret.slice(0, PREFIX_LENGTH), last4: secret.slice(-4), secretHash: hashSecret(secret) }
-}
-
-export function toApiKeyResource (key: ApiKey): ApiKeyResource {
-  return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    last4: key.last4,
-    createdAt: key.createdAt,
-    lastUsedAt: key.lastUsedAt,
-    expiresAt: key.expiresAt
-  }
 }
 
 /** A key is usable until it is revoked or its expiry passes. */

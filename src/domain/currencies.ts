@@ -196,6 +196,11 @@ export function minorUnitsOf (code: string): number | undefined {
   return isActiveCurrency(code) ? CURRENCY_MINOR_UNITS[code] : undefined
 }
 
+/** Decimals of amounts in `currency`; 2 for a code that is not active. */
+export function exponentOf (currency: string): number {
+  return minorUnitsOf(currency) ?? 2
+}
+
 /** Why `code` is not an active currency, as the message for `field` (say what to send instead). */
 export function invalidCurrencyMessage (field: string, code: string): string {
   const upper = code.toUpperCase()

@@ -3,6 +3,11 @@
  * database transaction as the change itself (a transactional outbox), so an
  * acknowledged change never lacks its event and a rolled-back change never has one.
  */
+import type { Merchant } from './merchants'
+import type { Payment } from './payments'
+import type { Refund } from './refunds'
+import type { WebhookEndpoint } from './webhooks'
+
 export const EVENT_TYPES = [
   'payment.authorized',
   'payment.succeeded',
@@ -44,6 +49,20 @@ export type NewEvent = Omit<DomainEvent, 'sequence'>
 /** Builds the event of a change from its stored resource; the store calls it inside the change's transaction. */
 export type EventOf<T> = (stored: T) => NewEvent | undefined
 
+/**
+ * The event of each kind of change, which the stores write inside the change's transaction. Its
+ * `data` is the resource's public representation, so the factory is made at the edge
+ * (schemas/events.ts), beside the representations, and handed to the services.
+ */
+export interface EventFactory {
+  /** payment.succeeded / declined / failed / canceled / pending, from the payment's status; none for payments without a merchant. */
+  payment: EventOf<Payment>
+  /** refund.succeeded / refund.failed. */
+  refund: EventOf<{ refund: Refund, payment: Payment }>
+  merchant: EventOf<Merchant>
+  endpointDisabled: EventOf<WebhookEndpoint>
+}
+
 export function isEventType (value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value)
 }
@@ -58,24 +77,5 @@ export function paymentEventType (status: string): EventType | undefined {
     case 'failed': return 'payment.failed'
     case 'canceled': return 'payment.canceled'
     default: return undefined
-  }
-}
-
-/** The public shape of an event: `{ id, type, createdAt, sequence, resource: { type, id }, data }`. */
-export function toEventResource (event: DomainEvent): {
-  id: string
-  type: EventType
-  createdAt: string
-  sequence: number
-  resource: { type: EventResourceType, id: string }
-  data: Record<string, unknown>
-} {
-  return {
-    id: event.id,
-    type: event.type,
-    createdAt: event.createdAt,
-    sequence: event.sequence,
-    resource: { type: event.resourceType, id: event.resourceId },
-    data: event.data
   }
 }

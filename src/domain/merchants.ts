@@ -31,19 +31,6 @@ export interface Merchant {
 /** The fields a client may set: everything but id, version and the timestamps. */
 export type MerchantFields = Pick<Merchant, 'name' | 'email' | 'country' | 'defaultCurrency' | 'status' | 'metadata'>
 
-/** The JSON representation: optional fields that are not set are omitted; the version is only in the ETag. */
-export interface MerchantResource {
-  id: string
-  name: string
-  email: string
-  country?: string
-  defaultCurrency?: string
-  status: MerchantStatus
-  metadata?: Metadata
-  createdAt: string
-  updatedAt: string
-}
-
 /** A second merchant with the same email (compared case-insensitively); mapped centrally to 409. */
 export class EmailTakenError extends ConflictError {
   override readonly code = 'EMAIL_TAKEN'
@@ -67,21 +54,6 @@ export { isGuid } from './ids'
 /** Strong ETag of a merchant: its version, quoted. Changes exactly when the stored record changes. */
 export function merchantEtag (merchant: Pick<Merchant, 'version'>): string {
   return `"${merchant.version}"`
-}
-
-export function toMerchantResource (merchant: Merchant): MerchantResource {
-  // Member order is stable for readers: id, name, email, country, defaultCurrency, status, timestamps.
-  return {
-    id: merchant.id,
-    name: merchant.name,
-    email: merchant.email,
-    ...(merchant.country !== null ? { country: merchant.country } : {}),
-    ...(merchant.defaultCurrency !== null ? { defaultCurrency: merchant.defaultCurrency } : {}),
-    status: merchant.status,
-    ...(Object.keys(merchant.metadata).length > 0 ? { metadata: merchant.metadata } : {}),
-    createdAt: merchant.createdAt,
-    updatedAt: merchant.updatedAt
-  }
 }
 
 /** Quotes a client value in a message, unless it is too long to be useful. */

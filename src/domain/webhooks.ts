@@ -109,7 +109,11 @@ export function verifiesWith (secret: string, header: string, id: string, timest
   })
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+function isUnit (unit: string | undefined): unit is keyof typeof UNITS {
+  return unit !== undefined && Object.hasOwn(UNITS, unit)
+}
 
 /** `5s,5m,30m,2h` → milliseconds; undefined when malformed (empty, a zero or unknown unit, more than 20 entries). */
 export function parseRetryDelays (text: string): number[] | undefined {
@@ -117,9 +121,9 @@ export function parseRetryDelays (text: string): number[] | undefined {
   if (parts.length === 0 || parts.length > 20) return undefined
   const delays: number[] = []
   for (const part of parts) {
-    const match = /^(\d{1,7})(ms|s|m|h|d)$/.exec(part)
-    if (match === null) return undefined
-    const ms = Number(match[1]) * UNITS[match[2]]
+    const [, count, unit] = /^(\d{1,7})(ms|s|m|h|d)$/.exec(part) ?? []
+    if (count === undefined || !isUnit(unit)) return undefined
+    const ms = Number(count) * UNITS[unit]
     if (ms <= 0 || ms > 7 * UNITS.d) return undefined
     delays.push(ms)
   }
@@ -132,8 +136,9 @@ export function parseRetryDelays (text: string): number[] | undefined {
  * Undefined after the last scheduled retry (the delivery has failed).
  */
 export function nextAttemptDelay (attempt: number, delays: readonly number[], retryAfterMs: number | undefined, random: number): number | undefined {
-  if (attempt > delays.length) return undefined
-  const scheduled = Math.round(delays[attempt - 1] * (1 + RETRY_JITTER * random))
+  const delay = delays[attempt - 1]
+  if (delay === undefined) return undefined
+  const scheduled = Math.round(delay * (1 + RETRY_JITTER * random))
   return retryAfterMs === undefined ? scheduled : Math.max(scheduled, Math.min(retryAfterMs, RETRY_AFTER_MAX_MS))
 }
 
@@ -163,29 +168,4 @@ export function widensDelivery (patch: { url?: string, enabledEvents?: unknown[]
 /** A validation error on one field. */
 export function fieldError (field: string, message: string): ValidationError {
   return new ValidationError({ [field]: [message] })
-}
-
-/** An endpoint as the API shows it: never its secrets. */
-export function toEndpointResource (endpoint: WebhookEndpoint): {
-  id: string
-  url: string
-  description?: string
-  enabledEvents: EventType[] | ['*']
-  disabled: boolean
-  disabledReason?: 'manual' | 'gone' | 'failing'
-  secretRotatingUntil?: string
-  createdAt: string
-  updatedAt: string
-} {
-  return {
-    id: endpoint.id,
-    url: endpoint.url,
-    ...(endpoint.description !== null ? { description: endpoint.description } : {}),
-    enabledEvents: endpoint.enabledEvents ?? ['*'],
-    disabled: endpoint.disabled,
-    ...(endpoint.disabledReason !== null ? { disabledReason: endpoint.disabledReason } : {}),
-    ...(endpoint.previousSecretExpiresAt !== null ? { secretRotatingUntil: endpoint.previousSecretExpiresAt } : {}),
-    createdAt: endpoint.createdAt,
-    updatedAt: endpoint.updatedAt
-  }
 }

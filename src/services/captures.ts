@@ -7,19 +7,20 @@ import {
   applyCapture, CaptureFailedError, captureDownstreamKey, captureResourceId, PaymentNotCapturableError, releaseCapture, reserveCapture
 } from '../domain/captures'
 import { GatewayError, type CaptureResult, type PaymentGateway } from '../gateway/types'
-import type { Database, IdempotencyKeyRef, StoredResponse } from '../store/types'
-import { downstreamKeyFor, exponentOf, GATEWAY_RETRY_AFTER_SECONDS, type Logger, type ResponseOrigin } from './payments'
-import type { EventFactory } from './events'
+import type { Database, StoredResponse } from '../store/types'
+import { exponentOf } from '../domain/currencies'
+import type { EventFactory } from '../domain/events'
+import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, type Logger } from './payments'
+import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 
-/** Renders a capture's outcome as the response stored on its idempotency key: the captured payment, or the refusal. */
-export type RenderCapture = (outcome: Payment | CaptureFailedError, origin: ResponseOrigin) => StoredResponse
+/** What a capture answers: the captured payment, or the gateway's refusal. */
+export type CaptureOutcome = Payment | CaptureFailedError
 
 export interface CaptureDeps {
   db: Database
   gateway: PaymentGateway
   clock: () => number
   log: Logger
-  renderCapture: RenderCapture
   /** How long a void holds an authorization (longer than a gateway call). */
   holdMs: number
   events?: EventFactory
@@ -33,11 +34,15 @@ export interface CaptureInput {
   writtenDecimalPlaces?: number
 }
 
-/** A key the request owns, the capture an earlier attempt under it reserved (if any), and the request's trace id. */
-export interface CaptureKey {
-  ref: IdempotencyKeyRef
-  resourceId: string | null
-  traceId: string
+/** A key the request owns; its resourceId is the capture an earlier attempt under it reserved (if any). */
+export type CaptureKey = OwnedKey<CaptureOutcome>
+
+export interface CaptureRecoveryOptions {
+  ageSeconds: number
+  leaseMs: number
+  batchSize?: number
+  /** The response stored on the unfinished key of a capture it finishes. */
+  respond: (outcome: CaptureOutcome, origin: ResponseOrigin) => StoredResponse
 }
 
 export interface CaptureService {
@@ -59,7 +64,7 @@ export interface CaptureService {
    * than `ageSeconds`, reading the gateway's state first and capturing again under the same key
    * only while the authorization is uncaptured; then voids authorizations past captureBefore.
    */
-  recover: (options: { ageSeconds: number, leaseMs: number, batchSize?: number }) => Promise<{ captured: number, expired: number, stillPending: number }>
+  recover: (options: CaptureRecoveryOptions) => Promise<{ captured: number, expired: number, stillPending: number }>
 }
 
 function shortId (id: string): string {
@@ -68,7 +73,7 @@ function shortId (id: string): string {
 
 export function captureService (deps: CaptureDeps): CaptureService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
-  type Keyed = { ref: IdempotencyKeyRef, traceId: string } | undefined
+  type Keyed = CaptureKey | undefined
 
   async function visiblePayment (paymentId: string, merchantId: string | undefined): Promise<Payment> {
     const payment = isGuid(paymentId) ? await deps.db.payments.get(paymentId.toLowerCase()) : undefined
@@ -78,8 +83,7 @@ export function captureService (deps: CaptureDeps): CaptureService {
     return payment
   }
 
-  const render = (outcome: Payment | CaptureFailedError, key: Keyed): StoredResponse | undefined =>
-    key === undefined ? undefined : deps.renderCapture(outcome, { path: key.ref.path, traceId: key.traceId })
+  const render = (outcome: CaptureOutcome, key: Keyed): StoredResponse | undefined => key?.respond(outcome)
 
   /** Asks the gateway to capture the reserved amount under the capture's downstream key, then records the outcome. */
   async function captureReserved (payment: Payment, key: Keyed): Promise<Payment> {
@@ -222,10 +226,10 @@ export function captureService (deps: CaptureDeps): CaptureService {
         updatedBefore: new Date(now - options.ageSeconds * 1000).toISOString(), now, leaseUntil: now + options.leaseMs, limit
       })
       for (const payment of inFlight) {
-        const record = await deps.db.idempotency.findByResource(captureResourceId(payment.id, payment.captureAttempts))
-        const ref = record === undefined || record.recoveryPoint === 'finished' ? undefined : { scope: record.scope, method: record.method, path: record.path, key: record.key }
+        const key = await unfinishedKeyOf(deps.db, captureResourceId(payment.id, payment.captureAttempts), traceId, options.respond)
+        const ref = key?.ref
         try {
-          const settled = await resume(payment, ref === undefined ? undefined : { ref, traceId })
+          const settled = await resume(payment, key)
           captured++
           deps.log.info({ paymentId: payment.id, status: settled.status, traceId }, 'recovery finished a capture')
         } catch (err) {

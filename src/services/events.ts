@@ -1,51 +1,8 @@
 import { NotFoundError } from '../domain/errors'
-import { isGuid, newId } from '../domain/ids'
-import { paymentEventType, type DomainEvent, type EventOf, type NewEvent } from '../domain/events'
-import type { Merchant } from '../domain/merchants'
-import type { Payment } from '../domain/payments'
-import type { Refund } from '../domain/refunds'
-import { toEndpointResource, type WebhookEndpoint } from '../domain/webhooks'
+import { isGuid } from '../domain/ids'
+import type { DomainEvent } from '../domain/events'
 import type { Page } from '../domain/pagination'
-import type { Database, EventListQuery, RefundDecision } from '../store/types'
-
-/** How the resources appear in events: exactly as the API returns them (the routes' renderers, handed over by the composition root). */
-export interface EventRenderers {
-  payment: (payment: Payment) => object
-  refund: (refund: Refund) => object
-  merchant: (merchant: Merchant) => object
-}
-
-/** Builds the event of each kind of change; the stores call these inside the change's transaction. */
-export interface EventFactory {
-  /** payment.succeeded / declined / failed / canceled / pending, from the payment's status; none for payments without a merchant. */
-  payment: EventOf<Payment>
-  /** refund.succeeded / refund.failed. */
-  refund: EventOf<RefundDecision>
-  merchant: EventOf<Merchant>
-  endpointDisabled: EventOf<WebhookEndpoint>
-}
-
-export function eventFactory (deps: { clock: () => number, render: EventRenderers, newId?: () => string }): EventFactory {
-  const make = (fields: Omit<NewEvent, 'id' | 'createdAt'>): NewEvent => ({
-    id: (deps.newId ?? newId)(),
-    createdAt: new Date(deps.clock()).toISOString(),
-    ...fields
-  })
-  const data = (value: object): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>
-  return {
-    payment: (payment) => {
-      const type = paymentEventType(payment.status)
-      if (type === undefined || payment.merchantId === null) return undefined
-      return make({ type, merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id, data: data(deps.render.payment(payment)) })
-    },
-    refund: ({ refund, payment }) => {
-      if (payment.merchantId === null || refund.status === 'pending') return undefined
-      return make({ type: refund.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', merchantId: payment.merchantId, resourceType: 'refund', resourceId: refund.id, data: data(deps.render.refund(refund)) })
-    },
-    merchant: (merchant) => make({ type: 'merchant.updated', merchantId: merchant.id, resourceType: 'merchant', resourceId: merchant.id, data: data(deps.render.merchant(merchant)) }),
-    endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) })
-  }
-}
+import type { Database, EventListQuery } from '../store/types'
 
 export interface EventService {
   /** The merchant's events, newest first. */

@@ -12,7 +12,8 @@ import {
   type MerchantPatch
 } from '../domain/merchants'
 import type { Page, PageRequest } from '../domain/pagination'
-import type { IdempotencyKeyRef, MerchantStore, StoredResponse } from '../store/types'
+import type { MerchantStore } from '../store/types'
+import type { OwnedKey } from './keys'
 import type { EventOf } from '../domain/events'
 
 export interface MerchantDeps {
@@ -21,8 +22,6 @@ export interface MerchantDeps {
   clock: () => number
   /** Makes new ids; tests may pin it. */
   newId?: () => string
-  /** The response stored on an Idempotency-Key with a new merchant (rendered by the merchants routes). */
-  renderCreated?: (merchant: Merchant) => StoredResponse
   /** merchant.updated, written with the update; undefined: no events. */
   updatedEvent?: EventOf<Merchant>
   /** Called after a merchant is suspended or reactivated (its keys' cached lookups carry the status). */
@@ -39,13 +38,11 @@ function nowOf (deps: MerchantDeps): string {
 /**
  * Creates a merchant: validate → build the record → insert. Throws ValidationError
  * or EmailTakenError; nothing is stored when it throws. With an idempotency key,
- * the rendered response is stored on the key in the same transaction, to be replayed.
+ * the key's response is stored in the transaction that inserts the merchant, to be replayed.
  */
-export async function createMerchant (deps: MerchantDeps, input: MerchantCreateInput, key?: IdempotencyKeyRef): Promise<Merchant> {
+export async function createMerchant (deps: MerchantDeps, input: MerchantCreateInput, key?: OwnedKey<Merchant>): Promise<Merchant> {
   const merchant = buildMerchant(input, (deps.newId ?? newId)(), nowOf(deps))
-  // The key's response is stored in the transaction that inserts the merchant.
-  if (key !== undefined && deps.renderCreated === undefined) throw new Error('createMerchant with a key needs renderCreated')
-  return await deps.merchants.create(merchant, key === undefined || deps.renderCreated === undefined ? undefined : { ref: key, response: deps.renderCreated(merchant) })
+  return await deps.merchants.create(merchant, key === undefined ? undefined : { ref: key.ref, response: key.respond(merchant) })
 }
 
 function notFound (id: string): NotFoundError {
@@ -118,7 +115,7 @@ export async function patchMerchant (
 }
 
 export interface MerchantService {
-  create: (input: MerchantCreateInput, key?: IdempotencyKeyRef) => Promise<Merchant>
+  create: (input: MerchantCreateInput, key?: OwnedKey<Merchant>) => Promise<Merchant>
   get: (id: string) => Promise<Merchant>
   /** `mayChangeStatus: false`: a patch that changes `status` is refused (ForbiddenError) and writes nothing. */
   patch: (id: string, patch: MerchantPatch, precondition?: MerchantPrecondition, options?: { mayChangeStatus?: boolean }) => Promise<Merchant>

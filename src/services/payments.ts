@@ -3,13 +3,14 @@ import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import { newPendingPayment, transition, type CaptureMethod, type Payment } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
-import { minorUnitsOf } from '../domain/currencies'
+import { exponentOf } from '../domain/currencies'
 import { GatewayError, type PaymentGateway } from '../gateway/types'
-import type { Database, IdempotencyKeyRef, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
+import type { Database, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
+import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 import { paymentCreation } from '../store/rows'
 import type { Metadata } from '../domain/metadata'
 import type { Page } from '../domain/pagination'
-import type { EventFactory } from './events'
+import type { EventFactory } from '../domain/events'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -21,32 +22,15 @@ export interface Logger {
   error: (details: object, message: string) => void
 }
 
-/** Where a settled payment's stored response is rendered for: the key's path and the trace id of its log lines. */
-export interface ResponseOrigin {
-  path: string
-  traceId: string
-}
-
-/** Renders a settled payment as the response stored on its idempotency key (the payments routes' renderer). */
-export type RenderSettled = (payment: Payment, origin: ResponseOrigin) => StoredResponse
-
 export interface PaymentDeps {
   db: Database
   gateway: PaymentGateway
   clock: () => number
   log: Logger
-  renderSettled: RenderSettled
   /** The events of payment changes (written with the change); undefined: no events (core tests). */
   events?: EventFactory
   /** Seconds a manual capture's authorization lasts (AUTHORIZATION_TTL_SECONDS); default 7 days. */
   authorizationTtlSeconds?: number
-}
-
-/** A key the request owns, the payment a previous attempt created under it (if any), and the request's trace id. */
-export interface PaymentKey {
-  ref: IdempotencyKeyRef
-  resourceId: string | null
-  traceId: string
 }
 
 export interface PaymentInput {
@@ -75,6 +59,8 @@ export interface RecoveryOptions {
   concurrency?: number
   /** Aborted on shutdown: in-flight gateway calls are abandoned and their keys released. */
   signal?: AbortSignal
+  /** The response stored on the unfinished key of a payment it settles. */
+  respond: (payment: Payment, origin: ResponseOrigin) => StoredResponse
 }
 
 export interface PaymentService {
@@ -85,7 +71,7 @@ export interface PaymentService {
    * resourceId is its id) it is settled without being read back or written again; without a key
    * it is the payment inserted.
    */
-  create: (input: PaymentInput, key?: PaymentKey, prepared?: PreparedPayment) => Promise<Payment>
+  create: (input: PaymentInput, key?: OwnedKey<Payment>, prepared?: PreparedPayment) => Promise<Payment>
   /**
    * The pending payment `create` would write, built before the request's Idempotency-Key is
    * claimed, so that its insert commits in the claim's transaction (plugins/idempotency `handle`).
@@ -101,10 +87,6 @@ export interface PaymentService {
   list: (query: PaymentListQuery) => Promise<Page<Payment>>
   /** Settles payments left pending by a crash or an outage (the recovery worker's pass). */
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
-}
-
-export function exponentOf (currency: string): number {
-  return minorUnitsOf(currency) ?? 2
 }
 
 export function downstreamKeyFor (paymentId: string): string {
@@ -132,10 +114,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * stays pending and GatewayUnavailableError is thrown: freeing the key is the
    * caller's (the idempotency plugin's) job.
    */
-  async function settle (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
-    const completion = (settled: Payment) => key === undefined
-      ? undefined
-      : { ref: key.ref, response: deps.renderSettled(settled, { path: key.ref.path, traceId: key.traceId }) }
+  async function settle (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
+    const completion = (settled: Payment) => key === undefined ? undefined : { ref: key.ref, response: key.respond(settled) }
     if (payment.status !== 'pending') {
       const done = completion(payment)
       if (done !== undefined) await deps.db.idempotency.finish(done.ref, done.response)
@@ -190,7 +170,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * A gateway still unreachable after the maximum age cannot tell: the payment is
    * settled `failed` (gateway_unreachable) and an error is logged for follow-up.
    */
-  async function expire (payment: Payment, key?: { ref: IdempotencyKeyRef, traceId: string }): Promise<Payment> {
+  async function expire (payment: Payment, key?: OwnedKey<Payment>): Promise<Payment> {
     const at = new Date(deps.clock()).toISOString()
     let final: Payment
     try {
@@ -203,9 +183,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       deps.log.error({ paymentId: payment.id, gatewayFailure: err.kind }, 'pending payment expired while the gateway is unreachable; its outcome at the gateway is unverified')
       final = transition(payment, 'failed', at, 'gateway_unreachable')
     }
-    return await deps.db.payments.complete(final, key === undefined
-      ? undefined
-      : { ref: key.ref, response: deps.renderSettled(final, { path: key.ref.path, traceId: key.traceId }) }, deps.events?.payment)
+    return await deps.db.payments.complete(final, key === undefined ? undefined : { ref: key.ref, response: key.respond(final) }, deps.events?.payment)
   }
 
   return {
@@ -265,17 +243,13 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       let stillPending = 0
       let gatewayDown = false
       const recoverOne = async (payment: Payment): Promise<void> => {
-        let ref: IdempotencyKeyRef | undefined
+        let key: OwnedKey<Payment> | undefined
         const ageMs = deps.clock() - Date.parse(payment.createdAt)
         try {
-          const record = await deps.db.idempotency.findByResource(payment.id)
-          ref = record === undefined || record.recoveryPoint === 'finished'
-            ? undefined
-            : { scope: record.scope, method: record.method, path: record.path, key: record.key }
-          const keyed = ref === undefined ? undefined : { ref, traceId }
+          key = await unfinishedKeyOf(deps.db, payment.id, traceId, options.respond)
           const final = options.maxAgeSeconds !== undefined && ageMs >= options.maxAgeSeconds * 1000
-            ? await expire(payment, keyed)
-            : await settle(payment, keyed, signal, { quiet: true })
+            ? await expire(payment, key)
+            : await settle(payment, key, signal, { quiet: true })
           settled++
           // One line per state change; attempts that change nothing log nothing.
           deps.log.info({ paymentId: payment.id, status: final.status, failureCode: final.failureCode ?? undefined, traceId }, 'recovery settled a pending payment')
@@ -288,7 +262,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           } else {
             deps.log.error({ err, paymentId: payment.id, traceId }, 'recovery of a pending payment failed')
           }
-          if (ref !== undefined) await deps.db.idempotency.release(ref)
+          if (key !== undefined) await deps.db.idempotency.release(key.ref)
         }
       }
       const lane = async (): Promise<void> => {

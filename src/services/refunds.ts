@@ -7,19 +7,17 @@ import { refundAmountMinor, transitionRefund, type Refund } from '../domain/refu
 import type { Metadata } from '../domain/metadata'
 import type { Page, PageRequest } from '../domain/pagination'
 import { GatewayError, type PaymentGateway, type RefundResult } from '../gateway/types'
-import type { Database, IdempotencyKeyRef, StoredResponse } from '../store/types'
-import { downstreamKeyFor, exponentOf, GATEWAY_RETRY_AFTER_SECONDS, type Logger, type ResponseOrigin } from './payments'
-import type { EventFactory } from './events'
-
-/** Renders a settled refund as the response stored on its idempotency key (the payments routes' renderer). */
-export type RenderRefund = (refund: Refund, origin: ResponseOrigin) => StoredResponse
+import type { Database, StoredResponse } from '../store/types'
+import { exponentOf } from '../domain/currencies'
+import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, type Logger } from './payments'
+import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
+import type { EventFactory } from '../domain/events'
 
 export interface RefundDeps {
   db: Database
   gateway: PaymentGateway
   clock: () => number
   log: Logger
-  renderRefund: RenderRefund
   /** The events of refund and payment changes (written with the change); undefined: no events (core tests). */
   events?: EventFactory
 }
@@ -34,17 +32,19 @@ export interface RefundInput {
   metadata?: Metadata
 }
 
-/** A key the request owns, the refund a previous attempt created under it (if any), and the request's trace id. */
-export interface RefundKey {
-  ref: IdempotencyKeyRef
-  resourceId: string | null
-  traceId: string
+export interface RefundRecoveryOptions {
+  /** Pending refunds older than this are asked again. */
+  ageSeconds: number
+  leaseMs: number
+  batchSize?: number
+  /** The response stored on the unfinished key of a refund it settles. */
+  respond: (refund: Refund, origin: ResponseOrigin) => StoredResponse
 }
 
 /** `merchantId`: the owner the request acts for; the routes always pass the request's merchant (another merchant's payment is NotFoundError); undefined only in core tests (no tenancy). */
 export interface RefundService {
   /** Refunds (part of) a payment: the refund succeeded or failed; GatewayUnavailableError leaves it pending. */
-  create: (input: RefundInput, key?: RefundKey, merchantId?: string) => Promise<Refund>
+  create: (input: RefundInput, key?: OwnedKey<Refund>, merchantId?: string) => Promise<Refund>
   get: (paymentId: string, refundId: string, merchantId?: string) => Promise<Refund>
   list: (paymentId: string, page: PageRequest, merchantId?: string) => Promise<Page<Refund>>
   /**
@@ -55,7 +55,7 @@ export interface RefundService {
    */
   cancelPayment: (paymentId: string, merchantId?: string) => Promise<Payment>
   /** Settles refunds left pending by an outage or a crash (the recovery worker's pass). */
-  recoverPending: (options: { ageSeconds: number, leaseMs: number, batchSize?: number }) => Promise<{ settled: number, stillPending: number }>
+  recoverPending: (options: RefundRecoveryOptions) => Promise<{ settled: number, stillPending: number }>
 }
 
 /** The reason of the refund that gives back a charge found to have gone through when its payment was canceled. */
@@ -98,13 +98,9 @@ export function refundService (deps: RefundDeps): RefundService {
    * (so a retry never refunds twice) and records the outcome on the refund and
    * its payment in one transaction, with the key's response.
    */
-  async function settle (refund: Refund, key?: { ref: IdempotencyKeyRef, traceId: string }): Promise<Refund> {
-    const render = (settled: Refund): StoredResponse | undefined => key === undefined
-      ? undefined
-      : deps.renderRefund(settled, { path: key.ref.path, traceId: key.traceId })
+  async function settle (refund: Refund, key?: OwnedKey<Refund>): Promise<Refund> {
     if (refund.status !== 'pending') {
-      const response = render(refund)
-      if (key !== undefined && response !== undefined) await deps.db.idempotency.finish(key.ref, response)
+      if (key !== undefined) await deps.db.idempotency.finish(key.ref, key.respond(refund))
       return refund
     }
     let result: RefundResult
@@ -132,17 +128,15 @@ export function refundService (deps: RefundDeps): RefundService {
     const final = result.outcome === 'succeeded'
       ? transitionRefund(refund, 'succeeded', at)
       : transitionRefund(refund, 'failed', at, result.failureCode)
-    const response = render(final)
     const stored = await deps.db.refunds.complete(refund.id, (current, payment) => ({
       refund: final,
       payment: final.status === 'succeeded' ? applySucceededRefund(payment, current.amountMinor, at) : releaseFailedRefund(payment, current.amountMinor, at)
-    }), key === undefined || response === undefined ? undefined : { ref: key.ref, response }, deps.events?.refund)
+    }), key === undefined ? undefined : { ref: key.ref, response: key.respond(final) }, deps.events?.refund)
     if (stored.refund.status === final.status) {
       deps.log.info({ refundId: refund.id, paymentId: refund.paymentId, status: final.status, paymentStatus: stored.payment.status }, 'refund settled')
     } else if (key !== undefined) {
       // Another attempt settled it first: answer (and store) what it recorded.
-      const winner = render(stored.refund)
-      if (winner !== undefined) await deps.db.idempotency.finish(key.ref, winner)
+      await deps.db.idempotency.finish(key.ref, key.respond(stored.refund))
     }
     return stored.refund
   }
@@ -241,12 +235,9 @@ export function refundService (deps: RefundDeps): RefundService {
       const traceId = `recovery-${randomUUID()}`
       let settled = 0
       for (const refund of leased) {
-        const record = await deps.db.idempotency.findByResource(refund.id)
-        const ref: IdempotencyKeyRef | undefined = record === undefined || record.recoveryPoint === 'finished'
-          ? undefined
-          : { scope: record.scope, method: record.method, path: record.path, key: record.key }
+        const key = await unfinishedKeyOf(deps.db, refund.id, traceId, options.respond)
         try {
-          await settle(refund, ref === undefined ? undefined : { ref, traceId })
+          await settle(refund, key)
           settled++
         } catch (err) {
           if (!(err instanceof GatewayUnavailableError)) deps.log.error({ err, refundId: refund.id, traceId }, 'recovery of a pending refund failed')

@@ -11,7 +11,7 @@ import type { AttemptRecord, ClaimedDelivery, Database, ReplayBatch } from '../s
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
 import type { WebhookClient } from '../webhooks/client'
 import { sendEvent, type SendOutcome } from '../webhooks/send'
-import type { EventFactory } from './events'
+import type { EventFactory } from '../domain/events'
 import type { SecretBox } from '../secrets/encryption'
 import { sealedWebhookStore } from './webhook-secrets'
 import type { Logger } from './payments'

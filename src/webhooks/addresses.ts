@@ -21,12 +21,12 @@ for (const [network, prefix] of [
 /** IPv4 addresses embedded in IPv6 forms (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96) are judged as IPv4. */
 function embeddedIPv4 (address: string): string | undefined {
   const lower = address.toLowerCase()
-  const dotted = /^(?:::ffff:(?:0:)?|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (dotted !== null) return dotted[1]
-  const hex = /^(?:::ffff:(?:0:)?|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (hex === null) return undefined
-  const high = parseInt(hex[1], 16)
-  const low = parseInt(hex[2], 16)
+  const [, dotted] = /^(?:::ffff:(?:0:)?|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower) ?? []
+  if (dotted !== undefined) return dotted
+  const [, highHex, lowHex] = /^(?:::ffff:(?:0:)?|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower) ?? []
+  if (highHex === undefined || lowHex === undefined) return undefined
+  const high = parseInt(highHex, 16)
+  const low = parseInt(lowHex, 16)
   return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
 }
 

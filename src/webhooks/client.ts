@@ -38,13 +38,14 @@ export function guardedLookup (hostname: string, options: { all?: boolean, famil
       return
     }
     const refused = addresses.find((entry) => isPrivateAddress(entry.address))
-    if (refused !== undefined || addresses.length === 0) {
+    const [first] = addresses
+    if (refused !== undefined || first === undefined) {
       // The resolved address stays out of the message: it is shown to the merchant in the delivery log.
       callback(new PrivateAddressError(`${privateMessage} (${hostname})`), [])
       return
     }
     if (options.all === true) callback(null, addresses)
-    else callback(null, addresses[0].address, addresses[0].family)
+    else callback(null, first.address, first.family)
   })
 }
 

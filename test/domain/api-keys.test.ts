@@ -12,7 +12,6 @@ import {
   ownsResource,
   rateLimitKeyOf,
   sameHash,
-  toApiKeyResource,
   type Principal
 } from '../../src/domain/api-keys'
 
@@ -55,23 +54,6 @@ t.test('a key is usable until revoked or expired', async (t) => {
   t.ok(isKeyUsable({ revokedAt: null, expiresAt: '2026-06-01T00:00:01Z' }, now))
   t.notOk(isKeyUsable({ revokedAt: null, expiresAt: '2026-06-01T00:00:00Z' }, now), 'expiry is exclusive')
   t.notOk(isKeyUsable({ revokedAt: '2026-05-01T00:00:00Z', expiresAt: null }, now))
-})
-
-t.test('toApiKeyResource never carries the hash', async (t) => {
-  const resource = toApiKeyResource({
-    id: 'k',
-    merchantId: M1,
-    role: 'merchant',
-    name: 'n',
-    prefix: 'sk_abcd',
-    last4: 'wxyz',
-    secretHash: 'h'.repeat(64),
-    createdAt: 'c',
-    expiresAt: null,
-    lastUsedAt: null,
-    revokedAt: null
-  })
-  t.same(Object.keys(resource).sort(), ['createdAt', 'expiresAt', 'id', 'last4', 'lastUsedAt', 'name', 'prefix'])
 })
 
 t.test('decideAccess: the whole table', async (t) => {

@@ -66,7 +66,7 @@ t.test('metadata rules and merge patch', async (t) => {
   t.same(metadataErrors({ a: null }, { allowNull: true }), {})
   t.match(metadataErrors({ a: 1 }, { allowNull: true }), { metadata: [/or null to remove the key/] })
   const errors = metadataErrors({ ['k'.repeat(41)]: 'v'.repeat(501), '': 'x' })
-  t.equal(errors.metadata.length, 3, 'every violation listed')
+  t.equal(errors.metadata?.length, 3, 'every violation listed')
   t.same(mergeMetadata({ a: '1', b: '2' }, { b: null, c: '3' }), { a: '1', c: '3' })
 })
 

@@ -58,7 +58,7 @@ function escapePointer (segment: string): string {
 
 function mediaTypeOf (header: string | string[] | number | undefined): string | undefined {
   if (header === undefined) return undefined
-  return String(Array.isArray(header) ? header[0] : header).split(';')[0].trim().toLowerCase()
+  return String(Array.isArray(header) ? header[0] : header).split(';')[0]?.trim().toLowerCase()
 }
 
 function isJsonMediaType (type: string): boolean {
@@ -95,7 +95,7 @@ export class OpenApiValidator {
 
   /** The operation a request is answered by, per the document; HEAD falls back to GET. */
   findOperation (method: string, url: string): FoundOperation | undefined {
-    const path = url.split('?')[0]
+    const [path = url] = url.split('?')
     const lower = method.toLowerCase()
     for (const route of this.routes) {
       if (!route.pattern.test(path)) continue
@@ -168,12 +168,14 @@ export class OpenApiValidator {
     const target = (declared as { $ref?: string }).$ref
     if (target === undefined) return declared as { required?: boolean, schema?: unknown }
     const name = target.replace('#/components/headers/', '')
-    return (this.document as unknown as { components: { headers: Record<string, { required?: boolean, schema?: unknown }> } }).components.headers[name]
+    const resolved = (this.document as unknown as { components: { headers: Record<string, { required?: boolean, schema?: unknown }> } }).components.headers[name]
+    if (resolved === undefined) throw new Error(`the document references an undefined header ${target}`)
+    return resolved
   }
 
   /** Checks one response to `method url` against the document. */
   check (method: string, url: string, response: ResponseLike): ResponseCheck {
-    const path = url.split('?')[0]
+    const [path = url] = url.split('?')
     const area = areaOf(path)
     const found = this.findOperation(method, url)
     const errors: string[] = []
@@ -211,6 +213,7 @@ export class OpenApiValidator {
       return { operation: found, area, errors }
     }
     const documented = responses[key]
+    if (documented === undefined) return { operation: found, area, errors }
     this.checkHeaders(documented, response, errors, label)
     const content = documented.content ?? {}
     const mediaTypes = Object.keys(content)
@@ -231,7 +234,7 @@ export class OpenApiValidator {
       if (response.body !== '') errors.push(`${label}: a HEAD response has a body`)
       return { operation: found, area, errors }
     }
-    if (!isJsonMediaType(type) || content[mediaType].schema === undefined) return { operation: found, area, errors }
+    if (!isJsonMediaType(type) || content[mediaType]?.schema === undefined) return { operation: found, area, errors }
     const parsed = this.parseJson(response, errors, label)
     if (parsed.ok) {
       const pointer = ['paths', found.template, found.method, 'responses', key, 'content', mediaType, 'schema'].map(escapePointer).join('/')

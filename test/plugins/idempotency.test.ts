@@ -38,7 +38,10 @@ async function bareApp (t: Test, work: () => Promise<never> | never) {
   await app.register(idempotencyPlugin)
   // Domain errors carry no status: an area's error handler maps them (plugins/http/errors/classify-error.ts).
   app.setErrorHandler(problemErrorHandler)
-  app.post('/things', async (request, reply) => await app.idempotency.handle(request, reply, async () => work()))
+  app.post('/things', async (request, reply) => await app.idempotency.handle(request, reply, {
+    work: async () => work(),
+    respond: () => ({ statusCode: 201, headers: {}, body: '' })
+  }))
   await app.ready()
   t.teardown(async () => { await app.close() })
   return { app, calls }

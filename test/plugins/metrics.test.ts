@@ -97,6 +97,7 @@ t.test('the gateway wrapper times every charge and counts outcomes and failures 
   const outcomes = ['succeeded', 'declined', 'timeout', 'unavailable', 'bug'] as const
   const gateway = instrumentGateway(spyGateway((request, n) => {
     const outcome = outcomes[n - 1]
+    if (outcome === undefined) throw new Error(`charge ${n}: more charges than outcomes`)
     if (outcome === 'succeeded') return { outcome, chargeId: 'ch_1' }
     if (outcome === 'declined') return { outcome, chargeId: 'ch_2', declineCode: 'card_declined' }
     if (outcome === 'bug') throw new TypeError('not a gateway error')

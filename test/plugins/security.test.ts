@@ -8,7 +8,7 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 function cspDirectives (header: unknown): Map<string, string[]> {
   const directives = new Map<string, string[]>()
   for (const part of String(header).split(';')) {
-    const [name, ...sources] = part.trim().split(/\s+/)
+    const [name = '', ...sources] = part.trim().split(/\s+/)
     if (name !== '') directives.set(name, sources)
   }
   return directives

@@ -54,7 +54,9 @@ interface Started {
 }
 
 async function start (t: Test, command: string[], dir: string, logLevel = 'info'): Promise<Started> {
-  const child = spawn(command[0], command.slice(1), {
+  const [program, ...args] = command
+  if (program === undefined) throw new Error('start: an empty command')
+  const child = spawn(program, args, {
     cwd: ROOT,
     detached: true, // its own process group: what is left of it afterwards is visible
     stdio: ['ignore', 'pipe', 'pipe'],

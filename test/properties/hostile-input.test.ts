@@ -25,7 +25,9 @@ interface Endpoint {
   shape: 'envelope' | 'problem'
 }
 
-interface Fixture { app: App, gateway: SpyGateway, endpoints: Endpoint[] }
+/** The four fixed endpoints (products, payments, merchants, merchant patch) first, then the others. */
+type Endpoints = [Endpoint, Endpoint, Endpoint, Endpoint, ...Endpoint[]]
+interface Fixture { app: App, gateway: SpyGateway, endpoints: Endpoints }
 
 let emails = 0
 const email = (): string => `m${emails++}@example.com`
@@ -36,7 +38,7 @@ async function fixture (t: Test): Promise<Fixture> {
   const app = await buildTestApp(t, { RATE_LIMIT_MAX: '1000000' }, { gateway })
   const created = await app.inject({ method: 'POST', url: '/merchants', payload: { name: 'Patch me', email: email() } })
   t.equal(created.statusCode, 201, 'a merchant to patch')
-  const endpoints: Endpoint[] = [
+  const endpoints: Endpoints = [
     { name: 'PUT /products/{id}', method: 'PUT', url: '/products/hostile', type: 'application/json', valid: { name: 'Cup', price: 1 }, shape: 'envelope' },
     { name: 'POST /api/payments', method: 'POST', url: '/api/payments', type: 'application/json', valid: { amount: 1, currency: 'USD' }, shape: 'problem' },
     { name: 'POST /merchants', method: 'POST', url: '/merchants', type: 'application/json', valid: { name: 'Acme', email: 'fixed@example.com' }, shape: 'problem' },
@@ -122,7 +124,7 @@ t.test('JSON nested 10,000 levels deep (within the body limit) is a 400, never a
   const deepObject = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000)
   t.ok(Buffer.byteLength(deepObject) < 65_536, `the deepest body (${Buffer.byteLength(deepObject)} bytes) is within BODY_LIMIT`)
   for (const endpoint of endpoints) {
-    for (const [what, deep] of [['array', deepArray], ['object', deepObject]]) {
+    for (const [what, deep] of [['array', deepArray], ['object', deepObject]] as const) {
       const whole = await sendText(app, endpoint, deep)
       isError(t, whole, endpoint, 400, `${endpoint.name}: the body is a ${what} nested 10,000 deep`)
       const inField = await sendText(app, endpoint, withMember(endpoint.valid, `"name":${deep}`))

@@ -93,8 +93,9 @@ t.test('listing: GET /api/payments, /refunds and /merchants with any query', asy
     const res = await send(inject, { method: 'GET', url: `${r.path}${query === '' ? '' : `?${query}`}` })
     if (res.statusCode === 200) {
       const page = res.json() as { data: Array<{ createdAt: string, id: string }>, hasMore: boolean }
-      for (let i = 1; i < page.data.length; i++) {
-        const [a, b] = [page.data[i - 1], page.data[i]]
+      for (const [i, b] of page.data.entries()) {
+        const a = page.data[i - 1]
+        if (a === undefined) continue
         if (a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.id < b.id)) throw new Error('a page is not newest first')
       }
     }

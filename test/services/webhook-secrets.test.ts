@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import { webhookService } from '../../src/services/webhooks'
 import { sealStoredSecrets } from '../../src/services/webhook-secrets'
-import { eventFactory } from '../../src/services/events'
+import { eventFactory } from '../../schemas/events'
 import { newId } from '../../src/domain/ids'
 import { isSealed, secretBox, type SecretBox } from '../../src/secrets/encryption'
 
@@ -19,7 +19,7 @@ async function setup (t: Test) {
     clock: () => Date.parse(NOW),
     log: { info () {}, warn () {}, error () {} },
     client: { post: async () => { throw new Error('not called') }, close: async () => {} },
-    events: eventFactory({ clock: () => Date.parse(NOW), render: { payment: (p) => p, refund: (r) => r, merchant: (m) => m } }),
+    events: eventFactory({ clock: () => Date.parse(NOW) }),
     retryDelays: [1000],
     timeoutMs: 1000,
     allowPrivate: true,

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import { webhookService } from '../../src/services/webhooks'
-import { eventFactory } from '../../src/services/events'
+import { eventFactory } from '../../schemas/events'
 import type { Database } from '../../src/store/types'
 import { newId } from '../../src/domain/ids'
 import { REPLAY_BATCH_EVENTS } from '../../src/domain/webhooks'
@@ -21,7 +21,7 @@ t.test('an endpoint that keeps changing under a PATCH is a 409 after 5 attempts,
     clock: () => Date.parse(now),
     log: { info () {}, warn () {}, error () {} },
     client: { post: async () => { throw new Error('not called') }, close: async () => {} },
-    events: eventFactory({ clock: Date.now, render: { payment: (p) => p, refund: (r) => r, merchant: (m) => m } }),
+    events: eventFactory({ clock: Date.now }),
     retryDelays: [1000],
     timeoutMs: 1000,
     allowPrivate: true,
@@ -47,7 +47,7 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
     clock: () => clock,
     log: { info () {}, warn () {}, error () {} },
     client: { post: async () => { throw new Error('not called') }, close: async () => {} },
-    events: eventFactory({ clock: () => clock, render: { payment: (p) => p, refund: (r) => r, merchant: (m) => m } }),
+    events: eventFactory({ clock: () => clock }),
     retryDelays: [1000],
     timeoutMs: 1000,
     allowPrivate: true,

@@ -79,8 +79,10 @@ interface FrameworkError extends Error {
   validationContext?: string
 }
 
+const invalidJson = { statusCode: 400, code: 'INVALID_JSON', message: 'invalid JSON' }
+
 const frameworkErrors: Record<string, { statusCode: number, code: string, message: string }> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON', message: 'invalid JSON' },
+  FST_ERR_CTP_INVALID_JSON_BODY: invalidJson,
   FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'EMPTY_BODY', message: 'request body is empty; send a JSON object' },
   FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'request body is too large' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'unsupported media type; send application/json' },
@@ -118,7 +120,7 @@ export function classifyError (error: FrameworkError): ClassifiedError {
   const known = error.code !== undefined ? frameworkErrors[error.code] : undefined
   if (known !== undefined) return { ...known, headers: {}, internal: false }
   if (error instanceof SyntaxError && error.statusCode === 400) {
-    return { ...frameworkErrors.FST_ERR_CTP_INVALID_JSON_BODY, headers: {}, internal: false }
+    return { ...invalidJson, headers: {}, internal: false }
   }
   const status = error.statusCode
   if (status !== undefined && status >= 400 && status < 500) {

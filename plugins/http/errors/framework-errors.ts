@@ -32,7 +32,8 @@ export function areaOf<A extends AreaErrors> (areas: readonly A[], path: string)
 
 /** The path of a request target, without the query; never decoded. */
 function rawPathOf (request: FastifyRequest): string {
-  return (request.raw.url ?? '/').split('?')[0]
+  const [path = '/'] = (request.raw.url ?? '/').split('?')
+  return path
 }
 
 /**

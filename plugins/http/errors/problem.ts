@@ -87,8 +87,14 @@ export function bounded (text: string, max = MAX_ECHO_LENGTH): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`
 }
 
+/** The request's path, without the query. */
+function pathOf (request: FastifyRequest): string {
+  const [path = request.url] = request.url.split('?')
+  return path
+}
+
 export function problemContextOf (request: FastifyRequest): ProblemContext {
-  return { instance: bounded(request.url.split('?')[0]), traceId: request.id }
+  return { instance: bounded(pathOf(request)), traceId: request.id }
 }
 
 export function buildProblem (failure: ClassifiedError, context: ProblemContext): ProblemDocument {
@@ -109,6 +115,6 @@ export function buildProblem (failure: ClassifiedError, context: ProblemContext)
 export const problemErrorHandler = areaErrorHandler(PROBLEM_CONTENT_TYPE, (failure, request) => buildProblem(failure, problemContextOf(request)))
 
 export function problemNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${bounded(request.url.split('?')[0], 80)}.`, headers: {}, internal: false }
+  const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${bounded(pathOf(request), 80)}.`, headers: {}, internal: false }
   return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(buildProblem(failure, problemContextOf(request)))
 }

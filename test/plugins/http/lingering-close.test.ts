@@ -29,7 +29,7 @@ function upload (port: number, method: string, path: string, authorization: stri
     socket.on('data', (chunk: string) => {
       received += chunk
       // The whole answer: head and the Content-Length of body.
-      const [head, body = ''] = received.split('\r\n\r\n')
+      const [head = '', body = ''] = received.split('\r\n\r\n')
       const length = /content-length: (\d+)/i.exec(head)?.[1]
       if (length !== undefined && body.length >= Number(length)) finish()
     })

@@ -55,7 +55,7 @@ async function exchange (port: number, head: string, drip = '', everyMs = 50, gi
       let i = 0
       timer = setInterval(() => {
         if (socket.destroyed || !socket.writable) return
-        socket.write(drip[i++ % drip.length])
+        socket.write(drip[i++ % drip.length] ?? '')
         sent++
       }, everyMs)
     })
@@ -157,7 +157,7 @@ t.test('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS', as
 
 t.test('a header section over Node\'s limit is a 431 (a problem document on /api), not a crash; the server keeps serving', async (t) => {
   const { app, port } = await listening(t, {})
-  for (const [name, value] of [['X-Long', 'v'.repeat(20_000)], ['Idempotency-Key', 'k'.repeat(20_000)], ['X-Request-Id', 'r'.repeat(20_000)]]) {
+  for (const [name, value] of [['X-Long', 'v'.repeat(20_000)], ['Idempotency-Key', 'k'.repeat(20_000)], ['X-Request-Id', 'r'.repeat(20_000)]] as const) {
     const result = await exchange(port, `POST /api/payments HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n${name}: ${value}\r\n\r\n{}`)
     t.equal(statusOf(result.data), 431, `a 20,000-byte ${name} → 431`)
     t.match(result.data, /\r\nContent-Type: application\/problem\+json; charset=utf-8\r\n/, 'in the payments area\'s shape (test/plugins/http/errors/client-error.test.ts)')
@@ -182,7 +182,7 @@ t.test('a header section over Node\'s limit is a 431 (a problem document on /api
   t.equal(res.status, 400, 'an 8,000-character Idempotency-Key → 400')
   t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8')
   const problem = await res.json() as { errors: Record<string, string[]> }
-  t.match(problem.errors['Idempotency-Key'][0], /1-255 printable ASCII/)
+  t.match(problem.errors['Idempotency-Key']?.[0], /1-255 printable ASCII/)
 })
 
 t.test('unparseable HTTP is a 400 envelope and the connection is closed', async (t) => {

@@ -4,6 +4,7 @@ import { spyGateway, unavailable } from '../../helpers/gateway'
 import type { ChargeResult } from '../../../src/gateway/types'
 import { newPendingPayment } from '../../../src/domain/payments'
 import { requestFingerprint } from '../../../plugins/idempotency'
+import { itemAt } from '../../helpers/items'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 
@@ -142,7 +143,7 @@ t.test('after a gateway outage, a retry with the same key resumes the same payme
   t.equal(retry.statusCode, 201)
   t.equal(retry.json().id, paymentId, 'the same payment')
   t.equal(gateway.calls.length, 2)
-  t.equal(gateway.calls[1].idempotencyKey, gateway.calls[0].idempotencyKey, 'the same downstream key')
+  t.equal(itemAt(gateway.calls, 1).idempotencyKey, itemAt(gateway.calls, 0).idempotencyKey, 'the same downstream key')
   t.equal(await app.db.payments.count(), 1)
 })
 
@@ -174,7 +175,7 @@ t.test('a crashed request holds its key only for the lock lease', async (t) => {
   const after = await app.inject(post('crashed', { amount: 9, currency: 'USD' }))
   t.equal(after.statusCode, 201, 'resumable once the lease ends')
   t.equal(after.json().id, '11111111-1111-4111-8111-111111111111')
-  t.equal(gateway.calls[0].idempotencyKey, 'payment-11111111-1111-4111-8111-111111111111')
+  t.equal(itemAt(gateway.calls, 0).idempotencyKey, 'payment-11111111-1111-4111-8111-111111111111')
 })
 
 t.test('retention: replays do not extend it; after it ends the key makes a new payment', async (t) => {
@@ -216,7 +217,7 @@ t.test('the recovery worker settles abandoned pending payments and completes the
   clock.now += 121_000
   t.same(await app.backgroundJobs.recoverPendingPayments(), { settled: 1, stillPending: 0 })
   t.equal((await app.db.payments.get(paymentId))?.status, 'succeeded')
-  t.equal(gateway.calls[1].idempotencyKey, gateway.calls[0].idempotencyKey, 'same downstream key')
+  t.equal(itemAt(gateway.calls, 1).idempotencyKey, itemAt(gateway.calls, 0).idempotencyKey, 'same downstream key')
   const replay = await app.inject(post('abandoned', { amount: 4, currency: 'USD' }))
   t.equal(replay.statusCode, 201)
   t.equal(replay.headers['idempotent-replayed'], 'true')

@@ -71,7 +71,7 @@ t.test('bad list requests are 400 problems naming the field', async (t) => {
     ['status=paid', 'status'], ['createdGte=yesterday', 'createdGte'], ['createdLt=2026-13-01T00:00:00Z', 'createdLt'],
     ['startingAfter=00000000-0000-4000-8000-000000000000', 'startingAfter'], ['endingBefore=nope', 'endingBefore'],
     [`startingAfter=${ids[0]}&endingBefore=${ids[1]}`, 'endingBefore'], ['colour=blue', 'colour']
-  ]) {
+  ] as const) {
     const res = await app.inject(`/api/payments?${query}`)
     t.equal(res.statusCode, 400, query)
     t.equal(res.headers['content-type'], PROBLEM)
