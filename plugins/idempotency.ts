@@ -133,9 +133,14 @@ export default fp(async (app) => {
         fingerprint: requestFingerprint(ref.method, ref.path, fingerprintedContent(request)),
         now,
         lockUntil: now + lockMs,
-        expiresAt: now + retentionMs
+        expiresAt: now + retentionMs,
+        owner: app.instance.id,
+        takeoverBefore: app.instance.takeoverBefore()
       }, creation)
       app.metrics.idempotencyClaim(result.kind)
+      if (result.kind === 'resumed' && result.takenOverFrom !== undefined) {
+        request.log.info({ stoppedInstance: result.takenOverFrom, recoveryPoint: result.record.recoveryPoint }, 'took over an idempotency key from a stopped instance')
+      }
       switch (result.kind) {
         case 'replay': return { kind: 'replay', response: result.record.response }
         case 'mismatch':
@@ -172,4 +177,4 @@ export default fp(async (app) => {
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && !request.is404 && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) service.keyOf(request)
   })
-}, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics'], fastify: '5.x' })
+}, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics', 'instance'], fastify: '5.x' })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { StoreUnavailableError } from '../src/domain/errors'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -17,14 +18,14 @@ declare module 'fastify' {
 interface RepeatingTask { stop: () => Promise<void> }
 
 /** Runs `task` every `intervalMs` (0 disables it), never overlapping itself. */
-function repeat (intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void): RepeatingTask {
+function repeat (intervalMs: number, task: () => Promise<unknown>, report: { failed: (err: unknown) => void, succeeded: () => void }): RepeatingTask {
   if (intervalMs === 0) return { stop: async () => {} }
   let stopped = false
   let running: Promise<unknown> = Promise.resolve()
   let timer: NodeJS.Timeout
   const schedule = (): void => {
     timer = setTimeout(() => {
-      running = task().catch(onError).finally(() => { if (!stopped) schedule() })
+      running = task().then(report.succeeded, report.failed).finally(() => { if (!stopped) schedule() })
     }, intervalMs)
     timer.unref()
   }
@@ -60,16 +61,39 @@ export default fp(async (app) => {
   }
   app.decorate('backgroundJobs', jobs)
 
-  const logFailure = (job: string) => (err: unknown) => { app.log.error({ err, job }, 'background job failed') }
   let tasks: RepeatingTask[] = []
   app.addHook('onReady', async () => {
     tasks = [
-      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, logFailure('reaper')),
-      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, logFailure('event reaper')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, logFailure('refund recovery'))
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, jobReport('reaper')),
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, jobReport('event reaper')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, jobReport('recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, jobReport('refund recovery'))
     ]
   })
+
+  /**
+   * A job that fails because the database cannot serve is paused, not broken: one warning when it
+   * starts failing so and one line when it runs again (the outage itself is logged by the database
+   * plugin). Any other failure is a bug: an error, every time.
+   */
+  function jobReport (job: string): { failed: (err: unknown) => void, succeeded: () => void } {
+    let paused = false
+    return {
+      failed (err) {
+        if (!(err instanceof StoreUnavailableError)) {
+          app.log.error({ err, job }, 'background job failed')
+        } else if (!paused) {
+          paused = true
+          app.log.warn({ job, reason: err.reason }, 'background job paused: the database is unavailable; it retries every interval')
+        }
+      },
+      succeeded () {
+        if (!paused) return
+        paused = false
+        app.log.info({ job }, 'background job running again')
+      }
+    }
+  }
   app.addHook('preClose', async () => {
     shutdown.abort()
     await Promise.all(tasks.map(async (task) => { await task.stop() }))

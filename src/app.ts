@@ -36,6 +36,7 @@ import { MERCHANTS_PATH, renderMerchantCreated } from '../routes/merchants/respo
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
+import instancePlugin from '../plugins/instance'
 import workersPlugin from '../plugins/workers'
 import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks'
 import metricsPlugin from '../plugins/metrics'
@@ -143,6 +144,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
     renderMerchantCreated,
     eventRenderers: { payment: toPublicPayment, refund: toPublicRefund, merchant: toMerchantResource }
   })
+  await app.register(instancePlugin)
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(webhooksPlugin, overrides.webhooks ?? {})

@@ -24,6 +24,7 @@ export const dialects = {
 
 import { lifecycleSchema } from './lifecycle-migrations'
 import { webhookSchema } from './webhook-migrations'
+import { instanceSchema } from './instance-migrations'
 
 const SCHEMA_MIGRATIONS_DDL = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)'
 
@@ -143,7 +144,8 @@ const schema: Array<{ version: number, name: string, ddl: (d: Dialect) => string
     `
   },
   ...lifecycleSchema,
-  ...webhookSchema
+  ...webhookSchema,
+  ...instanceSchema
 ]
 
 export function migrationsFor (dialect: Dialect): Migration[] {

@@ -10,8 +10,12 @@ import { postgresIdempotencyStore } from './idempotency'
 import { postgresLedgerStore } from './ledger'
 import { postgresApiKeyStore } from './api-keys'
 import { postgresEventStore, postgresWebhookStore } from './events'
+import { postgresInstanceStore } from './instances'
 
 export type { PostgresOptions } from './connection'
+
+/** A heartbeat not answered within this long counts as the database not answering. */
+const HEARTBEAT_TIMEOUT_MS = 2_000
 
 /**
  * Opens a pool on `url` (postgres:// or postgresql://; libpq parameters such as
@@ -27,6 +31,9 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     await setup.end()
   }
   const pool = openPool(url, options)
+  // Heartbeats on their own connection with short time-outs: a beat is never queued behind requests
+  // waiting for the pool, and a paused server shows within HEARTBEAT_TIMEOUT_MS (see guard.ts: health).
+  const heartbeatPool = openPool(url, { poolSize: 1, queryTimeoutMs: HEARTBEAT_TIMEOUT_MS, connectTimeoutMs: HEARTBEAT_TIMEOUT_MS, onIdleError: options.onIdleError })
   let closed = false
   return guardDatabase({
     kind: 'postgres',
@@ -39,6 +46,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     apiKeys: postgresApiKeyStore(pool),
     events: postgresEventStore(pool),
     webhooks: postgresWebhookStore(pool),
+    instances: postgresInstanceStore(heartbeatPool),
     async ping () {
       await pool.query('SELECT 1')
     },
@@ -48,7 +56,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     async close () {
       if (closed) return
       closed = true
-      await pool.end()
+      await Promise.all([pool.end(), heartbeatPool.end()])
     }
-  })
+  }, { settleMs: options.settleMs })
 }

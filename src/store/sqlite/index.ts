@@ -11,6 +11,7 @@ import { sqliteApiKeyStore } from './api-keys'
 import { sqliteEventStore, sqliteWebhookStore } from './events'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
+import { sqliteInstanceStore } from './instances'
 import { unavailableReason } from '../unavailable'
 
 /** Readiness writes at least this often, so a full disk shows before a request finds it. */
@@ -38,6 +39,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     apiKeys: sqliteApiKeyStore(db, writes),
     events: sqliteEventStore(db, writes),
     webhooks: sqliteWebhookStore(db, writes),
+    instances: sqliteInstanceStore(db, writes),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping
@@ -56,7 +58,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
         db.close()
       }
     }
-  })
+  }, { settleMs: options.settleMs })
 }
 
 /** A write queue that remembers whether the last write failed for want of disk, I/O or lock. */
