@@ -14,8 +14,12 @@ import { postgresInstanceStore } from './instances'
 
 export type { PostgresOptions } from './connection'
 
-/** A heartbeat not answered within this long counts as the database not answering. */
-const HEARTBEAT_TIMEOUT_MS = 2_000
+/**
+ * Time-outs of the heartbeat's connection: a new connection within 2 s, a beat within 1 s on the server
+ * (statement_timeout) and 2 s on the client (a paused server): then the database counts as not answering.
+ */
+const HEARTBEAT_CONNECT_TIMEOUT_MS = 2_000
+const HEARTBEAT_QUERY_TIMEOUT_MS = 1_000
 
 /**
  * Opens a pool on `url` (postgres:// or postgresql://; libpq parameters such as
@@ -32,8 +36,8 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
   }
   const pool = openPool(url, options)
   // Heartbeats on their own connection with short time-outs: a beat is never queued behind requests
-  // waiting for the pool, and a paused server shows within HEARTBEAT_TIMEOUT_MS (see guard.ts: health).
-  const heartbeatPool = openPool(url, { poolSize: 1, queryTimeoutMs: HEARTBEAT_TIMEOUT_MS, connectTimeoutMs: HEARTBEAT_TIMEOUT_MS, onIdleError: options.onIdleError })
+  // waiting for the pool, and a paused server shows within about 2 s (see health.ts).
+  const heartbeatPool = openPool(url, { poolSize: 1, queryTimeoutMs: HEARTBEAT_QUERY_TIMEOUT_MS, connectTimeoutMs: HEARTBEAT_CONNECT_TIMEOUT_MS, onIdleError: options.onIdleError })
   let closed = false
   return guardDatabase({
     kind: 'postgres',
