@@ -59,12 +59,12 @@ async function main (): Promise<void> {
 
   t.test('a live holder keeps its key for as long as its request runs, past INSTANCE_DEAD_AFTER_MS', async (t) => {
     const key = randomUUID()
-    let done = false
-    const first = pay(baseA, key).then((answer) => { done = true; return answer })
+    const first$ = { done: false }
+    const first = pay(baseA, key).then((answer) => { first$.done = true; return answer })
     await sleep(300)
     const asked: Answer[] = []
     // For longer than the dead-after time, while A's request waits for the gateway.
-    while (!done) {
+    while (!first$.done) {
       asked.push(await pay(baseB, key))
       await sleep(200)
     }
