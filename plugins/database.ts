@@ -15,7 +15,9 @@ export interface DatabasePluginOptions {
 
 export default fp<DatabasePluginOptions>(async (app, opts) => {
   const db = opts.database ?? await openDatabase(app.config, {
-    onBackgroundError: (err) => { app.log.warn({ err }, 'database connection error outside a request; the connection is replaced') }
+    // An idle connection the server dropped (a restart drops every one): replaced by itself. The outage, if it is
+    // one, is logged once when calls or the heartbeat find it (below).
+    onBackgroundError: (err) => { app.log.debug({ err }, 'database connection error outside a request; the connection is replaced') }
   })
   app.decorate('db', db)
   // One line per change of the database's state; each failed call in between is counted (metrics), not logged.

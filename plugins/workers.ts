@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { StoreUnavailableError } from '../src/domain/errors'
+import { backgroundJobLog } from './job-log'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -64,36 +64,13 @@ export default fp(async (app) => {
   let tasks: RepeatingTask[] = []
   app.addHook('onReady', async () => {
     tasks = [
-      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, jobReport('reaper')),
-      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, jobReport('event reaper')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, jobReport('recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, jobReport('refund recovery'))
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, backgroundJobLog(app.log, 'reaper')),
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, backgroundJobLog(app.log, 'event reaper')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, backgroundJobLog(app.log, 'recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, backgroundJobLog(app.log, 'refund recovery'))
     ]
   })
 
-  /**
-   * A job that fails because the database cannot serve is paused, not broken: one warning when it
-   * starts failing so and one line when it runs again (the outage itself is logged by the database
-   * plugin). Any other failure is a bug: an error, every time.
-   */
-  function jobReport (job: string): { failed: (err: unknown) => void, succeeded: () => void } {
-    let paused = false
-    return {
-      failed (err) {
-        if (!(err instanceof StoreUnavailableError)) {
-          app.log.error({ err, job }, 'background job failed')
-        } else if (!paused) {
-          paused = true
-          app.log.warn({ job, reason: err.reason }, 'background job paused: the database is unavailable; it retries every interval')
-        }
-      },
-      succeeded () {
-        if (!paused) return
-        paused = false
-        app.log.info({ job }, 'background job running again')
-      }
-    }
-  }
   app.addHook('preClose', async () => {
     shutdown.abort()
     await Promise.all(tasks.map(async (task) => { await task.stop() }))
