@@ -165,7 +165,9 @@ export default fp(async (app) => {
         return sendStored(reply, await work(claim.key))
       } catch (err) {
         const nothingCreated = record.recoveryPoint === 'started' && isRefusal(err)
-        await (nothingCreated ? app.db.idempotency.abandon(ref) : app.db.idempotency.release(ref)).catch((cleanupError: unknown) => {
+        // Only our own lock: had another instance taken the key over meanwhile, it is that request's now.
+        const lockedUntil = record.lockedUntil ?? undefined
+        await (nothingCreated ? app.db.idempotency.abandon(ref, lockedUntil) : app.db.idempotency.release(ref, lockedUntil)).catch((cleanupError: unknown) => {
           request.log.error({ err: cleanupError }, 'could not free an idempotency key')
         })
         throw err

@@ -40,6 +40,7 @@ export default fp(async (app) => {
   let beating: Promise<void> = Promise.resolve()
 
   async function beat (): Promise<void> {
+    lastBeat = Date.now()
     try {
       await app.db.instances.beat(id, startedAt, app.clock())
       beatingSince ??= app.clock()
@@ -48,11 +49,14 @@ export default fp(async (app) => {
       beatingSince = undefined
     }
   }
+  let lastBeat = 0
+  /** Ticks every AWAY_BEAT_MS at most; beats when one is due, and at every tick while the database is away. */
   function schedule (): void {
     if (stopped) return
     timer = setTimeout(() => {
-      beating = beat().finally(schedule)
-    }, app.db.health?.away === true ? Math.min(AWAY_BEAT_MS, intervalMs) : intervalMs)
+      const due = app.db.health?.away === true || Date.now() - lastBeat >= intervalMs
+      beating = (due ? beat() : Promise.resolve()).finally(schedule)
+    }, Math.min(AWAY_BEAT_MS, intervalMs))
     timer.unref()
   }
 

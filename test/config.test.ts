@@ -145,3 +145,10 @@ t.test('CORS_ORIGINS: a comma-separated list of origins; anything else stops sta
     t.throws(() => loadConfig({ DATABASE_URL: 'file::memory:', CORS_ORIGINS: bad }), { name: 'ConfigError', message: /CORS_ORIGINS must be a comma-separated list of origins/ }, bad)
   }
 })
+
+t.test('INSTANCE_DEAD_AFTER_MS must cover at least three heartbeats', async (t) => {
+  t.match(loadConfig({}), { INSTANCE_HEARTBEAT_MS: 1000, INSTANCE_DEAD_AFTER_MS: 5000, DATABASE_SETTLE_MS: 2000 })
+  t.throws(() => loadConfig({ INSTANCE_HEARTBEAT_MS: '2000', INSTANCE_DEAD_AFTER_MS: '5000' }),
+    { name: 'ConfigError', message: /INSTANCE_DEAD_AFTER_MS must be at least 3 × INSTANCE_HEARTBEAT_MS/ })
+  t.match(loadConfig({ INSTANCE_HEARTBEAT_MS: '500', INSTANCE_DEAD_AFTER_MS: '1500' }), { INSTANCE_DEAD_AFTER_MS: 1500 })
+})

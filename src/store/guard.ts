@@ -141,7 +141,7 @@ export function releasingAfterOutages (store: IdempotencyStore): IdempotencyStor
       return released
     },
     // A key that could not be forgotten is at least unlocked later: a retry then starts afresh from 'started'.
-    async abandon (ref) { await free(ref, async () => { await store.abandon(ref) }) },
+    async abandon (ref, lockedUntil) { await free(ref, async () => { await store.abandon(ref, lockedUntil) }) },
     async finish (ref, response) {
       await store.finish(ref, response)
       held.delete(keyOf(ref))

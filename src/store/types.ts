@@ -111,8 +111,11 @@ export interface IdempotencyStore {
    * release that must not free a lock someone else has taken since). True when a lock was freed.
    */
   release: (ref: IdempotencyKeyRef, lockedUntil?: number) => Promise<boolean>
-  /** Forgets a key whose request ended before any side effect (a client error). */
-  abandon: (ref: IdempotencyKeyRef) => Promise<void>
+  /**
+   * Forgets a key whose request ended before any side effect (a client error). With `lockedUntil`,
+   * only if the key is still locked until exactly then (another instance may have taken it over).
+   */
+  abandon: (ref: IdempotencyKeyRef, lockedUntil?: number) => Promise<void>
   /** Stores the final response and unlocks (for areas without a resource-specific completion). */
   finish: (ref: IdempotencyKeyRef, response: StoredResponse) => Promise<void>
   get: (ref: IdempotencyKeyRef) => Promise<IdempotencyRecord | undefined>

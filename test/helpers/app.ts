@@ -10,7 +10,7 @@ import { openApiValidator, printable } from './openapi-validator'
 export const TEST_ADMIN_KEY = 'test-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
 export const ADMIN_AUTH = { authorization: `Bearer ${TEST_ADMIN_KEY}` }
 
-/** A config for tests: in-memory SQLite, no logging, background workers off. */
+/** A config for tests: in-memory SQLite, no logging, background workers off, heartbeats rare. */
 export function testConfig (env: Record<string, string> = {}): Config {
   return loadConfig({
     ADMIN_API_KEY: TEST_ADMIN_KEY,
@@ -18,6 +18,9 @@ export function testConfig (env: Record<string, string> = {}): Config {
     LOG_LEVEL: 'silent',
     REAPER_INTERVAL_MS: '0',
     RECOVERY_INTERVAL_MS: '0',
+    // A heartbeat write a minute, not a second: tests that count commits see only their own (it still probes every 250 ms while the database is away).
+    INSTANCE_HEARTBEAT_MS: '60000',
+    INSTANCE_DEAD_AFTER_MS: '180000',
     ...env
   })
 }

@@ -323,6 +323,8 @@ export function idempotencyStoreContract (t: Test, makeDatabase: MakeDatabase): 
     t.match(takeover, { kind: 'resumed', takenOverFrom: 'instance-a', record: { lockedBy: 'instance-b', lockedUntil: T0 + 20_000 + MINUTE, recoveryPoint: 'started' } },
       'A silent since T0 + 9 s: B takes the key over, long before the lock time')
     t.equal(await db.idempotency.release(ref, T0 + MINUTE), false, 'A\'s late release (conditional on its lock) frees nothing')
+    await db.idempotency.abandon(ref, T0 + MINUTE)
+    t.ok(await db.idempotency.get(ref), 'nor does its late abandon (after a refusal) forget the key B now works under')
     t.match(await db.idempotency.get(ref), { lockedBy: 'instance-b', lockedUntil: T0 + 20_000 + MINUTE })
 
     await db.instances.remove('instance-b', T0)

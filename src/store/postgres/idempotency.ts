@@ -187,8 +187,10 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
         : { name: 'idem-unlock-if', text: `UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
       return (result.rowCount ?? 0) > 0
     },
-    async abandon (ref) {
-      await pool.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })
+    async abandon (ref, lockedUntil) {
+      await pool.query(lockedUntil === undefined
+        ? { name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) }
+        : { name: 'idem-delete-if', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
     },
     async finish (ref, response) { await postgresKeyStatements.storeResponse(pool, ref, response) },
     get,

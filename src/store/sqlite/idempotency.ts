@@ -35,6 +35,7 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
     ON CONFLICT DO NOTHING`)
   const select = db.prepare<Record<string, string>, IdempotencyRow>(`SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`)
   const remove = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`)
+  const removeIf = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
   const lock = db.prepare(`UPDATE idempotency_keys SET locked_until = @lockUntil, locked_by = @owner WHERE ${KEY_MATCH}`)
   const unlock = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until IS NOT NULL`)
   const unlockIf = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
@@ -100,7 +101,9 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
     async release (ref, lockedUntil) {
       return await writes.run(() => (lockedUntil === undefined ? unlock.run(refParams(ref)) : unlockIf.run({ ...refParams(ref), lockedUntil })).changes > 0)
     },
-    async abandon (ref) { await writes.run(() => remove.run(refParams(ref))) },
+    async abandon (ref, lockedUntil) {
+      await writes.run(() => lockedUntil === undefined ? remove.run(refParams(ref)) : removeIf.run({ ...refParams(ref), lockedUntil }))
+    },
     async finish (ref, response) { await writes.run(() => { keys.storeResponse(ref, response) }) },
     async get (ref) {
       const row = select.get(refParams(ref))
