@@ -14,6 +14,15 @@ const UNCERTAIN_CLAIM_SETTLE_MS = 5_000
 /** Bounds the memory of locks this process holds (oldest forgotten first). */
 const MAX_TRACKED = 10_000
 
+/**
+ * A statement sent but never answered (the client's read time-out on a paused server): it may still run
+ * and commit later. Every other failure either never reached the server or was rolled back by it.
+ */
+function readTimedOut (error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause ?? error : error
+  return cause instanceof Error && cause.message === 'Query read timeout'
+}
+
 function keyOf (ref: IdempotencyKeyRef): string {
   return JSON.stringify([ref.scope, ref.method, ref.path, ref.key])
 }
@@ -92,7 +101,7 @@ export function releasingAfterOutages (store: IdempotencyStore): IdempotencyStor
       result = await store.claim(request, creation)
     } catch (err) {
       // No answer (a read time-out): the claim may still commit when the server resumes. Free it then.
-      if (unavailableReason(err) !== undefined && !held.has(key)) {
+      if (readTimedOut(err) && !held.has(key)) {
         remember(failed, key, { ref: request.ref, lockedUntil: request.lockUntil, since: Date.now(), uncertain: {} })
         schedule()
       }
