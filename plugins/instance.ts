@@ -75,9 +75,11 @@ export default fp(async (app) => {
     clearTimeout(timer)
     await beating
     // Requests have drained: nothing of ours is locked any more. Gone at once, and a sweep of long-silent rows.
-    await app.db.instances.remove(id, app.clock() - FORGET_AFTER_MS).catch((err: unknown) => {
+    try {
+      await app.db.instances.remove(id, app.clock() - FORGET_AFTER_MS)
+    } catch (err) {
       app.log.warn({ err }, 'could not remove this instance\'s heartbeat row; it expires by itself')
-    })
+    }
   })
   app.log.info({ instanceId: id }, 'instance identity')
 }, { name: 'instance', dependencies: ['config', 'database', 'clock'], fastify: '5.x' })
