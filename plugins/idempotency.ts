@@ -147,9 +147,14 @@ export default fp(async (app) => {
         fingerprint: requestFingerprint(ref.method, ref.path, fingerprintedContent(request)),
         now,
         lockUntil: now + lockMs,
-        expiresAt: now + retentionMs
+        expiresAt: now + retentionMs,
+        owner: app.instance.id,
+        takeoverBefore: app.instance.takeoverBefore()
       }, creation)
       app.metrics.idempotencyClaim(result.kind)
+      if (result.kind === 'resumed' && result.takenOverFrom !== undefined) {
+        request.log.info({ stoppedInstance: result.takenOverFrom, recoveryPoint: result.record.recoveryPoint }, 'took over an idempotency key from a stopped instance')
+      }
       switch (result.kind) {
         case 'replay': return { kind: 'replay', response: result.record.response }
         case 'mismatch':
@@ -189,7 +194,9 @@ export default fp(async (app) => {
         return sendStored(reply, stored !== undefined && stored.resource === resource ? stored.response : respond(resource, origin))
       } catch (err) {
         const nothingCreated = record.recoveryPoint === 'started' && isRefusal(err)
-        await (nothingCreated ? app.db.idempotency.abandon(ref) : app.db.idempotency.release(ref)).catch((cleanupError: unknown) => {
+        // Only our own lock: had another instance taken the key over meanwhile, it is that request's now.
+        const lockedUntil = record.lockedUntil ?? undefined
+        await (nothingCreated ? app.db.idempotency.abandon(ref, lockedUntil) : app.db.idempotency.release(ref, lockedUntil)).catch((cleanupError: unknown) => {
           request.log.error({ err: cleanupError }, 'could not free an idempotency key')
         })
         throw err
@@ -201,4 +208,4 @@ export default fp(async (app) => {
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && !request.is404 && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) service.keyOf(request)
   })
-}, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics'], fastify: '5.x' })
+}, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics', 'instance'], fastify: '5.x' })

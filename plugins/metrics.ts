@@ -167,6 +167,26 @@ export default fp(async (app) => {
     }
   }))
 
+  const health = app.db.health
+  if (health !== undefined) {
+    registry.registerMetric(new Counter({
+      name: 'database_unavailable_total',
+      help: 'Database calls that failed because the database could not serve (answered 503 when a request made them), by reason: unreachable, timeout, busy, full, io.',
+      labelNames: ['reason'] as const,
+      registers: [],
+      collect () {
+        this.reset()
+        for (const [reason, count] of Object.entries(health.failures)) this.inc({ reason }, count)
+      }
+    }))
+    registry.registerMetric(new Gauge({
+      name: 'database_available',
+      help: '1 while the database answers (as readiness sees it, after DATABASE_SETTLE_MS of answers following a failure), 0 otherwise.',
+      registers: [],
+      collect () { this.set(health.state === 'ok' ? 1 : 0) }
+    }))
+  }
+
   const instrumentation = app.db.instrumentation
   const pool = instrumentation?.pool
   if (pool !== undefined) {

@@ -55,5 +55,20 @@ export default fp(async (app) => {
     const ready = Object.entries(results).every(([name, state]) => state === 'ok' || nonCritical.has(name))
     return { ready, checks: results }
   })
-  app.addReadinessCheck('database', async () => { await app.db.ping(); return 'ok' })
+  /*
+   * The database's state as every call's answers tell it (src/store/health.ts), not this probe's
+   * alone: a full disk shows with the first failed write, and the state turns 'ok' again only once
+   * the database has answered without failure for DATABASE_SETTLE_MS, so readiness changes state
+   * once per outage instead of following each call. The ping adds its own answer; while the database
+   * is away it is refused at once and the heartbeat probes instead.
+   */
+  app.addReadinessCheck('database', async () => {
+    const health = app.db.health
+    try {
+      await app.db.ping()
+    } catch (err) {
+      if (health === undefined) throw err
+    }
+    return health?.state ?? 'ok'
+  })
 }, { name: 'readiness', dependencies: ['database'], fastify: '5.x' })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { backgroundJobLog } from './job-log'
 import { parseRetryDelays } from '../src/domain/webhooks'
 import { webhookService, type WebhookService } from '../src/services/webhooks'
 import { sealStoredSecrets } from '../src/services/webhook-secrets'
@@ -53,14 +54,16 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
   const shutdown = new AbortController()
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
+  const report = backgroundJobLog(app.log, 'webhooks')
   const pass = async (): Promise<void> => {
     let busy = false
     try {
       const result = await service.deliverDue(config.WEBHOOK_CONCURRENCY, shutdown.signal)
       for (const { result: outcome } of result.results) app.metrics.webhookAttempt(outcome)
       busy = result.attempted === config.WEBHOOK_CONCURRENCY
+      report.succeeded()
     } catch (err) {
-      app.log.error({ err, job: 'webhooks' }, 'background job failed')
+      report.failed(err)
     }
     if (!stopped) schedule(busy ? 0 : config.WEBHOOK_POLL_INTERVAL_MS)
   }

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { captureResponse, paymentResponse, refundResponse } from './stored-responses'
+import { backgroundJobLog } from './job-log'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -20,14 +21,14 @@ declare module 'fastify' {
 interface RepeatingTask { stop: () => Promise<void> }
 
 /** Runs `task` every `intervalMs` (0 disables it), never overlapping itself. */
-function repeat (intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void): RepeatingTask {
+function repeat (intervalMs: number, task: () => Promise<unknown>, report: { failed: (err: unknown) => void, succeeded: () => void }): RepeatingTask {
   if (intervalMs === 0) return { stop: async () => {} }
   let stopped = false
   let running: Promise<unknown> = Promise.resolve()
   let timer: NodeJS.Timeout
   const schedule = (): void => {
     timer = setTimeout(() => {
-      running = task().catch(onError).finally(() => { if (!stopped) schedule() })
+      running = task().then(report.succeeded, report.failed).finally(() => { if (!stopped) schedule() })
     }, intervalMs)
     timer.unref()
   }
@@ -70,17 +71,17 @@ export default fp(async (app) => {
   }
   app.decorate('backgroundJobs', jobs)
 
-  const logFailure = (job: string) => (err: unknown) => { app.log.error({ err, job }, 'background job failed') }
   let tasks: RepeatingTask[] = []
   app.addHook('onReady', async () => {
     tasks = [
-      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, logFailure('reaper')),
-      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, logFailure('event reaper')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, logFailure('recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, logFailure('refund recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, logFailure('capture recovery'))
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, backgroundJobLog(app.log, 'reaper')),
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, backgroundJobLog(app.log, 'event reaper')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, backgroundJobLog(app.log, 'recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, backgroundJobLog(app.log, 'refund recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, backgroundJobLog(app.log, 'capture recovery'))
     ]
   })
+
   app.addHook('preClose', async () => {
     shutdown.abort()
     await Promise.all(tasks.map(async (task) => { await task.stop() }))

@@ -29,6 +29,7 @@ import { MERCHANTS_PATH } from '../schemas/merchants'
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
 import idempotencyPlugin from '../plugins/idempotency'
+import instancePlugin from '../plugins/instance'
 import workersPlugin from '../plugins/workers'
 import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks'
 import secretsPlugin from '../plugins/secrets'
@@ -83,6 +84,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(redisPlugin)
   await app.register(credentialCachePlugin)
   await app.register(servicesPlugin)
+  await app.register(instancePlugin)
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
   await app.register(secretsPlugin)

@@ -21,6 +21,18 @@ export const ConfigSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   /** PostgreSQL: statement_timeout, and the client gives up 1 s later (a paused server); 0 disables. */
   DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
+  /**
+   * After a database failure, readiness turns 200 again only once the database has answered
+   * without failure for this long (hysteresis: one change of state per outage).
+   */
+  DATABASE_SETTLE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 2000 }),
+  /** How often each instance writes its heartbeat (its idempotency locks are its own while it beats). */
+  INSTANCE_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 1000 }),
+  /**
+   * An instance silent for this long has stopped: another instance takes over its idempotency
+   * locks instead of answering 409 until IDEMPOTENCY_LOCK_SECONDS. At least 3 heartbeats.
+   */
+  INSTANCE_DEAD_AFTER_MS: Type.Integer({ minimum: 300, maximum: 600_000, default: 5000 }),
   SQLITE_SYNCHRONOUS: StringEnum(['FULL', 'NORMAL'], 'FULL'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 64 * 1024 }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
@@ -124,6 +136,10 @@ export function loadConfig (source: EnvSource = process.env): Config {
   if (parseRetryDelays(config.WEBHOOK_RETRY_DELAYS) === undefined) {
     throw new ConfigError('invalid configuration: WEBHOOK_RETRY_DELAYS must be 1-20 comma-separated durations such as 5s,5m,2h ' +
       `(units ms, s, m, h, d; each at most 7d) (got ${JSON.stringify(config.WEBHOOK_RETRY_DELAYS)})`)
+  }
+  if (config.INSTANCE_DEAD_AFTER_MS < 3 * config.INSTANCE_HEARTBEAT_MS) {
+    throw new ConfigError('invalid configuration: INSTANCE_DEAD_AFTER_MS must be at least 3 × INSTANCE_HEARTBEAT_MS, so that one slow ' +
+      `heartbeat never makes a live instance look stopped (got ${config.INSTANCE_DEAD_AFTER_MS} and ${config.INSTANCE_HEARTBEAT_MS})`)
   }
   const adminKeyProblem = checkAdminApiKey(config)
   if (adminKeyProblem !== undefined) throw new ConfigError(`invalid configuration: ${adminKeyProblem}`)

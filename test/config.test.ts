@@ -162,3 +162,10 @@ t.test('ENCRYPTION_KEYS: required with PostgreSQL, checked when set, never echoe
     t.notOk((err as Error).message.includes(short) || (err as Error).message.includes(key), 'no key in the message')
   }
 })
+
+t.test('INSTANCE_DEAD_AFTER_MS must cover at least three heartbeats', async (t) => {
+  t.match(loadConfig({}), { INSTANCE_HEARTBEAT_MS: 1000, INSTANCE_DEAD_AFTER_MS: 5000, DATABASE_SETTLE_MS: 2000 })
+  t.throws(() => loadConfig({ INSTANCE_HEARTBEAT_MS: '2000', INSTANCE_DEAD_AFTER_MS: '5000' }),
+    { name: 'ConfigError', message: /INSTANCE_DEAD_AFTER_MS must be at least 3 × INSTANCE_HEARTBEAT_MS/ })
+  t.match(loadConfig({ INSTANCE_HEARTBEAT_MS: '500', INSTANCE_DEAD_AFTER_MS: '1500' }), { INSTANCE_DEAD_AFTER_MS: 1500 })
+})

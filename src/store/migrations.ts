@@ -3,6 +3,7 @@ import { sql, type SqlDialect } from './sql'
 import { lifecycleSchema } from './lifecycle-migrations'
 import { webhookSchema } from './webhook-migrations'
 import { captureSchema } from './capture-migrations'
+import { instanceSchema } from './instance-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -135,7 +136,8 @@ const schema: SchemaChange[] = [
   },
   ...lifecycleSchema,
   ...webhookSchema,
-  ...captureSchema
+  ...captureSchema,
+  ...instanceSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

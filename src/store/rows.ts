@@ -1,4 +1,4 @@
-import type { ClaimResult, IdempotencyKeyRef, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund, ResourceCreation, StoredResponse } from './types'
+import type { ClaimRequest, ClaimResult, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund, ResourceCreation, StoredResponse } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
 import type { Metadata } from '../domain/metadata'
@@ -16,6 +16,7 @@ export interface IdempotencyRow {
   response_headers: string | null
   response_body: string | null
   locked_until: number | string | null
+  locked_by: string | null
   created_at: number | string
   expires_at: number | string
 }
@@ -33,6 +34,7 @@ export function idempotencyRecordFromRow (row: IdempotencyRow): IdempotencyRecor
       ? null
       : { statusCode: row.response_status, headers: JSON.parse(row.response_headers ?? '{}'), body: row.response_body ?? '' },
     lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
+    lockedBy: row.locked_until === null ? null : row.locked_by,
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at)
   }
@@ -164,7 +166,7 @@ export function ledgerEntryFromRow (row: LedgerRow): LedgerEntry {
 }
 
 /** The record a claim that inserted a new key wrote (so no backend reads it back). */
-export function newIdempotencyRecord (request: { ref: IdempotencyKeyRef, fingerprint: string, now: number, lockUntil: number, expiresAt: number }): IdempotencyRecord {
+export function newIdempotencyRecord (request: ClaimRequest): IdempotencyRecord {
   return {
     ...request.ref,
     fingerprint: request.fingerprint,
@@ -172,6 +174,7 @@ export function newIdempotencyRecord (request: { ref: IdempotencyKeyRef, fingerp
     resourceId: null,
     response: null,
     lockedUntil: request.lockUntil,
+    lockedBy: request.owner ?? null,
     createdAt: request.now,
     expiresAt: request.expiresAt
   }
@@ -186,6 +189,19 @@ export function classifyExistingKey (record: IdempotencyRecord, fingerprint: str
   if (finished && record.response !== null) return 'replay'
   if (record.lockedUntil !== null && record.lockedUntil > now) return 'in_flight'
   return 'resumable'
+}
+
+/**
+ * Whether a claim that found `record` in flight may ask if its holder is still beating: the lock
+ * names another instance, and the claimant can judge heartbeats now (takeoverBefore is set).
+ */
+export function holderMayHaveStopped (record: IdempotencyRecord, request: ClaimRequest): record is IdempotencyRecord & { lockedBy: string } {
+  return request.takeoverBefore !== undefined && record.lockedBy !== null && record.lockedBy !== request.owner
+}
+
+/** Whether a holder whose last heartbeat was `heartbeatAt` (undefined: it has no row) has stopped. */
+export function holderStopped (heartbeatAt: number | undefined, request: ClaimRequest): boolean {
+  return request.takeoverBefore !== undefined && (heartbeatAt === undefined || heartbeatAt < request.takeoverBefore)
 }
 
 /**

@@ -46,6 +46,8 @@ export interface IdempotencyRecord extends IdempotencyKeyRef {
   response: StoredResponse | null
   /** Epoch ms until which the owning request holds the key; null when unlocked. */
   lockedUntil: number | null
+  /** The instance whose request holds the lock (see InstanceStore); null when unknown or unlocked. */
+  lockedBy: string | null
   createdAt: number
   expiresAt: number
 }
@@ -53,8 +55,11 @@ export interface IdempotencyRecord extends IdempotencyKeyRef {
 export type ClaimResult =
   /** The caller owns a fresh key. */
   | { kind: 'new', record: IdempotencyRecord }
-  /** The caller owns a key whose earlier request stopped before finishing (see recoveryPoint). */
-  | { kind: 'resumed', record: IdempotencyRecord }
+  /**
+   * The caller owns a key whose earlier request stopped before finishing (see recoveryPoint);
+   * `takenOverFrom`: that request's instance had stopped beating while it still held the lock.
+   */
+  | { kind: 'resumed', record: IdempotencyRecord, takenOverFrom?: string }
   | { kind: 'replay', record: IdempotencyRecord & { response: StoredResponse } }
   | { kind: 'mismatch', record: IdempotencyRecord }
   | { kind: 'in_flight', record: IdempotencyRecord }
@@ -65,6 +70,13 @@ export interface ClaimRequest {
   now: number
   lockUntil: number
   expiresAt: number
+  /** The claiming instance (InstanceStore id), recorded as the lock's holder. */
+  owner?: string
+  /**
+   * A lock whose holder last beat before this time (or has no heartbeat row) is taken over
+   * instead of answering in_flight. Undefined: never take over (this instance cannot judge now).
+   */
+  takeoverBefore?: number
 }
 
 /** One row to insert: a table, its columns and their values in that order (built by the stores' row mappers). */
@@ -96,11 +108,14 @@ export interface IdempotencyStore {
   /**
    * Unlocks a key, keeping its recovery point, so a retry can resume. With
    * `lockedUntil`, only if the key is still locked until exactly then (a late
-   * release that must not free a lock someone else has taken since).
+   * release that must not free a lock someone else has taken since). True when a lock was freed.
    */
-  release: (ref: IdempotencyKeyRef, lockedUntil?: number) => Promise<void>
-  /** Forgets a key whose request ended before any side effect (a client error). */
-  abandon: (ref: IdempotencyKeyRef) => Promise<void>
+  release: (ref: IdempotencyKeyRef, lockedUntil?: number) => Promise<boolean>
+  /**
+   * Forgets a key whose request ended before any side effect (a client error). With `lockedUntil`,
+   * only if the key is still locked until exactly then (another instance may have taken it over).
+   */
+  abandon: (ref: IdempotencyKeyRef, lockedUntil?: number) => Promise<void>
   /** Stores the final response and unlocks (for areas without a resource-specific completion). */
   finish: (ref: IdempotencyKeyRef, response: StoredResponse) => Promise<void>
   get: (ref: IdempotencyKeyRef) => Promise<IdempotencyRecord | undefined>
@@ -304,6 +319,17 @@ export interface ApiKeyStore {
   recordUse: (uses: Array<{ id: string, at: string }>) => Promise<void>
 }
 
+/**
+ * Running instances and their heartbeats (epoch ms): an instance that stopped beating (crashed,
+ * killed, cut off) no longer holds its idempotency locks.
+ */
+export interface InstanceStore {
+  /** Records that instance `id` (started at `startedAt`) is alive at `now`. */
+  beat: (id: string, startedAt: number, now: number) => Promise<void>
+  /** Forgets an instance (a clean shutdown), and rows of instances silent since before `staleBefore`. */
+  remove: (id: string, staleBefore: number) => Promise<void>
+}
+
 export interface Database {
   readonly kind: 'sqlite' | 'postgres'
   readonly products: ProductStore
@@ -316,11 +342,45 @@ export interface Database {
   readonly apiKeys: ApiKeyStore
   readonly events: EventStore
   readonly webhooks: WebhookStore
+  readonly instances: InstanceStore
+  /** What the database's answers said lately (see guard.ts); test doubles may leave it out. */
+  readonly health?: DatabaseHealth
   /** Resolves when the database answers a trivial query. */
   ping: () => Promise<void>
   close: () => Promise<void>
   /** What the metrics plugin observes; test doubles may leave it out. */
   readonly instrumentation?: DatabaseInstrumentation
+}
+
+export type UnavailableReason = 'unreachable' | 'timeout' | 'busy' | 'full' | 'io'
+
+/** The database's state as its recent answers tell it (every store call is observed). */
+export interface DatabaseHealth {
+  /**
+   * 'ok', or why the database cannot serve. Turns on the first failure; back to 'ok' only after
+   * answers without failure for the settle time (hysteresis: readiness changes state once).
+   */
+  readonly state: 'ok' | UnavailableReason
+  /**
+   * Unreachable or timing out, with no answer since: new calls fail at once (503) instead of
+   * waiting for a connection time-out. Cleared by the first answer (the heartbeat probes).
+   */
+  readonly away: boolean
+  /** Calls that failed because the database could not serve, since start, by reason (metrics). */
+  readonly failures: Readonly<Record<UnavailableReason, number>>
+  /** Told once per change of `state`, with the failure that turned it and how many calls failed meanwhile. */
+  onChange: (listener: (change: HealthChange) => void) => void
+}
+
+export interface HealthChange {
+  state: 'ok' | UnavailableReason
+  previous: 'ok' | UnavailableReason
+  /** The failure that turned the state (absent when it turned 'ok'). */
+  error?: unknown
+  /** Calls that failed since the state left 'ok' (when it turned 'ok' again). */
+  failures: number
+  /** Milliseconds since the state left 'ok' (when it turned 'ok' again). */
+  downMs: number
 }
 
 export interface DatabaseInstrumentation {

@@ -12,7 +12,7 @@ export const ADMIN_AUTH = { authorization: `Bearer ${TEST_ADMIN_KEY}` }
 /** The ENCRYPTION_KEYS of test servers (PostgreSQL requires them). */
 export const TEST_ENCRYPTION_KEYS = 'test:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
 
-/** A config for tests: in-memory SQLite, no logging, background workers off. */
+/** A config for tests: in-memory SQLite, no logging, background workers off, heartbeats rare. */
 export function testConfig (env: Record<string, string> = {}): Config {
   return loadConfig({
     ADMIN_API_KEY: TEST_ADMIN_KEY,
@@ -20,6 +20,9 @@ export function testConfig (env: Record<string, string> = {}): Config {
     LOG_LEVEL: 'silent',
     REAPER_INTERVAL_MS: '0',
     RECOVERY_INTERVAL_MS: '0',
+    // A heartbeat write a minute, not a second: tests that count commits see only their own (it still probes every 250 ms while the database is away).
+    INSTANCE_HEARTBEAT_MS: '60000',
+    INSTANCE_DEAD_AFTER_MS: '180000',
     ...env
   })
 }

@@ -4,6 +4,7 @@ import configPlugin from '../../plugins/config'
 import databasePlugin from '../../plugins/database'
 import clockPlugin from '../../plugins/clock'
 import idempotencyPlugin from '../../plugins/idempotency'
+import instancePlugin from '../../plugins/instance'
 import metricsPlugin from '../../plugins/metrics'
 import { problemErrorHandler } from '../../plugins/http/errors/problem'
 import { buildTestApp, testConfig } from '../helpers/app'
@@ -20,7 +21,7 @@ async function countingDatabase (): Promise<{ db: Database, calls: Record<'claim
   const idempotency: IdempotencyStore = {
     ...store,
     claim: async (request) => { calls.claim.push(request.ref); return await store.claim(request) },
-    release: async (ref) => { calls.release.push(ref); await store.release(ref) },
+    release: async (ref) => { calls.release.push(ref); return await store.release(ref) },
     abandon: async (ref) => { calls.abandon.push(ref); await store.abandon(ref) },
     finish: async (ref, response) => { calls.finish.push(ref); await store.finish(ref, response) }
   }
@@ -35,6 +36,7 @@ async function bareApp (t: Test, work: () => Promise<never> | never) {
   await app.register(clockPlugin, {})
   await app.register(databasePlugin, { database: db })
   await app.register(metricsPlugin)
+  await app.register(instancePlugin)
   await app.register(idempotencyPlugin)
   // Domain errors carry no status: an area's error handler maps them (plugins/http/errors/classify-error.ts).
   app.setErrorHandler(problemErrorHandler)

@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { provisionMerchant, ServerProcess } from '../helpers/server-process'
-import { TEST_ADMIN_KEY } from '../helpers/app'
+import { TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 import { ensurePostgres, freshSchema } from '../helpers/postgres'
 
 async function main (): Promise<void> {
@@ -15,7 +15,7 @@ async function main (): Promise<void> {
 
   t.test('two instances on PostgreSQL: 20 concurrent captures of one authorization → exactly one 200, 19 × 409, one capture', async (t) => {
     const schema = await freshSchema(t)
-    const env = { PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '10', GATEWAY_SIM_LATENCY_MS: '30', ADMIN_API_KEY: TEST_ADMIN_KEY }
+    const env = { PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: schema.url, DATABASE_POOL_SIZE: '10', GATEWAY_SIM_LATENCY_MS: '30', ADMIN_API_KEY: TEST_ADMIN_KEY, ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS }
     const instances = [new ServerProcess(t, env), new ServerProcess(t, env)]
     const bases = await Promise.all(instances.map(async (server) => {
       const line = await server.waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('Server listening at '), 90_000)

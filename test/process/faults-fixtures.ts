@@ -269,6 +269,43 @@ export interface Verdict {
   maxAttemptMs: number
   /** Milliseconds from `faultEnd` until every key had its final answer. */
   settledAfterMs: number
+  /** The longest run of 409 answers one key got in a row (from the first one's start to the last one's answer). */
+  longest409RunMs: number
+  /** 409 answers to a retry sent after the Retry-After of the key's 503 before it had passed (plus a second of grace). */
+  conflictsAfterRetryAfter: number
+}
+
+/** The 409 runs and Retry-After breaches in the keys' histories (connection errors from a dead instance are skipped). */
+export function conflictsOf (histories: KeyHistory[]): { longest409RunMs: number, conflictsAfterRetryAfter: number } {
+  let longest409RunMs = 0
+  let conflictsAfterRetryAfter = 0
+  for (const h of histories) {
+    let runStart: number | undefined
+    let last503: Attempt | undefined
+    for (const a of h.attempts) {
+      if (a.status === 0) continue
+      if (a.status !== 409) {
+        runStart = undefined
+        last503 = a.status === 503 ? a : undefined
+        continue
+      }
+      runStart ??= a.at
+      longest409RunMs = Math.max(longest409RunMs, a.at + a.ms - runStart)
+      if (last503 !== undefined && a.at > last503.at + last503.ms + (Number(last503.retryAfter ?? 0) + 1) * 1000) conflictsAfterRetryAfter++
+    }
+  }
+  return { longest409RunMs, conflictsAfterRetryAfter }
+}
+
+/** Log lines of an instance since index `from`, by message, for the lines at warn level or above. */
+export function loudLines (logs: LogLine[], from: number): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const line of logs.slice(from)) {
+    if ((line.level ?? 0) < 40) continue
+    const msg = String(line.msg)
+    counts[msg] = (counts[msg] ?? 0) + 1
+  }
+  return counts
 }
 
 /**
@@ -316,7 +353,9 @@ export async function verify (t: Test, histories: KeyHistory[], read: {
   t.equal(new Set(acknowledged.map((h) => h.final?.paymentId)).size, acknowledged.length, 'no two keys share a payment')
 
   const lastFinal = Math.max(faultEnd, ...acknowledged.map((h) => h.final?.at ?? 0))
-  return { keys: histories.length, acknowledged: acknowledged.length, statuses, maxAttemptMs, settledAfterMs: lastFinal - faultEnd }
+  const conflicts = conflictsOf(histories)
+  t.equal(conflicts.conflictsAfterRetryAfter, 0, 'a client that waited for the Retry-After of a 503 got a real answer, not 409 in use')
+  return { keys: histories.length, acknowledged: acknowledged.length, statuses, maxAttemptMs, settledAfterMs: lastFinal - faultEnd, ...conflicts }
 }
 
 /** Polls `probe` until it is true; resolves with the milliseconds it took. */

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
-import { faultTestsUnavailable, keyedLoad, ServiceInstance, statusOf, until, verify } from './faults-fixtures'
+import { faultTestsUnavailable, keyedLoad, loudLines, ServiceInstance, statusOf, until, verify } from './faults-fixtures'
 import { provisionMerchant } from '../helpers/server-process'
 import { ADMIN_AUTH, TEST_ADMIN_KEY } from '../helpers/app'
 import { WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/connection'
@@ -90,7 +90,17 @@ async function diskFull (t: Test): Promise<void> {
 
   let stopAt = Number.POSITIVE_INFINITY
   const load = keyedLoad({ bases: () => [base], auth, clients: 4, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
+  // Readiness as a load balancer sees it, every 100 ms from before the disk fills until after it is freed.
+  const readiness: Array<{ at: number, status: number }> = []
+  const watch = { on: true }
+  const watcher = (async () => {
+    while (watch.on) {
+      readiness.push({ at: Date.now(), status: await statusOf(`${base}/health/ready`) })
+      await sleep(100)
+    }
+  })()
   await sleep(1000)
+  const logsFrom = instance.logs.length
   const ballast = join(dir, 'ballast')
   const filled = fillDisk(ballast)
   const fullAt = Date.now()
@@ -146,11 +156,26 @@ async function diskFull (t: Test): Promise<void> {
   t.ok(readyAfterMs < 5000, `ready again ${readyAfterMs} ms after space was freed`)
   stopAt = Date.now() + 1500
   const histories = await load
+  await sleep(3000)
+  watch.on = false
+  await watcher
   t.ok(instance.alive, 'the instance never exited')
   const verdict = await verify(t, histories, read, faultEnd, REQUEST_TIMEOUT_MS)
+
+  // Readiness changes state once each way (hysteresis: DATABASE_SETTLE_MS without failure before 200 again),
+  // and turns 503 with the first failed write, not a probe's second later.
+  const changes = readiness.filter((probe, i) => i > 0 && probe.status !== readiness[i - 1].status)
+  t.same(changes.map((probe) => probe.status), [503, 200], `readiness went 503 once and 200 once (${readiness.length} probes)`, { changes })
+  const first503Answer = Math.min(...histories.flatMap((h) => h.attempts).filter((a) => a.status === 503).map((a) => a.at + a.ms))
+  const lag = (changes[0]?.at ?? Infinity) - first503Answer
+  t.ok(lag < 400, `readiness was 503 ${lag} ms after the first 503 answer (one probe interval: 100 ms)`)
+  const lines = loudLines(instance.logs, logsFrom)
+  const total = Object.values(lines).reduce((sum, n) => sum + n, 0)
+  t.ok(total <= 10, `${total} lines at warn or above while clients saw ${verdict.statuses['503'] ?? 0} 503 answers`, { lines })
+  t.equal(lines['background job failed'] ?? 0, 0, 'no "background job failed" errors for a full disk')
   t.ok(verdict.settledAfterMs < 10_000, `every key settled ${verdict.settledAfterMs} ms after space was freed (IDEMPOTENCY_LOCK_SECONDS 30)`)
   t.ok((verdict.statuses['503'] ?? 0) > 0, 'the load saw the 503s')
-  process.stdout.write(`# fault measurements: ${JSON.stringify({ 'disk-full': { fullForMs: faultEnd - fullAt, notReadyAfterMs, readyAfterMs, ...verdict } })}\n`)
+  process.stdout.write(`# fault measurements: ${JSON.stringify({ 'disk-full': { fullForMs: faultEnd - fullAt, notReadyAfterMs, readyAfterMs, readinessChanges: changes.length, readinessLagMs: lag, loudLines: total, ...verdict } })}\n`)
 }
 
 main().catch((err: unknown) => { t.fail(String(err)) })

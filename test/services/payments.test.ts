@@ -24,7 +24,7 @@ t.test('the payments service returns domain payments and throws domain errors; i
   let released = 0
   const release = db.idempotency.release
   const payments = paymentService({
-    db: { ...db, idempotency: { ...db.idempotency, release: async (ref) => { released++; await release(ref) } } },
+    db: { ...db, idempotency: { ...db.idempotency, release: async (ref) => { released++; return await release(ref) } } },
     gateway: spyGateway(unavailable),
     clock: () => Date.parse('2026-01-01T00:00:00Z'),
     log: silent

@@ -160,7 +160,7 @@ export function paymentStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const young = pendingPayment({ createdAt: iso(T0 - 10) })
     const settled = pendingPayment({ createdAt: iso(T0 - 30 * MINUTE), status: 'succeeded' })
     const ref = keyRef()
-    await db.idempotency.claim(claimRequest(ref, { now: T0 - 10 * MINUTE }))
+    await db.idempotency.claim(claimRequest(ref, { now: T0 - 10 * MINUTE, owner: 'crashed-instance' }))
     await db.payments.create(old, ref)
     for (const payment of [older, young, settled]) await db.payments.create(payment)
 
@@ -169,7 +169,8 @@ export function paymentStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(leased.map((p) => p.id), [older.id, old.id], 'pending, old enough, oldest first')
     t.same(leased[1], old)
     t.equal((await db.idempotency.get(ref))?.lockedUntil, T0 + 5 * MINUTE, 'the key is locked for the lease')
-    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + MINUTE })), { kind: 'in_flight' }, 'clients get in_flight meanwhile')
+    t.equal((await db.idempotency.get(ref))?.lockedBy, null, 'the lease names no holder: no claim takes it over from the crashed request\'s instance')
+    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + MINUTE, owner: 'other', takeoverBefore: T0 })), { kind: 'in_flight' }, 'clients get in_flight meanwhile')
 
     t.same(await db.payments.leaseAbandoned({ ...options, now: T0 + MINUTE }), [], 'never leased twice while the lease runs')
     const after = await db.payments.leaseAbandoned({ ...options, now: T0 + 6 * MINUTE, leaseUntil: T0 + 11 * MINUTE })
@@ -221,6 +222,7 @@ export function idempotencyStoreContract (t: Test, makeDatabase: MakeDatabase): 
       resourceId: null,
       response: null,
       lockedUntil: T0 + MINUTE,
+      lockedBy: null,
       createdAt: T0,
       expiresAt: T0 + 24 * HOUR
     })
@@ -299,6 +301,44 @@ export function idempotencyStoreContract (t: Test, makeDatabase: MakeDatabase): 
     t.equal(resumed.kind, 'resumed')
     t.match(resumed.record, { recoveryPoint: 'resource_created', resourceId: payment.id, lockedUntil: T0 + 5000 + MINUTE, createdAt: T0 })
     t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + 6000 })), { kind: 'in_flight' })
+  })
+
+  t.test('a live lock whose holder stopped beating is taken over; a beating holder\'s never is', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const ref = keyRef()
+    await db.instances.beat('instance-a', T0, T0)
+    await db.instances.beat('instance-b', T0, T0)
+    const byA = await db.idempotency.claim(claimRequest(ref, { owner: 'instance-a' }))
+    t.match(byA, { kind: 'new', record: { lockedBy: 'instance-a', lockedUntil: T0 + MINUTE } })
+    t.match(await db.idempotency.get(ref), { lockedBy: 'instance-a' }, 'the holder is stored')
+    const byB = (now: number, takeoverBefore: number | undefined): ClaimRequest => claimRequest(ref, { now, owner: 'instance-b', takeoverBefore })
+
+    t.match(await db.idempotency.claim(byB(T0 + 1000, T0 - 4000)), { kind: 'in_flight', record: { lockedBy: 'instance-a' } }, 'A beat after the cut-off: still in flight')
+    t.match(await db.idempotency.claim(byB(T0 + 1000, undefined)), { kind: 'in_flight' }, 'a claimant that cannot judge heartbeats never takes over')
+    await db.instances.beat('instance-a', T0, T0 + 9000)
+    t.match(await db.idempotency.claim(byB(T0 + 10_000, T0 + 5000)), { kind: 'in_flight' }, 'A kept beating: its lock stays, however long it holds it')
+    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + 20_000, owner: 'instance-a', takeoverBefore: T0 + 15_000 })), { kind: 'in_flight' },
+      'the holder itself is answered in_flight by the store (plugins decide on their own locks)')
+
+    const takeover = await db.idempotency.claim(byB(T0 + 20_000, T0 + 15_000))
+    t.match(takeover, { kind: 'resumed', takenOverFrom: 'instance-a', record: { lockedBy: 'instance-b', lockedUntil: T0 + 20_000 + MINUTE, recoveryPoint: 'started' } },
+      'A silent since T0 + 9 s: B takes the key over, long before the lock time')
+    t.equal(await db.idempotency.release(ref, T0 + MINUTE), false, 'A\'s late release (conditional on its lock) frees nothing')
+    await db.idempotency.abandon(ref, T0 + MINUTE)
+    t.ok(await db.idempotency.get(ref), 'nor does its late abandon (after a refusal) forget the key B now works under')
+    t.match(await db.idempotency.get(ref), { lockedBy: 'instance-b', lockedUntil: T0 + 20_000 + MINUTE })
+
+    await db.instances.remove('instance-b', T0)
+    t.match(await db.idempotency.claim(claimRequest(ref, { now: T0 + 21_000, owner: 'instance-c', takeoverBefore: T0 + 16_000 })), { kind: 'resumed', takenOverFrom: 'instance-b' },
+      'a holder without a heartbeat row (removed) has stopped')
+
+    const unowned = keyRef()
+    await db.idempotency.claim(claimRequest(unowned))
+    t.match(await db.idempotency.claim(claimRequest(unowned, { now: T0 + 21_000, owner: 'instance-c', takeoverBefore: T0 + 16_000 })), { kind: 'in_flight', record: { lockedBy: null } },
+      'a lock without a holder (the recovery worker\'s lease, or taken before holders were recorded) ends only with its time')
+    t.equal(await db.idempotency.release(unowned), true, 'release says it freed a lock')
+    t.equal(await db.idempotency.release(unowned), false, '...and that there was none the second time')
+    t.match(await db.idempotency.get(unowned), { lockedUntil: null, lockedBy: null })
   })
 
   t.test('a lock that ran out (a crashed request) is resumed', async (t) => {

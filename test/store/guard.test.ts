@@ -3,7 +3,7 @@
  * StoreUnavailableError in every area's shape, and keys whose release failed in an outage are freed
  * once the database answers again.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { guardStore, STORE_RETRY_AFTER_SECONDS } from '../../src/store/unavailable'
 import { guardDatabase, releasingAfterOutages } from '../../src/store/guard'
 import { createSqliteDatabase } from '../../src/store/sqlite'
@@ -24,7 +24,7 @@ function flaky (db: Database): { db: Database, state: { down: boolean, error: ()
       : member])) as T
   return {
     state,
-    db: { kind: db.kind, products: wrap(db.products), merchants: wrap(db.merchants), payments: wrap(db.payments), refunds: wrap(db.refunds), captures: wrap(db.captures), idempotency: wrap(db.idempotency), ledger: wrap(db.ledger), apiKeys: wrap(db.apiKeys), events: wrap(db.events), webhooks: wrap(db.webhooks), ping: wrap({ ping: db.ping }).ping, close: db.close }
+    db: { kind: db.kind, products: wrap(db.products), merchants: wrap(db.merchants), payments: wrap(db.payments), refunds: wrap(db.refunds), captures: wrap(db.captures), idempotency: wrap(db.idempotency), ledger: wrap(db.ledger), apiKeys: wrap(db.apiKeys), events: wrap(db.events), webhooks: wrap(db.webhooks), instances: wrap(db.instances), ping: wrap({ ping: db.ping }).ping, close: db.close }
   }
 }
 
@@ -83,6 +83,9 @@ t.test('routes answer 503 with Retry-After in their area\'s shape while the data
   t.notMatch(payment.body, /ECONNREFUSED/, 'driver details stay in the log')
 
   state.error = () => coded('SQLITE_FULL', 'database or disk is full')
+  // Refused (unreachable) at once until an answer comes: the heartbeat's probe hears the disk-full error.
+  t.equal(app.db.health?.away, true, 'no answer: the next calls fail at once')
+  while (app.db.health?.away === true) await new Promise((resolve) => setTimeout(resolve, 50))
   const merchant = await app.inject({ method: 'POST', url: '/merchants', payload: { name: 'A', email: 'a@example.com' } })
   t.equal(merchant.statusCode, 503)
   t.equal(merchant.headers['retry-after'], String(STORE_RETRY_AFTER_SECONDS.full))
@@ -94,4 +97,66 @@ t.test('routes answer 503 with Retry-After in their area\'s shape while the data
 
   state.down = false
   t.equal((await app.inject({ method: 'POST', url: '/api/payments', headers: { 'idempotency-key': 'k' }, payload: { amount: 5, currency: 'EUR' } })).statusCode, 201, 'served again at once')
+})
+
+/** An SQLite idempotency store whose release fails with `releaseError`, and whose claim commits and then fails with `claimError`. */
+async function faultyKeys (t: Test): Promise<{ inner: IdempotencyStore, faults: { releaseError?: () => Error, claimError?: () => Error } }> {
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  t.teardown(async () => { await db.close() })
+  const faults: { releaseError?: () => Error, claimError?: () => Error } = {}
+  const real = db.idempotency
+  const inner: IdempotencyStore = {
+    ...real,
+    async claim (request, creation) {
+      const result = await real.claim(request, creation)
+      // The statement ran and committed, but its answer never came (a paused server: "Query read timeout").
+      if (faults.claimError !== undefined) throw faults.claimError()
+      return result
+    },
+    async release (ref, lockedUntil) {
+      if (faults.releaseError !== undefined) throw faults.releaseError()
+      return await real.release(ref, lockedUntil)
+    }
+  }
+  return { inner, faults }
+}
+
+const ME = 'instance-me'
+const OTHER = 'instance-other'
+
+t.test('a lock of this instance that no request of it works under is not "in use": the claim frees it, or says why it cannot (disk full: 503, not 409)', async (t) => {
+  const { inner, faults } = await faultyKeys(t)
+  const keys = releasingAfterOutages(guardStore(inner))
+  t.teardown(() => { keys.stop() })
+  const ref: IdempotencyKeyRef = { scope: 'merchant:m', method: 'POST', path: '/api/payments', key: 'full' }
+  const claim = (now: number, owner = ME) => ({ ref, fingerprint: 'f', now, lockUntil: now + 30_000, expiresAt: now + 86_400_000, owner })
+  t.equal((await keys.claim(claim(1000))).kind, 'new')
+  t.match(await keys.claim(claim(1100)), { kind: 'in_flight' }, 'while our own request holds it: in flight')
+
+  faults.releaseError = () => coded('SQLITE_FULL', 'database or disk is full')
+  await t.rejects(keys.release(ref), { code: 'STORE_UNAVAILABLE', reason: 'full' }, 'the release fails on the full disk')
+  await t.rejects(keys.claim(claim(2000)), { code: 'STORE_UNAVAILABLE', reason: 'full', retryAfterSeconds: STORE_RETRY_AFTER_SECONDS.full },
+    'the retry hears that the disk is full, with its Retry-After (not 409 in use for the lock time)')
+  faults.releaseError = undefined
+  t.match(await keys.claim(claim(3000)), { kind: 'resumed', record: { lockedBy: ME, lockedUntil: 33_000 } }, 'once it can write, the retry resumes at once')
+})
+
+t.test('a claim that committed after its request answered 503 (a read time-out) leaves no lock behind', async (t) => {
+  const { inner, faults } = await faultyKeys(t)
+  const keys = releasingAfterOutages(guardStore(inner))
+  t.teardown(() => { keys.stop() })
+  const claim = (key: string, now: number, owner = ME) => ({
+    ref: { scope: 'merchant:m', method: 'POST', path: '/api/payments', key }, fingerprint: 'f', now, lockUntil: now + 60_000, expiresAt: now + 86_400_000, owner, takeoverBefore: now - 5000
+  })
+
+  faults.claimError = () => new Error('Query read timeout')
+  await t.rejects(keys.claim(claim('elsewhere', 1000)), { code: 'STORE_UNAVAILABLE', reason: 'timeout', retryAfterSeconds: 2 })
+  await t.rejects(keys.claim(claim('here', 1000)), { code: 'STORE_UNAVAILABLE', reason: 'timeout' })
+  faults.claimError = undefined
+  t.match(await inner.get(claim('elsewhere', 0).ref), { lockedBy: ME, lockedUntil: 61_000 }, 'the claim committed anyway: locked by this (live) instance')
+
+  t.match(await keys.claim(claim('here', 2000)), { kind: 'resumed', record: { lockedBy: ME } }, 'a retry on this instance resumes at once')
+  await new Promise((resolve) => setTimeout(resolve, 800))
+  t.match(await inner.get(claim('elsewhere', 0).ref), { lockedUntil: null }, 'freed in the background within a second, for a retry on another instance')
+  t.match(await inner.claim(claim('elsewhere', 3000, OTHER)), { kind: 'resumed', record: { lockedBy: OTHER } }, 'which resumes it')
 })

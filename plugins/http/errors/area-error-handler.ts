@@ -15,7 +15,8 @@ export function areaErrorHandler (contentType: string, render: (failure: Classif
     const domainErrors = failure.code === 'VALIDATION' ? notedFieldErrors(request) : undefined
     if (domainErrors !== undefined && failure.fieldErrors !== domainErrors) failure.fieldErrors = mergeFieldErrors(failure.fieldErrors ?? {}, domainErrors)
     if (failure.internal) request.log.error({ err: error }, 'unhandled error')
-    else if (failure.code === 'STORE_UNAVAILABLE') request.log.warn({ err: error.cause ?? error }, 'database unavailable; answered 503')
+    // The outage itself is logged once when it starts and ends (plugins/database.ts) and counted in metrics.
+    else if (failure.code === 'STORE_UNAVAILABLE') request.log.debug({ err: error.cause ?? error }, 'database unavailable; answered 503')
     return reply
       .code(failure.statusCode)
       .headers(failure.headers)

@@ -18,6 +18,10 @@ export interface PostgresOptions {
   queryTimeoutMs?: number
   /** Called with errors of idle pooled connections (e.g. the server restarted); they are replaced. */
   onIdleError?: (err: Error) => void
+  /** How long to wait for a new connection (default CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number
+  /** DATABASE_SETTLE_MS (see guard.ts). */
+  settleMs?: number
 }
 
 /** How long to wait for a new connection: a server that is down or paused fails a request fast. */
@@ -28,7 +32,7 @@ export function openPool (url: string, options: PostgresOptions): PgPool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     // Notice a peer that vanished without a FIN (a paused or unplugged server) on idle connections too.
     keepAlive: true,

@@ -1,5 +1,5 @@
 import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
-import { classifyExistingKey, idempotencyRecordFromRow, settledClaim, type IdempotencyRow } from '../rows'
+import { classifyExistingKey, holderMayHaveStopped, holderStopped, idempotencyRecordFromRow, settledClaim, type IdempotencyRow } from '../rows'
 import { inTransaction, onlyRow, Params, statement, type PgClient, type PgPool, type Queryable } from './connection'
 
 const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
@@ -22,7 +22,7 @@ export const keySql = {
   finish: (p: Params, ref: IdempotencyKeyRef, response: StoredResponse): string =>
     `UPDATE idempotency_keys
       SET recovery_point = 'finished', response_status = ${p.add(response.statusCode)}, response_headers = ${p.add(JSON.stringify(response.headers))},
-        response_body = ${p.add(response.body)}, locked_until = NULL
+        response_body = ${p.add(response.body)}, locked_until = NULL, locked_by = NULL
       WHERE ${keyMatch(p, ref)} AND recovery_point <> 'finished'`
 }
 
@@ -49,15 +49,15 @@ function insertText (row: RowInsert, from: number): string {
  * data-modifying CTE is one atomic statement). RETURNING nothing: the key exists, decide under a lock.
  */
 function claimCreatingStatement (request: ClaimRequest, creation: ResourceCreation): { name: string, text: string, values: unknown[] } {
-  const values: unknown[] = [...refValues(request.ref), request.fingerprint, request.lockUntil, request.now, request.expiresAt, creation.resourceId]
+  const values: unknown[] = [...refValues(request.ref), request.fingerprint, request.lockUntil, request.now, request.expiresAt, creation.resourceId, request.owner ?? null]
   const members = creation.rows.map((row, i) => {
     const member = `r${i} AS (${insertText(row, values.length + 1).replace(/ VALUES \((.*)\)$/, ' SELECT $1 WHERE EXISTS (SELECT 1 FROM claimed)')})`
     values.push(...row.values)
     return member
   })
   const text = `WITH claimed AS (
-      INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, resource_id, locked_until, created_at, expires_at)
-      VALUES ($1, $2, $3, $4, $5, 'resource_created', $9, $6, $7, $8)
+      INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, resource_id, locked_until, locked_by, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, 'resource_created', $9, $6, $10, $7, $8)
       ON CONFLICT DO NOTHING
       RETURNING *
     )${members.map((member) => `, ${member}`).join('')}
@@ -113,11 +113,11 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     const ref = refValues(request.ref)
     const insertKey = {
       name: 'idem-claim-insert',
-      text: `INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
-        VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8)
+      text: `INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, locked_by, created_at, expires_at)
+        VALUES ($1, $2, $3, $4, $5, 'started', $6, $9, $7, $8)
         ON CONFLICT DO NOTHING
         RETURNING *`,
-      values: [...ref, request.fingerprint, request.lockUntil, request.now, request.expiresAt]
+      values: [...ref, request.fingerprint, request.lockUntil, request.now, request.expiresAt, request.owner ?? null]
     }
     // The usual case, a new key, is the atomic INSERT alone (autocommit, one round trip instead of
     // BEGIN/INSERT/COMMIT); only a key that exists needs the transaction below to decide under a row lock.
@@ -128,6 +128,24 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
       if (settled !== undefined) return settled
     }
     return await inTransaction(pool, 'READ COMMITTED', async (client) => await create(client, await decide(client), creation))
+    async function lock (client: PgClient): Promise<IdempotencyRecord> {
+      const { rows } = await client.query<IdempotencyRow>({
+        name: 'idem-lock',
+        text: `UPDATE idempotency_keys SET locked_until = $5, locked_by = $6 WHERE ${KEY_MATCH} RETURNING *`,
+        values: [...ref, request.lockUntil, request.owner ?? null]
+      })
+      return idempotencyRecordFromRow(onlyRow(rows, 'the lock of a key held FOR UPDATE'))
+    }
+    /** A live lock whose holder (another instance) stopped beating: its request is gone with it. */
+    async function holderHasStopped (client: PgClient, existing: IdempotencyRecord): Promise<boolean> {
+      if (!holderMayHaveStopped(existing, request)) return false
+      const { rows: [holder] } = await client.query<{ heartbeat_at: string }>({
+        name: 'idem-holder-heartbeat',
+        text: 'SELECT heartbeat_at FROM instances WHERE id = $1',
+        values: [existing.lockedBy]
+      })
+      return holderStopped(holder === undefined ? undefined : Number(holder.heartbeat_at), request)
+    }
     async function decide (client: PgClient): Promise<ClaimResult> {
       const insert = async (): Promise<IdempotencyRecord | undefined> => one((await client.query<IdempotencyRow>(insertKey)).rows)
       for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
@@ -149,15 +167,11 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
           }
           case 'mismatch': return { kind: 'mismatch', record: existing }
           case 'replay': return { kind: 'replay', record: existing as IdempotencyRecord & { response: StoredResponse } }
-          case 'in_flight': return { kind: 'in_flight', record: existing }
-          case 'resumable': {
-            const { rows } = await client.query<IdempotencyRow>({
-              name: 'idem-lock',
-              text: `UPDATE idempotency_keys SET locked_until = $5 WHERE ${KEY_MATCH} RETURNING *`,
-              values: [...ref, request.lockUntil]
-            })
-            return { kind: 'resumed', record: idempotencyRecordFromRow(onlyRow(rows, 'the lock of a key held FOR UPDATE')) }
+          case 'in_flight': {
+            if (!await holderHasStopped(client, existing)) return { kind: 'in_flight', record: existing }
+            return { kind: 'resumed', record: await lock(client), takenOverFrom: existing.lockedBy ?? undefined }
           }
+          case 'resumable': return { kind: 'resumed', record: await lock(client) }
         }
       }
       throw new Error(`idempotency claim: the key kept disappearing during ${CLAIM_ATTEMPTS} attempts`)
@@ -168,12 +182,15 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     claim,
     // The single-statement operations below run in autocommit; each is atomic on its own.
     async release (ref, lockedUntil) {
-      await pool.query(lockedUntil === undefined
-        ? { name: 'idem-unlock', text: `UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`, values: refValues(ref) }
-        : { name: 'idem-unlock-if', text: `UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
+      const result = await pool.query(lockedUntil === undefined
+        ? { name: 'idem-unlock', text: `UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until IS NOT NULL`, values: refValues(ref) }
+        : { name: 'idem-unlock-if', text: `UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
+      return (result.rowCount ?? 0) > 0
     },
-    async abandon (ref) {
-      await pool.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })
+    async abandon (ref, lockedUntil) {
+      await pool.query(lockedUntil === undefined
+        ? { name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) }
+        : { name: 'idem-delete-if', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
     },
     async finish (ref, response) { await postgresKeyStatements.storeResponse(pool, ref, response) },
     get,

@@ -12,8 +12,16 @@ import { postgresIdempotencyStore } from './idempotency'
 import { postgresApiKeyStore } from './api-keys'
 import { postgresRunner } from './runner'
 import { postgresEventStore, postgresWebhookStore } from './events'
+import { postgresInstanceStore } from './instances'
 
 export type { PostgresOptions } from './connection'
+
+/**
+ * Time-outs of the heartbeat's connection: a new connection within 2 s, a beat within 1 s on the server
+ * (statement_timeout) and 2 s on the client (a paused server): then the database counts as not answering.
+ */
+const HEARTBEAT_CONNECT_TIMEOUT_MS = 2_000
+const HEARTBEAT_QUERY_TIMEOUT_MS = 1_000
 
 /**
  * Opens a pool on `url` (postgres:// or postgresql://; libpq parameters such as
@@ -29,6 +37,9 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     await setup.end()
   }
   const pool = openPool(url, options)
+  // Heartbeats on their own connection with short time-outs: a beat is never queued behind requests
+  // waiting for the pool, and a paused server shows within about 2 s (see health.ts).
+  const heartbeatPool = openPool(url, { poolSize: 1, queryTimeoutMs: HEARTBEAT_QUERY_TIMEOUT_MS, connectTimeoutMs: HEARTBEAT_CONNECT_TIMEOUT_MS, onIdleError: options.onIdleError })
   let closed = false
   return guardDatabase({
     kind: 'postgres',
@@ -42,6 +53,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     apiKeys: postgresApiKeyStore(pool),
     events: postgresEventStore(pool),
     webhooks: postgresWebhookStore(pool),
+    instances: postgresInstanceStore(heartbeatPool),
     async ping () {
       await pool.query('SELECT 1')
     },
@@ -51,7 +63,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     async close () {
       if (closed) return
       closed = true
-      await pool.end()
+      await Promise.all([pool.end(), heartbeatPool.end()])
     }
-  })
+  }, { settleMs: options.settleMs })
 }

@@ -124,7 +124,7 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
         })
         await client.query({
           name: 'pay-lease-lock-keys',
-          text: 'UPDATE idempotency_keys SET locked_until = $2 WHERE resource_id = ANY($1::text[])',
+          text: 'UPDATE idempotency_keys SET locked_until = $2, locked_by = NULL WHERE resource_id = ANY($1::text[])',
           values: [ids, options.leaseUntil]
         })
         return leased.map(paymentFromRow)

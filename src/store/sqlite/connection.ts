@@ -16,6 +16,8 @@ export const WAL_AUTOCHECKPOINT_PAGES = 4000
 
 export interface SqliteOptions {
   synchronous: 'FULL' | 'NORMAL'
+  /** DATABASE_SETTLE_MS (see guard.ts). */
+  settleMs?: number
 }
 
 /** `file:./data/service.db` → `./data/service.db`; `file::memory:` → `:memory:`. */

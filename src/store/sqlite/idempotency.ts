@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3'
 import type { ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
-import { classifyExistingKey, idempotencyRecordFromRow, newIdempotencyRecord, settledClaim, type IdempotencyRow } from '../rows'
+import { classifyExistingKey, holderMayHaveStopped, holderStopped, idempotencyRecordFromRow, newIdempotencyRecord, settledClaim, type IdempotencyRow } from '../rows'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 
@@ -15,7 +15,7 @@ export function sqliteKeyStatements (db: SqliteHandle) {
   const markResource = db.prepare(`UPDATE idempotency_keys SET recovery_point = 'resource_created', resource_id = @resourceId WHERE ${KEY_MATCH}`)
   const finish = db.prepare(`
     UPDATE idempotency_keys
-    SET recovery_point = 'finished', response_status = @status, response_headers = @headers, response_body = @body, locked_until = NULL
+    SET recovery_point = 'finished', response_status = @status, response_headers = @headers, response_body = @body, locked_until = NULL, locked_by = NULL
     WHERE ${KEY_MATCH} AND recovery_point <> 'finished'`)
   return {
     markResourceCreated (ref: IdempotencyKeyRef, resourceId: string): void {
@@ -30,14 +30,16 @@ export function sqliteKeyStatements (db: SqliteHandle) {
 export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): IdempotencyStore {
   const keys = sqliteKeyStatements(db)
   const insert = db.prepare(`
-    INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, created_at, expires_at)
-    VALUES (@scope, @method, @path, @key, @fingerprint, 'started', @lockUntil, @now, @expiresAt)
+    INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, locked_by, created_at, expires_at)
+    VALUES (@scope, @method, @path, @key, @fingerprint, 'started', @lockUntil, @owner, @now, @expiresAt)
     ON CONFLICT DO NOTHING`)
   const select = db.prepare<Record<string, string>, IdempotencyRow>(`SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`)
   const remove = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`)
-  const lock = db.prepare(`UPDATE idempotency_keys SET locked_until = @lockUntil WHERE ${KEY_MATCH}`)
-  const unlock = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH}`)
-  const unlockIf = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
+  const removeIf = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
+  const lock = db.prepare(`UPDATE idempotency_keys SET locked_until = @lockUntil, locked_by = @owner WHERE ${KEY_MATCH}`)
+  const unlock = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until IS NOT NULL`)
+  const unlockIf = db.prepare(`UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
+  const heartbeatOf = db.prepare<[string], number>('SELECT heartbeat_at FROM instances WHERE id = ?').pluck()
   const byResource = db.prepare<[string], IdempotencyRow>('SELECT * FROM idempotency_keys WHERE resource_id = ? LIMIT 1')
   const reap = db.prepare(`
     DELETE FROM idempotency_keys
@@ -64,7 +66,11 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
   const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0], creation?: ResourceCreation): ClaimResult =>
     create(decide(request), creation))
   const decide = (request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
-    const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt }
+    const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt, owner: request.owner ?? null }
+    const takeLock = (): IdempotencyRecord => {
+      lock.run({ ...refParams(request.ref), lockUntil: request.lockUntil, owner: params.owner })
+      return read()
+    }
     const read = () => idempotencyRecordFromRow(select.get(refParams(request.ref)) as IdempotencyRow)
     if (insert.run(params).changes === 1) return { kind: 'new', record: newIdempotencyRecord(request) }
     const existing = read()
@@ -76,10 +82,11 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
         return { kind: 'new', record: newIdempotencyRecord(request) }
       case 'mismatch': return { kind: 'mismatch', record: existing }
       case 'replay': return { kind: 'replay', record: existing as typeof existing & { response: StoredResponse } }
-      case 'in_flight': return { kind: 'in_flight', record: existing }
-      case 'resumable':
-        lock.run({ ...refParams(request.ref), lockUntil: request.lockUntil })
-        return { kind: 'resumed', record: read() }
+      case 'in_flight':
+        // A live lock whose holder (another instance) stopped beating: its request is gone with it.
+        if (!holderMayHaveStopped(existing, request) || !holderStopped(heartbeatOf.get(existing.lockedBy), request)) return { kind: 'in_flight', record: existing }
+        return { kind: 'resumed', record: takeLock(), takenOverFrom: existing.lockedBy }
+      case 'resumable': return { kind: 'resumed', record: takeLock() }
     }
   }
 
@@ -92,9 +99,11 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
       return await writes.run(() => claim(request, creation))
     },
     async release (ref, lockedUntil) {
-      await writes.run(() => lockedUntil === undefined ? unlock.run(refParams(ref)) : unlockIf.run({ ...refParams(ref), lockedUntil }))
+      return await writes.run(() => (lockedUntil === undefined ? unlock.run(refParams(ref)) : unlockIf.run({ ...refParams(ref), lockedUntil })).changes > 0)
     },
-    async abandon (ref) { await writes.run(() => remove.run(refParams(ref))) },
+    async abandon (ref, lockedUntil) {
+      await writes.run(() => lockedUntil === undefined ? remove.run(refParams(ref)) : removeIf.run({ ...refParams(ref), lockedUntil }))
+    },
     async finish (ref, response) { await writes.run(() => { keys.storeResponse(ref, response) }) },
     async get (ref) {
       const row = select.get(refParams(ref))

@@ -13,6 +13,7 @@ import { sqliteEventStore, sqliteWebhookStore } from './events'
 import { sqliteRunner } from './runner'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
+import { sqliteInstanceStore } from './instances'
 import { unavailableReason } from '../unavailable'
 
 /** Readiness writes at least this often, so a full disk shows before a request finds it. */
@@ -41,6 +42,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     apiKeys: sqliteApiKeyStore(db, writes),
     events: sqliteEventStore(db, writes),
     webhooks: sqliteWebhookStore(db, writes),
+    instances: sqliteInstanceStore(db, writes),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping
@@ -59,7 +61,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
         db.close()
       }
     }
-  })
+  }, { settleMs: options.settleMs })
 }
 
 /** A write queue that remembers whether the last write failed for want of disk, I/O or lock. */

@@ -24,7 +24,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
       AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.resource_id = p.id AND k.locked_until > @now)
     ORDER BY p.created_at LIMIT @limit`)
   const lease = db.prepare('UPDATE payments SET recovery_lease_until = ? WHERE id = ?')
-  const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ? WHERE resource_id = ?')
+  const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ?, locked_by = NULL WHERE resource_id = ?')
 
   const create = db.transaction((payment: Payment, key?: IdempotencyKeyRef) => {
     insert.run(...paymentValues(payment))

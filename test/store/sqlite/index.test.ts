@@ -31,7 +31,7 @@ t.test('SQLite: migrating a database with payments gives them no merchant', asyn
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40], 'auth (20), events and webhooks (30), then manual capture (40)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50], 'auth (20), events and webhooks (30), manual capture (40), instances (50)')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })
 
