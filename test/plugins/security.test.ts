@@ -147,9 +147,3 @@ t.test('unknown routes count against the rate limit, in each area\'s shape', asy
   t.equal(product.statusCode, 429)
   t.equal(product.json().code, 'RATE_LIMITED')
 })
-
-t.test('@fastify/sensible is not loaded: errors are domain errors mapped in one place (README, Architecture)', async (t) => {
-  const app = await buildTestApp(t)
-  t.notOk(app.hasDecorator('httpErrors'), 'no second error vocabulary beside the domain errors')
-  t.notOk(app.hasReplyDecorator('cacheControl'), 'no reply helpers the service does not use')
-})
