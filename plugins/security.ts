@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import helmet from '@fastify/helmet'
 import helmetMiddleware from 'helmet'
 import rateLimit from '@fastify/rate-limit'
+import sensible from '@fastify/sensible'
 import cors from '@fastify/cors'
 import { RATE_LIMIT_POLICY_NAME } from '../schemas/openapi-contract'
 import { RateLimitedError } from '../src/domain/errors'
@@ -39,11 +40,12 @@ export function setRateLimitFields (reply: FastifyReply, windowSeconds: number):
 }
 
 /**
- * Security headers, one global per-client rate limit, CORS and Cache-Control.
+ * Security headers, one global per-client rate limit and @fastify/sensible.
  * The CSP only allows same-origin scripts: Swagger UI ships no inline script, so it
  * works under it; its inline style attributes need 'unsafe-inline' for styles only.
  */
 export default fp(async (app) => {
+  await app.register(sensible)
   const helmetOptions = {
     contentSecurityPolicy: {
       directives: {

@@ -42,8 +42,8 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { key, secret } = await app.apiKeys.create(request.params.id, request.body)
-    // The answer carries the secret: no cache may keep it, whatever the default (plugins/security.ts) becomes.
-    return reply.code(201).header('cache-control', 'no-store').send({ ...toApiKeyResource(key), secret })
+    // The answer carries the secret: no cache may keep it (@fastify/sensible's helper; nothing sets Cache-Control before it).
+    return reply.code(201).cacheControl('no-store').send({ ...toApiKeyResource(key), secret })
   })
 
   app.get('/:id/api-keys', {

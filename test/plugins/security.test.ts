@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, failingDatabase } from '../helpers/app'
+import { ADMIN_AUTH, buildTestApp, failingDatabase } from '../helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
@@ -148,8 +148,25 @@ t.test('unknown routes count against the rate limit, in each area\'s shape', asy
   t.equal(product.json().code, 'RATE_LIMITED')
 })
 
-t.test('@fastify/sensible is not loaded: errors are domain errors mapped in one place (README, Architecture)', async (t) => {
+t.test('@fastify/sensible is registered off the hot path: its reply helper marks the secret-carrying answer, and it adds no hook', async (t) => {
   const app = await buildTestApp(t)
-  t.notOk(app.hasDecorator('httpErrors'), 'no second error vocabulary beside the domain errors')
-  t.notOk(app.hasReplyDecorator('cacheControl'), 'no reply helpers the service does not use')
+  t.ok(app.hasReplyDecorator('cacheControl'), 'its reply helpers are there')
+  const merchant = await app.inject({ method: 'POST', url: '/merchants', headers: ADMIN_AUTH, payload: { name: 'Sensible', email: 'sensible@example.com' } })
+  t.equal(merchant.statusCode, 201)
+  const created = await app.inject({ method: 'POST', url: `/merchants/${merchant.json().id}/api-keys`, headers: ADMIN_AUTH, payload: {} })
+  t.equal(created.statusCode, 201)
+  t.equal(created.headers['cache-control'], 'no-store', 'the answer that carries a secret: exactly no-store')
+
+  // What it registers is decorators only: a bare instance records every hook the plugin adds.
+  const Fastify = (await import('fastify')).default
+  const sensible = (await import('@fastify/sensible')).default
+  const bare = Fastify()
+  const hooks: string[] = []
+  const addHook = bare.addHook.bind(bare)
+  bare.addHook = ((name: string, ...rest: unknown[]) => { hooks.push(name); return (addHook as (...a: unknown[]) => unknown)(name, ...rest) }) as typeof bare.addHook
+  await bare.register(sensible)
+  await bare.ready()
+  t.ok(bare.hasReplyDecorator('cacheControl'), 'registered on the bare instance')
+  t.same(hooks, [], 'no hook: nothing runs per request')
+  await bare.close()
 })
