@@ -51,7 +51,8 @@ export async function sealStoredSecrets (store: WebhookStore, box: SecretBox, sc
       const next = { secret: reseal(stored.secret, stored.id), previousSecret: stored.previousSecret === null ? null : reseal(stored.previousSecret, stored.id) }
       if (await store.replaceSecrets(stored, next)) rewritten++
     }
-    if (batch.length < BATCH) return rewritten
-    after = batch[batch.length - 1].id
+    const last = batch.at(-1)
+    if (last === undefined || batch.length < BATCH) return rewritten
+    after = last.id
   }
 }

@@ -44,11 +44,12 @@ async function main (): Promise<void> {
     RECOVERY_INTERVAL_MS: '1000',
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS)
   }
-  const instances = [new ServiceInstance(t, env), new ServiceInstance(t, env)]
-  await instances[0].listening()
-  await instances[1].listening()
+  const [first, second] = [new ServiceInstance(t, env), new ServiceInstance(t, env)]
+  const instances = [first, second]
+  await first.listening()
+  await second.listening()
   const bases = (): string[] => instances.map((instance) => instance.base)
-  const { auth } = await provisionMerchant(instances[0].base, TEST_ADMIN_KEY)
+  const { auth } = await provisionMerchant(first.base, TEST_ADMIN_KEY)
   const measurements: Record<string, unknown> = {}
 
   const read = {
@@ -77,7 +78,7 @@ async function main (): Promise<void> {
    * how long until both instances serve again, lets the load run 1.5 s more, then checks.
    */
   async function underLoad (t: Test, name: string, fault: () => Promise<void>, expect: { alive: boolean[], settleWithinMs: number, longest409RunMs?: number }): Promise<KeyHistory[]> {
-    const logsFrom = instances.map((instance) => instance.logs.length)
+    const logsFrom = instances.map((instance) => ({ instance, from: instance.logs.length }))
     let stopAt = Number.POSITIVE_INFINITY
     const load = keyedLoad({ bases, auth, clients: 6, stopAt: () => stopAt, giveUpAt: Date.now() + 90_000, attemptTimeoutMs: REQUEST_TIMEOUT_MS + 5000 })
     await sleep(1500)
@@ -96,7 +97,7 @@ async function main (): Promise<void> {
     const longest409 = expect.longest409RunMs ?? 3000
     t.ok(verdict.longest409RunMs < longest409, `no key answered 409 in use for ${longest409} ms in a row (longest ${verdict.longest409RunMs} ms; IDEMPOTENCY_LOCK_SECONDS ${LOCK_SECONDS})`)
     // Quiet faults: the outage is logged when it starts and ends, not once per 503 answer or per job and poll.
-    const loud = instances.map((instance, i) => loudLines(instance.logs, logsFrom[i]))
+    const loud = logsFrom.map(({ instance, from }) => loudLines(instance.logs, from))
     const answered503 = verdict.statuses['503'] ?? 0
     for (const [i, lines] of loud.entries()) {
       const total = Object.values(lines).reduce((sum, n) => sum + n, 0)
@@ -167,7 +168,7 @@ async function main (): Promise<void> {
   })
 
   t.test('Redis killed: rate limiting fails open (no 5xx), readiness stays 200, then reconnects', async (t) => {
-    let redisCheck: string[] = []
+    let redisCheck: Array<string | undefined> = []
     let readyStatuses: number[] = []
     const histories = await underLoad(t, 'redis-killed', async () => {
       await redis.kill()
@@ -188,8 +189,8 @@ async function main (): Promise<void> {
 
   t.test('one of two instances SIGKILLed under load: retries on the other replay, resume or take the key over within seconds, no second charge', async (t) => {
     await underLoad(t, 'instance-sigkilled', async () => {
-      instances[0].child.kill('SIGKILL')
-      await instances[0].exited
+      first.child.kill('SIGKILL')
+      await first.exited
     }, { alive: [false, true], settleWithinMs: DEAD_AFTER_MS + 4000, longest409RunMs: DEAD_AFTER_MS + 3000 })
   })
 

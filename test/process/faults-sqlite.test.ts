@@ -164,7 +164,7 @@ async function diskFull (t: Test): Promise<void> {
 
   // Readiness changes state once each way (hysteresis: DATABASE_SETTLE_MS without failure before 200 again),
   // and turns 503 with the first failed write, not a probe's second later.
-  const changes = readiness.filter((probe, i) => i > 0 && probe.status !== readiness[i - 1].status)
+  const changes = readiness.filter((probe, i) => i > 0 && probe.status !== readiness[i - 1]?.status)
   t.same(changes.map((probe) => probe.status), [503, 200], `readiness went 503 once and 200 once (${readiness.length} probes)`, { changes })
   const first503Answer = Math.min(...histories.flatMap((h) => h.attempts).filter((a) => a.status === 503).map((a) => a.at + a.ms))
   const lag = (changes[0]?.at ?? Infinity) - first503Answer

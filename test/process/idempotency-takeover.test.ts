@@ -8,6 +8,7 @@
  * Skipped when PostgreSQL is unreachable; failed instead with REQUIRE_POSTGRES=1 (CI).
  */
 import t from 'tap'
+import { itemAt } from '../helpers/items'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { provisionMerchant, ServerProcess } from '../helpers/server-process'
@@ -56,7 +57,7 @@ async function main (): Promise<void> {
     return { status: res.status, id: body.id, at: Date.now() }
   }
   const chargesOf = async (paymentId: string): Promise<number> =>
-    (await schema.query<{ n: number }>('SELECT count(*)::int AS n FROM gateway_ledger WHERE idempotency_key = $1', [`payment-${paymentId}`]))[0].n
+    itemAt(await schema.query<{ n: number }>('SELECT count(*)::int AS n FROM gateway_ledger WHERE idempotency_key = $1', [`payment-${paymentId}`]), 0).n
 
   t.test('a live holder keeps its key for as long as its request runs, past INSTANCE_DEAD_AFTER_MS', async (t) => {
     const key = randomUUID()
@@ -100,14 +101,14 @@ async function main (): Promise<void> {
       if (Date.now() - killedAt > 30_000) break
       await sleep(200)
     }
-    const final = answers[answers.length - 1]
+    const final = itemAt(answers, answers.length - 1)
     t.equal(final.status, 201, `B answered the retry (answers: ${answers.map((answer) => answer.status).join(', ')})`)
     t.equal(final.id, pending?.resource_id, 'with the payment A created: resumed, not created again')
     const startedOfFinal = final.at - GATEWAY_LATENCY_MS
     t.ok(startedOfFinal - killedAt < DEAD_AFTER_MS + 1500,
       `the retry that took it over started ${startedOfFinal - killedAt} ms after the kill (INSTANCE_DEAD_AFTER_MS ${DEAD_AFTER_MS}; the lock alone would have held it ${LOCK_SECONDS} s)`)
     t.equal(await chargesOf(final.id as string), 1, 'one charge at the gateway: the same gateway idempotency key')
-    const [{ n: payments }] = await schema.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key])
+    const { n: payments } = itemAt(await schema.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]), 0)
     t.equal(payments, 1, 'one key')
     t.ok(b.logs.some((line) => line.msg === 'took over an idempotency key from a stopped instance' && line.stoppedInstance === pending?.locked_by),
       'B says once whose key it took over')

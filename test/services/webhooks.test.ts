@@ -6,6 +6,7 @@ import type { Database } from '../../src/store/types'
 import { newId } from '../../src/domain/ids'
 import { REPLAY_BATCH_EVENTS } from '../../src/domain/webhooks'
 import { secretBox } from '../../src/secrets/encryption'
+import { itemAt } from '../helpers/items'
 
 const secrets = secretBox([{ id: 'test', key: Buffer.alloc(32, 7) }])
 
@@ -77,7 +78,7 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
   for (;;) {
     for (const delivery of page.data) all.add(delivery.eventId)
     if (!page.hasMore) break
-    page = await db.webhooks.listDeliveries(endpoint.id, { limit: 100, startingAfter: page.data[page.data.length - 1].id })
+    page = await db.webhooks.listDeliveries(endpoint.id, { limit: 100, startingAfter: itemAt(page.data, page.data.length - 1).id })
   }
   t.equal(all.size, total, 'every event of the range once, none twice')
   await t.rejects(service.replay(merchant.id, endpoint.id, { ...range, startingAfter: newId() }), { code: 'VALIDATION', errors: { startingAfter: [/no event/] } })

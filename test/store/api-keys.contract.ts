@@ -3,6 +3,7 @@ import { describeSecret, generateSecret, type ApiKey } from '../../src/domain/ap
 import type { Merchant } from '../../src/domain/merchants'
 import { newPendingPayment } from '../../src/domain/payments'
 import type { Database } from '../../src/store/types'
+import { itemAt } from '../helpers/items'
 
 let counter = 0
 function next (): string {
@@ -120,7 +121,7 @@ export function apiKeyStoreContract (t: Test, makeDatabase: () => Promise<Databa
     const candidates = Array.from({ length: 5 }, () => apiKey(null))
     const results = await Promise.all(candidates.map(async (key) => await db.apiKeys.createBootstrapAdmin(stored(key))))
     t.equal(results.filter(Boolean).length, 1, 'exactly one stored')
-    const winner = candidates[results.indexOf(true)]
+    const winner = itemAt(candidates, results.indexOf(true))
     t.same(await db.apiKeys.findByHash(winner.secretHash), { key: stored(winner), merchantStatus: null })
     t.equal(await db.apiKeys.hasBootstrapAdmin(), true)
     await t.rejects(db.apiKeys.create(stored(apiKey(null, { role: 'merchant' }))), 'a merchant key needs a merchant')

@@ -4,6 +4,7 @@ import { newPendingPayment, transition } from '../../src/domain/payments'
 import { applyCapture, captureResourceId, releaseCapture, reserveCapture } from '../../src/domain/captures'
 import type { NewEvent } from '../../src/domain/events'
 import type { MakeDatabase } from './contract'
+import { itemAt } from '../helpers/items'
 
 /** The manual-capture part of the store contract (issue 24): both dialects run it unchanged. */
 const T0 = Date.parse('2026-01-01T00:00:00Z')
@@ -82,7 +83,7 @@ export function captureStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const due = await db.captures.holdExpired({ now: T0 + 61_000, leaseUntil: T0 + 2 * MINUTE, limit: 10 })
     t.same(due.map((p) => p.id), [payment.id], 'only the one past captureBefore')
     t.same(await db.captures.holdExpired({ now: T0 + 62_000, leaseUntil: T0 + 2 * MINUTE, limit: 10 }), [], 'held: not taken twice')
-    const canceled = transition(due[0], 'canceled', new Date(T0 + 62_000).toISOString(), 'authorization_expired')
+    const canceled = transition(itemAt(due, 0), 'canceled', new Date(T0 + 62_000).toISOString(), 'authorization_expired')
     t.same(await db.captures.finishVoid(canceled, event), canceled)
     t.match(await db.payments.get(payment.id), { status: 'canceled', cancellationReason: 'authorization_expired' })
     t.match(await db.captures.finishVoid(canceled), { status: 'canceled' }, 'idempotent')

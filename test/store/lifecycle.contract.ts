@@ -3,6 +3,7 @@ import type { Database, Payment, Refund, RefundDecision } from '../../src/store/
 import { applySucceededRefund, newPendingPayment, releaseFailedRefund, reserveRefund } from '../../src/domain/payments'
 import { transitionRefund } from '../../src/domain/refunds'
 import type { MakeDatabase } from './contract'
+import { itemAt } from '../helpers/items'
 
 /**
  * The payment-lifecycle part of the store contract (issue 13): refunds held
@@ -206,14 +207,14 @@ export function lifecycleStoreContract (t: Test, makeDatabase: MakeDatabase): vo
     const first = await db.refunds.list(payment.id, { limit: 3 })
     t.same(first.data.map((r) => r.id), ids.slice(1).reverse())
     t.equal(first.hasMore, true)
-    t.same(await db.refunds.list(payment.id, { limit: 3, startingAfter: ids[1] }), { data: [await db.refunds.get(payment.id, ids[0])], hasMore: false })
+    t.same(await db.refunds.list(payment.id, { limit: 3, startingAfter: itemAt(ids, 1) }), { data: [await db.refunds.get(payment.id, itemAt(ids, 0))], hasMore: false })
 
     for (let i = 0; i < 3; i++) {
       await db.merchants.create({ id: nextId('m'), name: `M${i}`, email: `list-${i}-${counter}@example.com`, country: null, defaultCurrency: null, status: 'active', metadata: { i: String(i) }, version: 1, createdAt: iso(T0 + i), updatedAt: iso(T0 + i) })
     }
     const merchants = await db.merchants.list({ limit: 2 })
     t.same(merchants.data.map((m) => m.name), ['M2', 'M1'])
-    t.same(merchants.data[0].metadata, { i: '2' })
-    t.same((await db.merchants.list({ limit: 2, startingAfter: merchants.data[1].id })).data.map((m) => m.name), ['M0'])
+    t.same(itemAt(merchants.data, 0).metadata, { i: '2' })
+    t.same((await db.merchants.list({ limit: 2, startingAfter: itemAt(merchants.data, 1).id })).data.map((m) => m.name), ['M0'])
   })
 }

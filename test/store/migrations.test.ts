@@ -1,5 +1,6 @@
 import t from 'tap'
 import { migrate, migrationsFor, type Migration, type MigrationRunner } from '../../src/store/migrations'
+import { itemAt } from '../helpers/items'
 
 /** A runner that records the steps the one loop takes, over an in-memory schema_migrations table. */
 function recordingRunner (applied: number[] = [], failOn?: string) {
@@ -71,6 +72,6 @@ t.test('the schema is written once: both dialects have the same versions and nam
   const postgres = migrationsFor('postgres')
   t.same(sqlite.map(({ version, name }) => ({ version, name })), postgres.map(({ version, name }) => ({ version, name })))
   t.same(sqlite.map((x) => x.version), [...sqlite.map((x) => x.version)].sort((a, b) => a - b), 'in version order')
-  t.match(sqlite[0].sql, /STRICT/)
-  t.notMatch(postgres[0].sql, /STRICT/)
+  t.match(itemAt(sqlite, 0).sql, /STRICT/)
+  t.notMatch(itemAt(postgres, 0).sql, /STRICT/)
 })

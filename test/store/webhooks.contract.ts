@@ -6,6 +6,7 @@ import { newPendingPayment, transition, type Payment } from '../../src/domain/pa
 import type { NewEvent } from '../../src/domain/events'
 import type { Merchant } from '../../src/domain/merchants'
 import type { WebhookEndpoint } from '../../src/domain/webhooks'
+import { itemAt } from '../helpers/items'
 
 /** The outbox and webhook stores, run unchanged on SQLite and PostgreSQL. */
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -89,8 +90,9 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const page = await db.events.list({ merchantId: m.id, limit: 10 })
     t.same(page.data.map((e) => [e.type, e.sequence]).sort(), [['payment.pending', 1], ['payment.succeeded', 2]])
     t.same(await db.events.list({ merchantId: m.id, limit: 10, type: 'payment.succeeded' }).then((p) => p.data.length), 1)
-    t.equal(await db.events.get(randomUUID(), page.data[0].id), undefined, 'another merchant cannot read it')
-    t.same((await db.events.get(m.id, page.data[0].id))?.data, page.data[0].data)
+    const firstEvent = itemAt(page.data, 0)
+    t.equal(await db.events.get(randomUUID(), firstEvent.id), undefined, 'another merchant cannot read it')
+    t.same((await db.events.get(m.id, firstEvent.id))?.data, firstEvent.data)
     const toAll = await db.webhooks.listDeliveries(all.id, { limit: 10 })
     t.equal(toAll.data.length, 2, 'the endpoint for every type got both')
     t.equal((await db.webhooks.listDeliveries(refundsOnly.id, { limit: 10 })).data.length, 0)
@@ -113,7 +115,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await settledPayment(db, m.id)
     t.equal(await db.webhooks.oldestDueAt(T0 - 1), undefined)
     t.equal(await db.webhooks.oldestDueAt(T0 + 5000), T0)
-    const [claim] = await db.webhooks.claimDue(T0 + 10, T0 + 1000, 10)
+    const claim = itemAt(await db.webhooks.claimDue(T0 + 10, T0 + 1000, 10), 0)
     t.equal(claim.roundAttempt, 1)
     t.equal(claim.endpoint.id, a.id)
     t.equal(claim.event.type, 'payment.succeeded')
@@ -122,10 +124,10 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: 1, attempt, now: iso(T0), outcome: { kind: 'succeeded' } }), false, 'not with another lease')
     t.ok(await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 20), outcome: { kind: 'retry', at: T0 + 5000 } }))
     t.same(await db.webhooks.claimDue(T0 + 4000, T0 + 9000, 10), [], 'not before the retry time')
-    const [second] = await db.webhooks.claimDue(T0 + 5000, T0 + 9000, 10)
+    const second = itemAt(await db.webhooks.claimDue(T0 + 5000, T0 + 9000, 10), 0)
     t.equal(second.roundAttempt, 2)
     t.ok(await db.webhooks.recordAttempt({ deliveryId: second.delivery.id, endpointId: a.id, leaseUntil: second.leaseUntil, attempt: { ...attempt, attempt: 2, receiverStatus: 200 }, now: iso(T0 + 5000), outcome: { kind: 'succeeded' } }))
-    const [delivery] = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
+    const delivery = itemAt((await db.webhooks.listDeliveries(a.id, { limit: 10 })).data, 0)
     t.equal(delivery.status, 'succeeded')
     t.equal(delivery.attempts, 2)
     t.same(delivery.log.map((l) => l.receiverStatus), [500, 200])
@@ -133,8 +135,8 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
 
     // A crashed worker's lease runs out and the delivery is claimed again.
     await settledPayment(db, m.id, T0 + 6000)
-    const [abandoned] = await db.webhooks.claimDue(T0 + 6000, T0 + 7000, 10)
-    const [again] = await db.webhooks.claimDue(T0 + 7000, T0 + 8000, 10)
+    const abandoned = itemAt(await db.webhooks.claimDue(T0 + 6000, T0 + 7000, 10), 0)
+    const again = itemAt(await db.webhooks.claimDue(T0 + 7000, T0 + 8000, 10), 0)
     t.equal(again.delivery.id, abandoned.delivery.id)
     // 410: the endpoint is disabled and webhook_endpoint.disabled recorded, once.
     const disabledEvent = (e: WebhookEndpoint): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: e.id, data: { disabled: e.disabled, reason: e.disabledReason }, createdAt: iso(T0 + 8000) })
@@ -155,7 +157,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const a = endpoint(m.id)
     await db.webhooks.createEndpoint(a, 16)
     await settledPayment(db, m.id)
-    const [claim] = await db.webhooks.claimDue(T0, T0 + 1000, 10)
+    const claim = itemAt(await db.webhooks.claimDue(T0, T0 + 1000, 10), 0)
     t.same(await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 10, iso(T0 + 10)), { kind: 'in_flight', leaseUntil: T0 + 1000 })
     t.same(await db.webhooks.claimDue(T0 + 20, T0 + 2000, 10), [], 'no second pass gets it while the lease lives')
     const attempt = { attempt: 1, at: iso(T0), receiverStatus: 200, durationMs: 3, error: null, responseBody: null }
@@ -165,7 +167,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(again.kind === 'retried' && again.delivery.status, 'pending', 'once recorded, a retry makes it due again')
 
     // A lease that ran out (a crashed instance) does not block a retry.
-    const [abandoned] = await db.webhooks.claimDue(T0 + 40, T0 + 500, 10)
+    const abandoned = itemAt(await db.webhooks.claimDue(T0 + 40, T0 + 500, 10), 0)
     t.equal(abandoned.delivery.id, claim.delivery.id)
     t.equal((await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 500, iso(T0 + 500))).kind, 'retried')
   })
@@ -181,8 +183,9 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(events.length, 4)
     const range = { from: iso(T0), to: iso(T0 + 2) }
     const first = await db.webhooks.replay(a, range, T0 + 10, 3)
-    t.same(first, { replayed: 3, next: events[2].id }, 'the first 3 events, and where to resume')
-    const cursor = { createdAt: events[2].createdAt, id: events[2].id }
+    const third = itemAt(events, 2)
+    t.same(first, { replayed: 3, next: third.id }, 'the first 3 events, and where to resume')
+    const cursor = { createdAt: third.createdAt, id: third.id }
     t.same(await db.webhooks.replay(a, { ...range, after: cursor }, T0 + 10, 3), { replayed: 1 }, 'the rest; nothing more')
     const replayed = (await db.webhooks.listDeliveries(a.id, { limit: 20 })).data.filter((d) => d.createdAt === iso(T0 + 10))
     t.same(replayed.map((d) => d.eventId).sort(), events.map((e) => e.id).sort(), 'each event once')
@@ -192,24 +195,24 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)
     const ids = [randomUUID(), randomUUID(), randomUUID()].sort()
-    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[0], secret: 'enc:v1:new:x' }), 16)
-    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }), 16)
-    await db.webhooks.createEndpoint(endpoint(m.id, { id: ids[2], secret: 'whsec_c2VjcmV0' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: itemAt(ids, 0), secret: 'enc:v1:new:x' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: itemAt(ids, 1), secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }), 16)
+    await db.webhooks.createEndpoint(endpoint(m.id, { id: itemAt(ids, 2), secret: 'whsec_c2VjcmV0' }), 16)
     t.same(await db.webhooks.secretsNotUnder('enc:v1:new:', '', 10), [
-      { id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' },
-      { id: ids[2], secret: 'whsec_c2VjcmV0', previousSecret: null }
+      { id: itemAt(ids, 1), secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' },
+      { id: itemAt(ids, 2), secret: 'whsec_c2VjcmV0', previousSecret: null }
     ], 'a previous secret counts too; a missing one does not')
-    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', ids[1], 10)).map((s) => s.id), [ids[2]], 'after an id')
-    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', '', 1)).map((s) => s.id), [ids[1]], 'at most limit')
-    t.same((await db.webhooks.secretsNotUnder('enc:v1:', '', 10)).map((s) => s.id), [ids[1], ids[2]])
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', itemAt(ids, 1), 10)).map((s) => s.id), [itemAt(ids, 2)], 'after an id')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:new:', '', 1)).map((s) => s.id), [itemAt(ids, 1)], 'at most limit')
+    t.same((await db.webhooks.secretsNotUnder('enc:v1:', '', 10)).map((s) => s.id), [itemAt(ids, 1), itemAt(ids, 2)])
 
-    const stored = { id: ids[2], secret: 'whsec_c2VjcmV0', previousSecret: null }
+    const stored = { id: itemAt(ids, 2), secret: 'whsec_c2VjcmV0', previousSecret: null }
     t.equal(await db.webhooks.replaceSecrets({ ...stored, secret: 'whsec_stale' }, { secret: 'enc:v1:new:z', previousSecret: null }), false, 'not over a secret that changed')
     t.equal(await db.webhooks.replaceSecrets({ ...stored, previousSecret: 'whsec_stale' }, { secret: 'enc:v1:new:z', previousSecret: null }), false, 'nor a previous secret')
     t.equal(await db.webhooks.replaceSecrets(stored, { secret: 'enc:v1:new:z', previousSecret: null }), true)
-    t.equal(await db.webhooks.replaceSecrets({ id: ids[1], secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }, { secret: 'enc:v1:new:y', previousSecret: 'enc:v1:new:w' }), true)
+    t.equal(await db.webhooks.replaceSecrets({ id: itemAt(ids, 1), secret: 'enc:v1:new:y', previousSecret: 'whsec_b2xk' }, { secret: 'enc:v1:new:y', previousSecret: 'enc:v1:new:w' }), true)
     t.same(await db.webhooks.secretsNotUnder('enc:v1:new:', '', 10), [], 'all under the prefix now')
-    const read = await db.webhooks.getEndpoint(m.id, ids[1])
+    const read = await db.webhooks.getEndpoint(m.id, itemAt(ids, 1))
     t.same([read?.secret, read?.previousSecret], ['enc:v1:new:y', 'enc:v1:new:w'])
   })
 
@@ -221,13 +224,13 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(await db.webhooks.createEndpoint(endpoint(m.id), 1), false, 'the per-merchant limit')
     await settledPayment(db, m.id)
     const attempt = { attempt: 1, at: iso(T0), receiverStatus: 500, durationMs: 3, error: null, responseBody: null }
-    const [claim] = await db.webhooks.claimDue(T0, T0 + 1000, 10)
+    const claim = itemAt(await db.webhooks.claimDue(T0, T0 + 1000, 10), 0)
     await db.webhooks.recordAttempt({ deliveryId: claim.delivery.id, endpointId: a.id, leaseUntil: claim.leaseUntil, attempt, now: iso(T0 + 100), outcome: { kind: 'failed', disable: 'failing', failingSince: claim.delivery.createdAt } })
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabled, false, 'it succeeded after this delivery began')
     const retried = await db.webhooks.retryDelivery(a.id, claim.delivery.id, T0 + 200, iso(T0 + 200))
     t.equal(retried.kind === 'retried' && retried.delivery.status, 'pending')
     t.same(await db.webhooks.retryDelivery(a.id, randomUUID(), T0, iso(T0)), { kind: 'not_found' })
-    const [fresh2] = await db.webhooks.claimDue(T0 + 200, T0 + 1000, 10)
+    const fresh2 = itemAt(await db.webhooks.claimDue(T0 + 200, T0 + 1000, 10), 0)
     t.equal(fresh2.roundAttempt, 1, 'a manual retry starts a fresh schedule')
     await db.webhooks.recordAttempt({ deliveryId: fresh2.delivery.id, endpointId: a.id, leaseUntil: fresh2.leaseUntil, attempt, now: iso(T0 + 300), outcome: { kind: 'failed', disable: 'failing', failingSince: iso(T0 + 100) } })
     t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.disabledReason, 'failing')

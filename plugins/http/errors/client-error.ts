@@ -36,14 +36,17 @@ interface RequestStart { method: string, path: string, lineTooLong: boolean }
 function requestStartOf (err: ClientError, socket: Socket): RequestStart | undefined {
   const incoming = (socket as Socket & { parser?: { incoming?: { method?: string, url?: string } | null } }).parser?.incoming
   if (typeof incoming?.url === 'string' && typeof incoming.method === 'string') {
-    return { method: incoming.method, path: incoming.url.split('?')[0], lineTooLong: false }
+    const [path = incoming.url] = incoming.url.split('?')
+    return { method: incoming.method, path, lineTooLong: false }
   }
   if (!Buffer.isBuffer(err.rawPacket)) return undefined
   const text = err.rawPacket.toString('latin1')
   const match = REQUEST_LINE.exec(text)
-  if (match === null) return undefined
-  const lineEnd = text.indexOf('\n', match[0].length)
-  return { method: match[1], path: match[2].split('?')[0], lineTooLong: lineEnd === -1 || lineEnd > maxHeaderSize }
+  const [start, method, target] = match ?? []
+  if (start === undefined || method === undefined || target === undefined) return undefined
+  const lineEnd = text.indexOf('\n', start.length)
+  const [path = target] = target.split('?')
+  return { method, path, lineTooLong: lineEnd === -1 || lineEnd > maxHeaderSize }
 }
 
 /**

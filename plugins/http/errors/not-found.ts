@@ -17,7 +17,9 @@ export interface NotFoundOptions {
  */
 export default fp<NotFoundOptions>(async (app, { areas }) => {
   const notFound = envelopeNotFound('route not found')
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, envelopeErrorHandler) ??
-      (areaOf(areas, request.url.split('?')[0])?.errorShape === 'problem' ? problemNotFound(request, reply) : notFound(request, reply)))
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
+    const [path = request.url] = request.url.split('?')
+    return answerUnservedMethod(request, reply, envelopeErrorHandler) ??
+      (areaOf(areas, path)?.errorShape === 'problem' ? problemNotFound(request, reply) : notFound(request, reply))
+  })
 }, { name: 'not-found', dependencies: ['errors', 'allowed-methods', 'security'], fastify: '5.x' })

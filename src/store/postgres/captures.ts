@@ -115,14 +115,15 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
           values: [options.updatedBefore, options.now, options.limit]
         })
         if (candidates.length === 0) return []
-        const resources = candidates.map((row) => captureResourceId(row.id, Number(row.capture_attempts)))
+        const resourceOf = (row: PaymentRow): string => captureResourceId(row.id, Number(row.capture_attempts))
+        const resources = candidates.map(resourceOf)
         const { rows: keyRows } = await client.query<{ resource_id: string, locked_until: string | null }>({
           name: 'capture-lease-keys',
           text: 'SELECT resource_id, locked_until FROM idempotency_keys WHERE resource_id = ANY($1::text[]) ORDER BY scope, method, path, key FOR UPDATE',
           values: [resources]
         })
         const held = new Set(keyRows.filter((row) => row.locked_until !== null && Number(row.locked_until) > options.now).map((row) => row.resource_id))
-        const leased = candidates.filter((_row, i) => !held.has(resources[i]))
+        const leased = candidates.filter((row) => !held.has(resourceOf(row)))
         if (leased.length === 0) return []
         await client.query({
           name: 'capture-lease',

@@ -159,7 +159,8 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         values: [endpoint.merchantId, range.from, range.after?.createdAt ?? range.from, range.after?.id ?? '', range.to, limit + 1]
       })
       const batch = rows.slice(0, limit)
-      const next = rows.length > limit ? { next: batch[batch.length - 1].id } : {}
+      const last = batch.at(-1)
+      const next = rows.length > limit && last !== undefined ? { next: last.id } : {}
       const wanted = batch.filter((row) => receives(endpoint, row.type as never))
       if (wanted.length === 0) return { replayed: 0, ...next }
       const at = new Date(now).toISOString()

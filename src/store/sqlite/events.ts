@@ -154,7 +154,8 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
           insertDelivery.run(newId(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
           replayed++
         }
-        return events.length > limit ? { replayed, next: batch[batch.length - 1].id } : { replayed }
+        const last = batch.at(-1)
+        return events.length > limit && last !== undefined ? { replayed, next: last.id } : { replayed }
       })
     },
     async claimDue (now, leaseUntil, limit) {

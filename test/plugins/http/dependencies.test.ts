@@ -24,8 +24,8 @@ const plugins: Array<[string, unknown, string[]]> = [
 t.test('each HTTP plugin names the plugins it must follow, and refuses to load without them', async (t) => {
   for (const [name, plugin, dependencies] of plugins) {
     const meta = (plugin as unknown as Record<symbol, { name: string, dependencies?: string[] }>)[Symbol.for('plugin-meta')]
-    t.equal(meta.name, name)
-    t.same(meta.dependencies ?? [], dependencies, `${name} depends on ${dependencies.join(', ') || 'nothing'}`)
+    t.equal(meta?.name, name)
+    t.same(meta?.dependencies ?? [], dependencies, `${name} depends on ${dependencies.join(', ') || 'nothing'}`)
     if (dependencies.length === 0) continue
     const app = Fastify()
     await t.rejects(async () => { await app.register(plugin as FastifyPluginAsync) }, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED' }, `${name} alone does not load`)

@@ -109,7 +109,8 @@ t.test('not capturable: automatic, pending, declined, canceled → 409 with paym
   const pending = await createPayment(app, manual(5001))
   const declined = await createPayment(app, manual(2500))
   t.same([automatic.status, pending.status, declined.status], [201, 503, 402])
-  for (const [id, status] of [[automatic.id, 'succeeded'], [pending.id, 'pending'], [declined.id, 'declined']]) {
+  const notCapturable: Array<[string, string]> = [[automatic.id, 'succeeded'], [pending.id, 'pending'], [declined.id, 'declined']]
+  for (const [id, status] of notCapturable) {
     const res = await app.inject(postJson(captureUrl(id), {}, `capture-${status}`))
     t.equal(res.statusCode, 409, status)
     t.match(res.json(), { type: 'urn:problem-type:payment-not-capturable', paymentStatus: status })

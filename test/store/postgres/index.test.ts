@@ -19,6 +19,7 @@ import { webhookStoreContract } from '../webhooks.contract'
 import { merchantStoreContract } from '../merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../../helpers/postgres'
 import { TEST_ENCRYPTION_KEYS } from '../../helpers/app'
+import { itemAt } from '../../helpers/items'
 
 async function main (): Promise<void> {
   if (!await ensurePostgres(t)) return
@@ -72,8 +73,8 @@ async function main (): Promise<void> {
     const applied = await Promise.all(pools.map(async (pool) => await migratePostgres(pool, postgresMigrations)))
     const all = postgresMigrations.map((m) => m.version)
     t.same(applied.filter((versions) => versions.length > 0), [all], 'one instance applied them all, the others found nothing to do')
-    t.same(await migratePostgres(pools[0], postgresMigrations), [], 'a restart applies nothing')
-    t.equal((await schema.query('SELECT count(*)::int AS n FROM schema_migrations'))[0].n, all.length)
+    t.same(await migratePostgres(itemAt(pools, 0), postgresMigrations), [], 'a restart applies nothing')
+    t.equal(itemAt(await schema.query('SELECT count(*)::int AS n FROM schema_migrations'), 0).n, all.length)
   })
 
   t.test('migrations: a failing migration rolls back, is not recorded and names itself', async (t) => {
@@ -92,8 +93,8 @@ async function main (): Promise<void> {
     const db = await createPostgresDatabase(schema.url, { poolSize: 3 })
     await db.ping()
     await Promise.all(Array.from({ length: 12 }, async () => await db.products.get('x')))
-    const [{ n }] = await schema.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'product-payment-service' AND query NOT LIKE '%pg_stat_activity%' AND backend_type = 'client backend' AND datname = current_database() AND pid <> pg_backend_pid()")
+    const { n } = itemAt(await schema.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'product-payment-service' AND query NOT LIKE '%pg_stat_activity%' AND backend_type = 'client backend' AND datname = current_database() AND pid <> pg_backend_pid()"), 0)
     t.ok(n >= 1, 'connections are open')
     await db.close()
     await db.close()
@@ -124,7 +125,7 @@ async function main (): Promise<void> {
     const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
     const admin = new pg.Client({ connectionString: POSTGRES_TEST_URL })
     await admin.connect()
-    await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid])
+    await admin.query('SELECT pg_terminate_backend($1)', [itemAt(rows, 0).pid])
     await admin.end()
     for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
     t.equal(errors.length, 1)

@@ -39,8 +39,8 @@ async function exchange (port: number, ...chunks: string[]): Promise<string> {
 interface Answer { status: number, headers: Record<string, string>, body: string }
 
 function parse (data: string): Answer {
-  const [head, ...rest] = data.split('\r\n\r\n')
-  const [statusLine, ...lines] = head.split('\r\n')
+  const [head = '', ...rest] = data.split('\r\n\r\n')
+  const [statusLine = '', ...lines] = head.split('\r\n')
   const headers: Record<string, string> = {}
   for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim()
   // Read as bytes (latin1), decoded as the UTF-8 the server sends.
