@@ -1,5 +1,5 @@
 /**
- * Migration 5 (manual capture) on both dialects: existing payments get their captured amount
+ * Migration 40 (manual capture) on both dialects: existing payments get their captured amount
  * (succeeded and refunded ones were captured in full), refunds keep pointing at their payments,
  * and the CHECK `amount_refunded + refund_pending <= amount_captured <= amount` refuses any write
  * that would make captured, refunded and capturable amounts disagree.
@@ -13,7 +13,7 @@ import { postgresMigrations } from '../../src/store/postgres/migrations'
 import { ensurePostgres, freshSchema } from '../helpers/postgres'
 
 const AT = '2025-01-01T00:00:00.000Z'
-/** Payments as the service wrote them before migration 5: id, status, amount, refunded. */
+/** Payments as the service wrote them before migration 40: id, status, amount, refunded. */
 const OLD_PAYMENTS: Array<[string, string, number, number]> = [
   ['paid', 'succeeded', 1000, 0],
   ['part', 'partially_refunded', 1000, 400],
@@ -39,16 +39,16 @@ const VIOLATIONS = [
   "UPDATE payments SET amount_captured_minor = 300 WHERE id = 'part'"
 ]
 
-t.test('SQLite: migration 5 on a database with payments and refunds', async (t) => {
+t.test('SQLite: migration 40 on a database with payments and refunds', async (t) => {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { db.close() })
-  await migrateSqlite(db, sqliteMigrations.filter((m) => m.version !== 5))
+  await migrateSqlite(db, sqliteMigrations.filter((m) => m.version !== 40))
   for (const [id, status, amount, refunded] of OLD_PAYMENTS) {
     db.prepare('INSERT INTO payments (id, amount_minor, currency, status, amount_refunded_minor, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(id, amount, 'USD', status, refunded, AT, AT)
   }
   db.prepare("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES ('r1', 'part', 400, 'USD', 'succeeded', ?, ?)").run(AT, AT)
-  t.same(await migrateSqlite(db, sqliteMigrations), [5])
+  t.same(await migrateSqlite(db, sqliteMigrations), [40])
   t.same(db.prepare(AFTER).all(), EXPECTED)
   t.same(db.prepare('SELECT id, payment_id FROM refunds').all(), [{ id: 'r1', payment_id: 'part' }], 'refunds kept')
   t.same(db.pragma('foreign_key_check'), [], 'foreign keys intact')
@@ -65,17 +65,17 @@ t.test('SQLite: migration 5 on a database with payments and refunds', async (t) 
 
 async function main (): Promise<void> {
   if (!await ensurePostgres(t)) return
-  t.test('PostgreSQL: migration 5 on a database with payments and refunds', async (t) => {
+  t.test('PostgreSQL: migration 40 on a database with payments and refunds', async (t) => {
     const schema = await freshSchema(t)
     const pool = openPool(schema.url, { poolSize: 2 })
     t.teardown(async () => { await pool.end() })
-    await migratePostgres(pool, postgresMigrations.filter((m) => m.version !== 5))
+    await migratePostgres(pool, postgresMigrations.filter((m) => m.version !== 40))
     for (const [id, status, amount, refunded] of OLD_PAYMENTS) {
       await schema.query('INSERT INTO payments (id, amount_minor, currency, status, amount_refunded_minor, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
         [id, amount, 'USD', status, refunded, AT])
     }
     await schema.query("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES ('r1', 'part', 400, 'USD', 'succeeded', $1, $1)", [AT])
-    t.same(await migratePostgres(pool, postgresMigrations), [5])
+    t.same(await migratePostgres(pool, postgresMigrations), [40])
     const rows = await schema.query<{ amount_captured_minor: string }>(AFTER)
     t.same(rows.map((row) => ({ ...row, amount_captured_minor: Number(row.amount_captured_minor) })), EXPECTED)
     for (const sql of VIOLATIONS) await t.rejects(schema.query(sql), { code: '23514', constraint: 'payments_amounts_agree' }, sql)
