@@ -1,6 +1,6 @@
 import { ConflictError, DomainError, ValidationError, type FieldErrors } from './errors'
-import { decimalPlaces, formatMinorUnits, toMinorUnits } from './money'
-import { minorUnitsOf } from './currencies'
+import { formatMinorUnits } from './money'
+import { amountInMinorUnits } from './amounts'
 import { capturableMinor, transition, type Payment, type PaymentStatus } from './payments'
 
 /**
@@ -51,18 +51,9 @@ export class CaptureFailedError extends DomainError {
 export function captureAmountMinor (payment: Payment, amount: number | undefined, writtenDecimalPlaces = 0): { amountMinor: number } | { errors: FieldErrors } {
   const capturable = capturableMinor(payment)
   if (amount === undefined) return { amountMinor: capturable }
-  const exponent = minorUnitsOf(payment.currency) ?? 2
-  if (!(amount > 0)) return { errors: { amount: ['The amount field must be greater than 0.'] } }
-  if (Math.max(decimalPlaces(amount), writtenDecimalPlaces) > exponent) {
-    return {
-      errors: {
-        amount: [exponent === 0
-          ? `The amount field must be a whole number for ${payment.currency}, which has no minor unit.`
-          : `The amount field must have at most ${exponent} decimal places for ${payment.currency}.`]
-      }
-    }
-  }
-  const amountMinor = toMinorUnits(amount, exponent)
+  const parsed = amountInMinorUnits(payment.currency, amount, writtenDecimalPlaces)
+  if ('errors' in parsed) return parsed
+  const { amountMinor, exponent } = parsed
   if (amountMinor > capturable) {
     return { errors: { amount: [`The amount field must be at most the capturable amount (${formatMinorUnits(capturable, exponent)} ${payment.currency}).`] } }
   }

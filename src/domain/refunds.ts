@@ -1,6 +1,5 @@
 import { DomainError, type FieldErrors } from './errors'
-import { decimalPlaces, toMinorUnits } from './money'
-import { minorUnitsOf } from './currencies'
+import { amountInMinorUnits } from './amounts'
 import { refundableMinor, type Payment } from './payments'
 import type { Metadata } from './metadata'
 
@@ -53,18 +52,8 @@ export function transitionRefund (refund: Refund, to: RefundStatus, at: string, 
  */
 export function refundAmountMinor (payment: Payment, amount: number | undefined, writtenDecimalPlaces = 0): { amountMinor: number } | { errors: FieldErrors } {
   if (amount === undefined) return { amountMinor: refundableMinor(payment) }
-  const exponent = minorUnitsOf(payment.currency) ?? 2
-  if (!(amount > 0)) return { errors: { amount: ['The amount field must be greater than 0.'] } }
-  if (Math.max(decimalPlaces(amount), writtenDecimalPlaces) > exponent) {
-    return {
-      errors: {
-        amount: [exponent === 0
-          ? `The amount field must be a whole number for ${payment.currency}, which has no minor unit.`
-          : `The amount field must have at most ${exponent} decimal places for ${payment.currency}.`]
-      }
-    }
-  }
-  return { amountMinor: toMinorUnits(amount, exponent) }
+  const parsed = amountInMinorUnits(payment.currency, amount, writtenDecimalPlaces)
+  return 'errors' in parsed ? parsed : { amountMinor: parsed.amountMinor }
 }
 
 /**
