@@ -1,6 +1,8 @@
 import type { CaptureStore, Payment } from '../types'
 import { paymentFromRow, type PaymentRow } from '../rows'
 import { inTransaction, type PgClient, type PgPool } from './connection'
+import { postgresRunner } from './runner'
+import { paymentSql } from '../payments'
 import { postgresKeyStatements } from './idempotency'
 import { appendEventOf } from './events'
 import { captureResourceId } from '../../domain/captures'
@@ -61,7 +63,7 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
         values: [paymentId, options.leaseUntil, options.now]
       })
       if (held !== undefined) return { payment: paymentFromRow(held), held: true }
-      const { rows: [row] } = await pool.query<PaymentRow>({ name: 'pay-get', text: 'SELECT * FROM payments WHERE id = $1', values: [paymentId] })
+      const row = await postgresRunner(pool).get(paymentSql.get, { id: paymentId })
       return row === undefined ? undefined : { payment: paymentFromRow(row), held: false }
     },
 
