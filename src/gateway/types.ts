@@ -6,6 +6,10 @@
 export interface ChargeRequest {
   /** Downstream idempotency key: the same key never charges twice. */
   idempotencyKey: string
+  /** Our payment's id (Stripe: metadata.payment_id; Adyen: reference). */
+  paymentId: string
+  /** The connector's token for the payment method (Stripe: a PaymentMethod `pm_…`); never a card number. */
+  paymentMethod?: string
   amountMinor: number
   /** The amount as an exact decimal string, e.g. "10.10". */
   amount: string
@@ -29,6 +33,8 @@ export interface CaptureRequest {
   idempotencyKey: string
   /** The downstream key the authorization was made under. */
   chargeIdempotencyKey: string
+  /** The connector's id of the charge when it is recorded (Stripe: the PaymentIntent `pi_…`). */
+  chargeReference?: string
   amountMinor: number
   amount: string
   currency: string
@@ -42,6 +48,10 @@ export type CaptureResult =
 /** Reads what the gateway holds under a charge's key (Stripe: retrieve the PaymentIntent), for the recovery worker. */
 export interface RetrieveRequest {
   chargeIdempotencyKey: string
+  /** Our payment's id: how a connector finds a charge whose reference was never recorded. */
+  paymentId?: string
+  /** The connector's id of the charge when it is recorded (Stripe: the PaymentIntent `pi_…`). */
+  chargeReference?: string
 }
 
 /**
@@ -60,6 +70,8 @@ export interface RefundRequest {
   idempotencyKey: string
   /** The downstream key the refunded charge was made under. */
   chargeIdempotencyKey: string
+  /** The connector's id of the charge when it is recorded (Stripe: the PaymentIntent `pi_…`). */
+  chargeReference?: string
   amountMinor: number
   amount: string
   currency: string
@@ -72,6 +84,10 @@ export type RefundResult =
 export interface VoidRequest {
   /** The downstream key the charge was (or would have been) made under. */
   chargeIdempotencyKey: string
+  /** Our payment's id: how a connector finds a charge whose reference was never recorded. */
+  paymentId?: string
+  /** The connector's id of the charge when it is recorded (Stripe: the PaymentIntent `pi_…`). */
+  chargeReference?: string
 }
 
 /**
@@ -85,14 +101,24 @@ export type VoidResult =
   | { outcome: 'charged', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
 
-/** `aborted`: this service gave up waiting (shutdown); the charge may or may not have been made. */
-export type GatewayFailureKind = 'unavailable' | 'timeout' | 'aborted'
+/**
+ * unavailable, timeout, aborted: the outcome is UNKNOWN (a 5xx, a connection dropped after the
+ * request was sent, no answer in time, or this service gave up waiting on shutdown): the operation
+ * may have been done, so it is resumed on the same connector under the same key, never elsewhere.
+ * not_processed: the connector CERTAINLY did nothing (the connection was refused or never
+ * established, or the PSP answered that it did not process the request: credentials refused, rate
+ * limited, an idempotency error), so another connector may be tried.
+ */
+export type GatewayFailureKind = 'unavailable' | 'timeout' | 'aborted' | 'not_processed'
 
-/** The operation's outcome is unknown: the gateway could not be reached or did not answer in time. */
+/** The operation failed without an answer; `kind` says whether it may have been done. */
 export class GatewayError extends Error {
-  constructor (readonly kind: GatewayFailureKind, message: string) {
+  /** A short machine code of the cause, recorded in a payment's attempts (e.g. connection_refused, authentication_failed, rate_limited, server_error). */
+  readonly code: string
+  constructor (readonly kind: GatewayFailureKind, message: string, code?: string) {
     super(message)
     this.name = 'GatewayError'
+    this.code = code ?? kind
   }
 }
 

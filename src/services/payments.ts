@@ -125,6 +125,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     try {
       result = await deps.gateway.charge({
         idempotencyKey: downstreamKeyFor(payment.id),
+        paymentId: payment.id,
         amountMinor: payment.amountMinor,
         amount: formatMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
         currency: payment.currency,

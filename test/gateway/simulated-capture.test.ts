@@ -11,7 +11,7 @@ async function gatewayOnNewLedger (t: Test) {
 }
 
 const minor = (amount: string): number => Math.round(Number(amount) * 100)
-const authorize = (key: string, amount: string) => ({ idempotencyKey: key, amountMinor: minor(amount), amount, currency: 'USD', captureMethod: 'manual' as const })
+const authorize = (key: string, amount: string) => ({ idempotencyKey: key, paymentId: 'p', amountMinor: minor(amount), amount, currency: 'USD', captureMethod: 'manual' as const })
 const capture = (key: string, chargeKey: string, amount: string) => ({ idempotencyKey: key, chargeIdempotencyKey: chargeKey, amountMinor: minor(amount), amount, currency: 'USD' })
 
 t.test('capture outcomes by amount: 3001 unavailable, 3002 times out (captured), 3003 refused', async (t) => {
@@ -46,8 +46,8 @@ t.test('one capture per authorization; a void releases an uncaptured one and rep
   await gateway.charge(authorize('payment-c', '10.00'))
   t.same(await gateway.capture(capture('cap-e', 'payment-c', '10.01')), { outcome: 'failed', failureCode: 'amount_too_large' })
   t.same(await gateway.retrieve({ chargeIdempotencyKey: 'payment-none' }), { state: 'none' })
-  await gateway.charge({ idempotencyKey: 'payment-d', amountMinor: 1000, amount: '10.00', currency: 'USD' })
+  await gateway.charge({ idempotencyKey: 'payment-d', paymentId: 'p', amountMinor: 1000, amount: '10.00', currency: 'USD' })
   t.match(await gateway.retrieve({ chargeIdempotencyKey: 'payment-d' }), { state: 'captured', amountCapturedMinor: 1000 }, 'automatic: captured at once')
-  await gateway.charge({ idempotencyKey: 'payment-e', amountMinor: 250000, amount: '2500.00', currency: 'USD', captureMethod: 'manual' })
+  await gateway.charge({ idempotencyKey: 'payment-e', paymentId: 'p', amountMinor: 250000, amount: '2500.00', currency: 'USD', captureMethod: 'manual' })
   t.match(await gateway.retrieve({ chargeIdempotencyKey: 'payment-e' }), { state: 'declined', declineCode: 'card_declined' })
 })

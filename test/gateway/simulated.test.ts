@@ -10,7 +10,7 @@ async function gatewayOnNewLedger (t: Test) {
   return simulatedGateway(db.ledger, { latencyMs: 0 })
 }
 
-const charge = (key: string, amount: string) => ({ idempotencyKey: key, amountMinor: Math.round(Number(amount) * 100), amount, currency: 'USD' })
+const charge = (key: string, amount: string) => ({ idempotencyKey: key, paymentId: 'p', amountMinor: Math.round(Number(amount) * 100), amount, currency: 'USD' })
 const refund = (key: string, chargeKey: string, amount: string) => ({ idempotencyKey: key, chargeIdempotencyKey: chargeKey, amountMinor: Math.round(Number(amount) * 100), amount, currency: 'USD' })
 
 t.test('refund outcomes by amount; a repeat under the same key returns the first result', async (t) => {

@@ -103,7 +103,7 @@ t.test('the gateway wrapper times every charge and counts outcomes and failures 
     if (outcome === 'bug') throw new TypeError('not a gateway error')
     throw new GatewayError(outcome, request.idempotencyKey)
   }), app.metrics)
-  const charge = { idempotencyKey: 'k', amountMinor: 100, amount: '1.00', currency: 'USD' }
+  const charge = { idempotencyKey: 'k', paymentId: 'p', amountMinor: 100, amount: '1.00', currency: 'USD' }
   t.match(await gateway.charge(charge), { outcome: 'succeeded' }, 'results pass through')
   t.match(await gateway.charge(charge), { outcome: 'declined' })
   await t.rejects(gateway.charge(charge), GatewayError, 'errors pass through')

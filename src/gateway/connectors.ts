@@ -1,0 +1,92 @@
+import type { LedgerStore } from '../store/types'
+import type { PaymentGateway } from './types'
+import { simulatedGateway } from './simulated'
+
+/** The PSPs a connector account can speak to. */
+export const CONNECTOR_TYPES = ['simulated', 'stripe'] as const
+export type ConnectorType = typeof CONNECTOR_TYPES[number]
+
+/** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */
+export type ConnectorCredentials = Readonly<Record<string, string>>
+
+/** The PSP answered that the credentials are not valid (Stripe: 401 on GET /v1/balance). Never carries the credentials. */
+export class CredentialsRefusedError extends Error {
+  override name = 'CredentialsRefusedError'
+  constructor (message: string, readonly code: string = 'credentials_refused') {
+    super(message)
+  }
+}
+
+/** A PSP reached with one account's credentials. */
+export interface Connector {
+  gateway: PaymentGateway
+  /**
+   * One read-only, authenticated call to the PSP (Stripe: GET /v1/balance): resolves when the
+   * credentials work; CredentialsRefusedError when the PSP refuses them; GatewayError when it cannot be reached.
+   */
+  verify: () => Promise<void>
+}
+
+/**
+ * Which connector a payment is made through: a connector account (`id`), or the instance's default
+ * gateway (GATEWAY) for a merchant without connector accounts (`id` null).
+ */
+export interface ConnectorRef {
+  id: string | null
+  type: ConnectorType
+}
+
+/** A connector that a payment can be routed to. */
+export interface RoutedConnector extends ConnectorRef {
+  gateway: PaymentGateway
+}
+
+/** Where payments go: the routing of the payments service (issue: connector accounts, routing with safe failover). */
+export interface ConnectorDirectory {
+  /**
+   * The merchant's enabled connector accounts in priority order (lowest first, then oldest); when it
+   * has none, the instance default gateway (`id` null); an empty list when GATEWAY=none.
+   */
+  candidatesFor: (merchantId: string | null) => Promise<RoutedConnector[]>
+  /** The gateway of the connector a payment was made through, even when that account is now disabled or deleted. */
+  gatewayOf: (connector: ConnectorRef) => Promise<PaymentGateway>
+}
+
+export interface ConnectorFactoryOptions {
+  /** The simulated gateways' ledger (each connector account has its own namespace in it). */
+  ledger: LedgerStore
+  simulatedLatencyMs: number
+  /** Base URL of Stripe's API (STRIPE_API_URL); tests point it at a local server. */
+  stripeApiUrl: string
+  /** Bounds every PSP call (GATEWAY_TIMEOUT_MS). */
+  timeoutMs: number
+}
+
+/** Builds the connector for an account (`connectorId`; null for the instance default) of `type` with its credentials. */
+export type ConnectorFactory = (type: ConnectorType, credentials: ConnectorCredentials, connectorId: string | null) => Connector
+
+/**
+ * A ledger whose keys live under `namespace`: two simulated connector accounts are two PSPs, so a
+ * payment failed over from one to the other under the same downstream key is a new charge there.
+ */
+export function namespacedLedger (ledger: LedgerStore, namespace: string): LedgerStore {
+  const prefix = `${namespace}:`
+  return {
+    ...ledger,
+    get: async (key) => await ledger.get(prefix + key),
+    recordOnce: async (entry) => await ledger.recordOnce({ ...entry, idempotencyKey: prefix + entry.idempotencyKey })
+  }
+}
+
+export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFactory {
+  return (type, _credentials, connectorId) => {
+    switch (type) {
+      case 'simulated': {
+        const ledger = connectorId === null ? options.ledger : namespacedLedger(options.ledger, connectorId)
+        return { gateway: simulatedGateway(ledger, { latencyMs: options.simulatedLatencyMs }), verify: async () => {} }
+      }
+      case 'stripe':
+        throw new Error('the Stripe connector is not built yet')
+    }
+  }
+}
