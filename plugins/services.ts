@@ -54,4 +54,4 @@ export default fp(async (app) => {
     onStatusChanged: app.forgetCredentials
   }))
   app.decorate('products', productService(app.db.products))
-}, { name: 'services', dependencies: ['database', 'gateway', 'clock', 'credential-cache'], fastify: '5.x' })
+}, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'clock', 'credential-cache'], fastify: '5.x' })

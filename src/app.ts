@@ -35,12 +35,16 @@ import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks'
 import secretsPlugin from '../plugins/secrets'
 import metricsPlugin from '../plugins/metrics'
 import type { PaymentGateway } from './gateway/types'
+import type { ConnectorFactory } from './gateway/connectors'
+import connectorsPlugin from '../plugins/connectors'
 
 /** What tests (and embedders) may replace. */
 export interface AppOverrides {
   logger?: FastifyServerOptions['logger']
   database?: Database
   gateway?: PaymentGateway
+  /** Builds connector accounts' PSP clients (tests: a fake Stripe). */
+  connectorFactory?: ConnectorFactory
   clock?: Clock
   /** Webhook delivery test doubles (DNS answers, client). */
   webhooks?: WebhooksPluginOptions
@@ -81,13 +85,14 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(readinessPlugin)
   await app.register(metricsPlugin)
   await app.register(gatewayPlugin, { gateway: overrides.gateway })
+  await app.register(secretsPlugin)
+  await app.register(connectorsPlugin, { factory: overrides.connectorFactory })
   await app.register(redisPlugin)
   await app.register(credentialCachePlugin)
   await app.register(servicesPlugin)
   await app.register(instancePlugin)
   await app.register(idempotencyPlugin)
   await app.register(workersPlugin)
-  await app.register(secretsPlugin)
   await app.register(webhooksPlugin, overrides.webhooks ?? {})
   await app.register(authPlugin)
   await app.register(securityPlugin)

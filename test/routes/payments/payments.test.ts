@@ -22,7 +22,7 @@ t.test('a valid payment is charged once and answered 201 with Location', async (
   t.equal(res.headers.location, `/api/payments/${body.id}`)
   t.ok(String(res.headers.location).endsWith(body.id))
   t.equal(gateway.calls.length, 1)
-  t.same(gateway.calls[0], { idempotencyKey: `payment-${body.id}`, paymentId: 'p', amountMinor: 1010, amount: '10.10', currency: 'USD', captureMethod: 'automatic' })
+  t.same(gateway.calls[0], { idempotencyKey: `payment-${body.id}`, paymentId: body.id, amountMinor: 1010, amount: '10.10', currency: 'USD', captureMethod: 'automatic' })
   const read = await app.inject({ method: 'GET', url: res.headers.location as string })
   t.equal(read.statusCode, 200)
   t.same(read.json(), body)

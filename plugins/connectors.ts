@@ -1,0 +1,38 @@
+import fp from 'fastify-plugin'
+import type { ConnectorDirectory, ConnectorFactory } from '../src/gateway/connectors'
+import { connectorFactory } from '../src/gateway/connectors'
+import { connectorDirectory, NO_ACCOUNTS } from '../src/gateway/directory'
+import { withTimeout } from '../src/gateway/with-timeout'
+import { instrumentGateway } from './metrics'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Routing: which connectors a merchant's payment goes to, and the gateway of a payment's connector. */
+    connectors: ConnectorDirectory
+    /** Builds a connector (PSP client) from an account's type and credentials. */
+    connectorFactory: ConnectorFactory
+  }
+}
+
+export interface ConnectorsPluginOptions {
+  /** A factory to use instead of the real PSP clients (tests). */
+  factory?: ConnectorFactory
+}
+
+/** The connector directory: merchants' connector accounts in priority order, the instance default gateway otherwise. */
+export default fp<ConnectorsPluginOptions>(async (app, opts) => {
+  const factory = opts.factory ?? connectorFactory({
+    ledger: app.db.ledger,
+    simulatedLatencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
+    stripeApiUrl: 'https://api.stripe.com',
+    timeoutMs: app.config.GATEWAY_TIMEOUT_MS
+  })
+  app.decorate('connectorFactory', factory)
+  app.decorate('connectors', connectorDirectory({
+    accounts: NO_ACCOUNTS,
+    factory,
+    defaultConnector: { type: 'simulated', gateway: app.gateway },
+    legacyDefaultGateway: app.gateway,
+    wrap: (gateway) => instrumentGateway(withTimeout(gateway, app.config.GATEWAY_TIMEOUT_MS), app.metrics)
+  }))
+}, { name: 'connectors', dependencies: ['config', 'database', 'metrics', 'gateway', 'secrets'], fastify: '5.x' })
