@@ -33,6 +33,7 @@ export default fp(async (app) => {
   app.decorate('payments', paymentService({
     db: app.db,
     gateway: app.gateway,
+    connectors: app.connectors,
     clock: app.clock,
     log: app.log,
     events,
@@ -41,12 +42,13 @@ export default fp(async (app) => {
   app.decorate('captures', captureService({
     db: app.db,
     gateway: app.gateway,
+    connectors: app.connectors,
     clock: app.clock,
     log: app.log,
     holdMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
     events
   }))
-  app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, clock: app.clock, log: app.log, events }))
+  app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, connectors: app.connectors, clock: app.clock, log: app.log, events }))
   app.decorate('merchants', merchantService({
     merchants: app.db.merchants,
     clock: app.clock,

@@ -18,6 +18,14 @@ export const CaptureBody = Type.Object({
 }, { title: 'Capture request', additionalProperties: false, examples: [{ amount: 7.5 }] })
 export type CaptureBodyType = Static<typeof CaptureBody>
 
+/** How an example payment was routed: one Stripe connector account that answered at once. */
+export const routedExample = {
+  paymentMethod: 'pm_card_visa',
+  connector: { id: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', type: 'stripe' },
+  connectorReference: 'pi_3QJk2bLkdIwHu7ix0f7V2x9A',
+  attempts: [{ connectorId: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', connectorType: 'stripe', outcome: 'succeeded', code: null, at: '2026-01-15T09:30:00.000Z' }]
+}
+
 /** An authorization (201 of a manual payment) and its capture (200), as examples. */
 export const authorizedPaymentExample = {
   id: PAYMENT_ID,
@@ -29,6 +37,8 @@ export const authorizedPaymentExample = {
   amountCaptured: 0,
   amountCapturable: 10.1,
   captureBefore: '2026-01-22T09:30:00.000Z',
+  ...routedExample,
+  attempts: [{ ...routedExample.attempts[0], outcome: 'authorized' }],
   createdAt: '2026-01-15T09:30:00.000Z',
   updatedAt: '2026-01-15T09:30:00.000Z'
 }

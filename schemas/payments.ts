@@ -1,11 +1,12 @@
 import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
-import { CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
+import { ATTEMPT_OUTCOMES, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
+import { CONNECTOR_TYPES } from '../src/gateway/connectors'
 import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
 import { Metadata, metadataMember, pageOf, pageQueryProperties } from './listing'
-import { authorizedPaymentExample, capturedPaymentExample, voidedPaymentExample } from './captures'
+import { authorizedPaymentExample, capturedPaymentExample, routedExample, voidedPaymentExample } from './captures'
 export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
@@ -35,6 +36,34 @@ export const CaptureMethod = Type.Unsafe<typeof CAPTURE_METHODS[number]>({
   examples: ['manual']
 })
 
+const ConnectorType = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP.', examples: ['stripe'] })
+
+export const PaymentConnector = Type.Object({
+  id: Type.Union([Type.String({ format: 'uuid', maxLength: 36 }), Type.Null()], {
+    description: "The connector account (GET /merchants/{id}/connectors/{connectorId}); null: the service's default gateway (GATEWAY), used when the merchant has no connector account."
+  }),
+  type: ConnectorType
+}, {
+  title: 'Payment connector',
+  additionalProperties: false,
+  description: 'The connector the payment is on: chosen by routing when it is created, moved to the next one only after an attempt that certainly charged nothing.',
+  examples: [{ id: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', type: 'stripe' }]
+})
+
+export const PaymentAttempt = Type.Object({
+  connectorId: Type.Union([Type.String({ format: 'uuid', maxLength: 36 }), Type.Null()]),
+  connectorType: ConnectorType,
+  outcome: Type.Unsafe<typeof ATTEMPT_OUTCOMES[number]>({
+    type: 'string',
+    enum: [...ATTEMPT_OUTCOMES],
+    description: '`succeeded`, `authorized` or `declined`: the connector answered. `not_processed`: it certainly did nothing (refused ' +
+      'connection, credentials refused, rate limited), so the next connector was tried. `unknown`: no answer (time-out, 5xx, dropped ' +
+      'connection); the payment stays on this connector and is resumed there under the same idempotency key. `pending`: being asked.'
+  }),
+  code: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The decline code, or why the attempt failed (connection_refused, authentication_failed, rate_limited, timeout, server_error, …).' }),
+  at: Type.String({ format: 'date-time', maxLength: 64 })
+}, { title: 'Payment attempt', additionalProperties: false, examples: [{ connectorId: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', connectorType: 'stripe', outcome: 'not_processed', code: 'connection_refused', at: '2026-01-15T09:30:00.000Z' }] })
+
 export const Payment = Type.Object({
   id: PaymentId,
   status: PaymentStatus,
@@ -54,6 +83,10 @@ export const Payment = Type.Object({
       'PENDING_PAYMENT_MAX_AGE) or `gateway_unreachable` (the gateway could not be asked).',
     examples: ['pending_expired']
   })),
+  paymentMethod: Type.Optional(Type.String({ maxLength: 255, description: 'The payment method token the connector charged (Stripe: a PaymentMethod id).', examples: ['pm_card_visa'] })),
+  connector: PaymentConnector,
+  connectorReference: Type.Optional(Type.String({ maxLength: 255, description: "The connector's id of the charge (Stripe: the PaymentIntent id), once it answered.", examples: ['pi_3QJk2bLkdIwHu7ix0f7V2x9A'] })),
+  attempts: Type.Array(PaymentAttempt, { maxItems: 1000, description: 'What each connector asked answered, oldest first (failover shows here).' }),
   metadata: Type.Optional(Metadata),
   createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
   updatedAt: Type.String({ format: 'date-time', maxLength: 64 })
@@ -70,6 +103,7 @@ export const Payment = Type.Object({
     captureMethod: 'automatic',
     amountCaptured: 10.1,
     amountCapturable: 0,
+    ...routedExample,
     metadata: { orderId: 'A-1042' },
     createdAt: '2026-01-15T09:30:00.000Z',
     updatedAt: '2026-01-15T09:35:00.000Z'
@@ -95,6 +129,10 @@ export function toPublicPayment (payment: StoredPayment): PaymentType {
     ...(payment.cancellationReason !== null ? { cancellationReason: payment.cancellationReason } : {}),
     ...(payment.declineCode !== null ? { declineCode: payment.declineCode } : {}),
     ...(payment.failureCode !== null ? { failureCode: payment.failureCode } : {}),
+    ...(payment.paymentMethod !== null ? { paymentMethod: payment.paymentMethod } : {}),
+    connector: { id: payment.connector.id, type: payment.connector.type },
+    ...(payment.connectorReference !== null ? { connectorReference: payment.connectorReference } : {}),
+    attempts: payment.attempts.map((attempt) => ({ ...attempt })),
     ...metadataMember(payment.metadata)
   }
 }
@@ -108,6 +146,14 @@ export const CreatePaymentBody = Type.Object({
     examples: [10.1]
   }),
   captureMethod: Type.Optional(CaptureMethod),
+  paymentMethod: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'An id the connector understands for the payment method (Stripe: a PaymentMethod `pm_…`, e.g. `pm_card_visa` in test mode). ' +
+      'Never a card number: something that looks like one (13-19 digits passing the Luhn check) is refused with 400 and not logged. ' +
+      'Optional for the simulated gateway.',
+    examples: ['pm_card_visa']
+  })),
   currency: Type.String({
     minLength: 1,
     maxLength: 16,
@@ -151,6 +197,7 @@ export const PaymentList = pageOf(Type.Ref(Payment), 'Payment list', {
   captureMethod: 'automatic',
   amountCaptured: 10.1,
   amountCapturable: 0,
+  ...routedExample,
   createdAt: '2026-01-15T09:30:00.000Z',
   updatedAt: '2026-01-15T09:30:01.000Z'
 })

@@ -13,6 +13,7 @@ import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors, toPublicPayment } from '../../schemas/payments'
 import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors, toPublicRefund } from '../../schemas/refunds'
 import { paymentResponse, refundResponse } from '../../plugins/stored-responses'
+import { routedExample } from '../../schemas/captures'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { Type } from '@sinclair/typebox'
@@ -85,6 +86,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
           captureMethod: 'automatic',
           amountCaptured: 10.1,
           amountCapturable: 0,
+          ...routedExample,
           metadata: { orderId: 'A-1042' },
           createdAt: '2026-01-15T09:30:00.000Z',
           updatedAt: '2026-01-15T09:30:00.000Z'
@@ -103,9 +105,12 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: [metadataGuard(), async (request) => {
       // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both);
       // a body that passes the schema has then been checked once and for all (throwNotedFieldErrors answers the rest).
-      const body = request.body as { amount?: unknown, currency?: unknown } | null
-      if (typeof body?.currency !== 'string') return
-      noteFieldErrors(request, validatePaymentInput({ amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency }, writtenDecimals.get(request)))
+      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown } | null
+      if (typeof body?.currency !== 'string') {
+        if (body !== null && typeof body === 'object') noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod: body.paymentMethod }))
+        return
+      }
+      noteFieldErrors(request, validatePaymentInput({ amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod: body.paymentMethod }, writtenDecimals.get(request)))
     }]
   }, async (request, reply) => {
     const principal = request.principal
@@ -115,7 +120,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     }
     const input = { ...request.body, merchantId: principal.merchantId }
     // The pending payment is inserted in the transaction that claims the key (one commit, not two).
-    const prepared = app.payments.prepare(input)
+    const prepared = await app.payments.prepare(input)
     return await app.idempotency.handle(request, reply, {
       work: async (key) => await app.payments.create(input, key, prepared),
       respond: paymentResponse,
@@ -180,6 +185,9 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
           captureMethod: 'automatic',
           amountCaptured: 0,
           amountCapturable: 0,
+          paymentMethod: routedExample.paymentMethod,
+          connector: routedExample.connector,
+          attempts: [{ ...routedExample.attempts[0], outcome: 'unknown', code: 'server_error' }],
           cancellationReason: 'requested',
           createdAt: '2026-01-15T09:30:00.000Z',
           updatedAt: '2026-01-15T09:32:00.000Z'

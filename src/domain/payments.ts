@@ -2,6 +2,7 @@ import { ConflictError, DomainError, type FieldErrors } from './errors'
 import { decimalPlaces, formatMinorUnits, fromMinorUnits } from './money'
 import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
 import type { Metadata } from './metadata'
+import type { ConnectorRef } from '../gateway/connectors'
 
 export const PAYMENT_STATUSES = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]
@@ -16,6 +17,9 @@ export type CancellationReason = typeof CANCELLATION_REASONS[number]
 
 /** How long an authorization may wait for its capture by default: 7 days, as card networks and Stripe. */
 export const DEFAULT_AUTHORIZATION_TTL_SECONDS = 604_800
+
+/** The instance's default gateway (GATEWAY), on which payments made before connector accounts existed were charged. */
+export const DEFAULT_CONNECTOR: ConnectorRef = { id: null, type: 'simulated' }
 
 /** The upper bound on an amount, in major units of any currency. */
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000
@@ -48,9 +52,80 @@ export interface Payment {
   /** Manual capture: when the authorization expires (creation + AUTHORIZATION_TTL_SECONDS); null for automatic capture. */
   captureBefore: string | null
   cancellationReason: CancellationReason | null
+  /** The connector's token for the payment method (Stripe: `pm_…`); null for the simulated gateway's payments without one. */
+  paymentMethod: string | null
+  /**
+   * The connector the payment is on: routed when it is created, moved to another only after an
+   * attempt that certainly did nothing (not_processed); disabled or deleted accounts keep it.
+   */
+  connector: ConnectorRef
+  /** The connector's id of the charge (Stripe: the PaymentIntent `pi_…`), once it answered. */
+  connectorReference: string | null
+  /** What each connector asked answered, oldest first. */
+  attempts: PaymentAttempt[]
   metadata: Metadata
   createdAt: string
   updatedAt: string
+}
+
+/**
+ * One charge asked of a connector: `pending` while it is being asked (written before the call when
+ * the payment moves to another connector), then its outcome. `unknown`: no answer, the charge may
+ * have been made (the payment stays on that connector); `not_processed`: certainly nothing was done.
+ */
+export const ATTEMPT_OUTCOMES = ['pending', 'succeeded', 'authorized', 'declined', 'not_processed', 'unknown'] as const
+export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number]
+
+export interface PaymentAttempt {
+  connectorId: string | null
+  connectorType: ConnectorRef['type']
+  outcome: AttemptOutcome
+  /** The decline code, or the failure's code (connection_refused, authentication_failed, timeout, …). */
+  code: string | null
+  at: string
+}
+
+/**
+ * True while the payment must stay on its connector: nothing was asked yet (a crash may have cut
+ * the first call short) or the last attempt's outcome is pending or unknown. Only after a
+ * not_processed answer is it free to go to any connector.
+ */
+export function isPinnedToConnector (payment: Payment): boolean {
+  const last = payment.attempts.at(-1)
+  return last === undefined || last.outcome !== 'not_processed'
+}
+
+/** The attempts with this one's outcome: it replaces the pending attempt on the same connector, else it is added. */
+export function withAttempt (payment: Payment, attempt: PaymentAttempt): PaymentAttempt[] {
+  const last = payment.attempts.at(-1)
+  const sameConnector = last !== undefined && last.outcome === 'pending' && last.connectorId === attempt.connectorId && last.connectorType === attempt.connectorType
+  return sameConnector ? [...payment.attempts.slice(0, -1), attempt] : [...payment.attempts, attempt]
+}
+
+/** A charge refused before it reached a connector: the merchant has none and GATEWAY is none. */
+export class NoConnectorError extends ConflictError {
+  override readonly code = 'NO_CONNECTOR'
+  constructor () {
+    super('No connector can take this payment: the merchant has no enabled connector account and this service has no default gateway (GATEWAY=none). ' +
+      'Add a connector account (POST /merchants/{id}/connectors) or enable one.')
+  }
+}
+
+/** 13-19 digits passing the Luhn check, with or without spaces or dashes: what a card number looks like. */
+export function looksLikeCardNumber (value: string): boolean {
+  if (!/^[0-9][0-9 -]{11,35}[0-9]$/.test(value)) return false
+  const digits = value.replace(/[ -]/g, '')
+  if (digits.length < 13 || digits.length > 19) return false
+  let sum = 0
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48
+    if (i % 2 === 1) {
+      digit *= 2
+      if (digit > 9) digit -= 9
+    }
+    sum += digit
+  }
+  return sum % 10 === 0
 }
 
 /**
@@ -207,8 +282,12 @@ export class PaymentNotCancelableError extends ConflictError {
  * `writtenDecimalPlaces`: the decimals of the amount as the client wrote it, when the transport
  * knows them (a JSON literal can carry more digits than the double it is parsed into).
  */
-export function validatePaymentInput (input: { amount: number, currency: string }, writtenDecimalPlaces = 0): FieldErrors {
+export function validatePaymentInput (input: { amount: number, currency: string, paymentMethod?: unknown }, writtenDecimalPlaces = 0): FieldErrors {
   const errors: FieldErrors = {}
+  if (typeof input.paymentMethod === 'string' && looksLikeCardNumber(input.paymentMethod.trim())) {
+    errors.paymentMethod = ['The paymentMethod field looks like a card number. Card numbers never enter this service: send the token your ' +
+      'connector gave you for the card (Stripe: a PaymentMethod id such as pm_…).']
+  }
   const exponent = minorUnitsOf(input.currency)
   if (exponent === undefined) {
     errors.currency = [invalidCurrencyMessage('currency', input.currency)]
@@ -233,6 +312,8 @@ export function newPendingPayment (fields: {
   merchantId?: string | null
   captureMethod?: CaptureMethod
   authorizationTtlSeconds?: number
+  paymentMethod?: string
+  connector?: ConnectorRef
 }): Payment {
   const captureMethod = fields.captureMethod ?? 'automatic'
   return {
@@ -252,6 +333,10 @@ export function newPendingPayment (fields: {
       ? new Date(Date.parse(fields.at) + (fields.authorizationTtlSeconds ?? DEFAULT_AUTHORIZATION_TTL_SECONDS) * 1000).toISOString()
       : null,
     cancellationReason: null,
+    paymentMethod: fields.paymentMethod ?? null,
+    connector: fields.connector ?? DEFAULT_CONNECTOR,
+    connectorReference: null,
+    attempts: [],
     metadata: fields.metadata ?? {},
     merchantId: fields.merchantId ?? null,
     createdAt: fields.at,

@@ -66,3 +66,11 @@ export function connectorDirectory (options: DirectoryOptions): ConnectorDirecto
     }
   }
 }
+
+/** Every payment on one gateway (the instance default): core tests, and services built without routing. */
+export function singleGatewayDirectory (gateway: PaymentGateway): ConnectorDirectory {
+  return {
+    candidatesFor: async () => [{ id: null, type: 'simulated', gateway }],
+    gatewayOf: async () => gateway
+  }
+}

@@ -10,7 +10,9 @@ import { GatewayError, type CaptureResult, type PaymentGateway } from '../gatewa
 import type { Database, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
 import type { EventFactory } from '../domain/events'
-import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, type Logger } from './payments'
+import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
+import type { ConnectorDirectory } from '../gateway/connectors'
+import { singleGatewayDirectory } from '../gateway/directory'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 
 /** What a capture answers: the captured payment, or the gateway's refusal. */
@@ -18,7 +20,10 @@ export type CaptureOutcome = Payment | CaptureFailedError
 
 export interface CaptureDeps {
   db: Database
+  /** The gateway of every payment when there is no `connectors` directory (core tests). */
   gateway: PaymentGateway
+  /** The gateway of a payment's connector. */
+  connectors?: ConnectorDirectory
   clock: () => number
   log: Logger
   /** How long a void holds an authorization (longer than a gateway call). */
@@ -72,6 +77,8 @@ function shortId (id: string): string {
 }
 
 export function captureService (deps: CaptureDeps): CaptureService {
+  const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
+  const gatewayOf = async (payment: Payment): Promise<PaymentGateway> => await directory.gatewayOf(payment.connector)
   const nowIso = (): string => new Date(deps.clock()).toISOString()
   type Keyed = CaptureKey | undefined
 
@@ -90,9 +97,10 @@ export function captureService (deps: CaptureDeps): CaptureService {
     const amountMinor = payment.capturePendingMinor as number
     let result: CaptureResult
     try {
-      result = await deps.gateway.capture({
+      result = await (await gatewayOf(payment)).capture({
         idempotencyKey: captureDownstreamKey(payment.id, payment.captureAttempts),
         chargeIdempotencyKey: downstreamKeyFor(payment.id),
+        ...referenceOf(payment),
         amountMinor,
         amount: formatMinorUnits(amountMinor, exponentOf(payment.currency)),
         currency: payment.currency
@@ -145,7 +153,7 @@ export function captureService (deps: CaptureDeps): CaptureService {
   async function voidHeld (payment: Payment, reason: CancellationReason): Promise<Payment> {
     let outcome
     try {
-      outcome = (await deps.gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })).outcome
+      outcome = (await (await gatewayOf(payment)).void({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })).outcome
     } catch (err) {
       await deps.db.captures.releaseHold(payment.id)
       if (!(err instanceof GatewayError)) throw err
@@ -167,7 +175,7 @@ export function captureService (deps: CaptureDeps): CaptureService {
   async function resume (payment: Payment, key: Keyed): Promise<Payment> {
     let state
     try {
-      state = await deps.gateway.retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })
+      state = await (await gatewayOf(payment)).retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })
     } catch (err) {
       if (err instanceof GatewayError) throw new GatewayUnavailableError('the gateway could not be read', payment.id, GATEWAY_RETRY_AFTER_SECONDS)
       throw err

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
-import { newPendingPayment, transition, type CaptureMethod, type Payment } from '../domain/payments'
+import {
+  isPinnedToConnector, newPendingPayment, NoConnectorError, transition, withAttempt, type AttemptOutcome, type CaptureMethod, type Payment
+} from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { exponentOf } from '../domain/currencies'
-import { GatewayError, type PaymentGateway } from '../gateway/types'
+import { GatewayError, type ChargeResult, type PaymentGateway } from '../gateway/types'
+import type { ConnectorDirectory, ConnectorRef, RoutedConnector } from '../gateway/connectors'
+import { singleGatewayDirectory } from '../gateway/directory'
 import type { Database, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 import { paymentCreation } from '../store/rows'
@@ -24,7 +28,10 @@ export interface Logger {
 
 export interface PaymentDeps {
   db: Database
+  /** The gateway of every payment when there is no `connectors` directory (core tests). */
   gateway: PaymentGateway
+  /** Routing to the merchants' connector accounts (plugins/connectors). */
+  connectors?: ConnectorDirectory
   clock: () => number
   log: Logger
   /** The events of payment changes (written with the change); undefined: no events (core tests). */
@@ -40,6 +47,8 @@ export interface PaymentInput {
   metadata?: Metadata
   /** automatic (default): charged at once; manual: authorized, captured later (POST /api/payments/{id}/capture). */
   captureMethod?: CaptureMethod
+  /** The connector's payment method token (Stripe: `pm_…`). */
+  paymentMethod?: string
 }
 
 /** A pending payment not yet written, and its insert, which can join the claim of the request's key. */
@@ -76,7 +85,7 @@ export interface PaymentService {
    * The pending payment `create` would write, built before the request's Idempotency-Key is
    * claimed, so that its insert commits in the claim's transaction (plugins/idempotency `handle`).
    */
-  prepare: (input: PaymentInput) => PreparedPayment
+  prepare: (input: PaymentInput) => Promise<PreparedPayment>
   /**
    * The payment with this id; NotFoundError for an unknown id or one that is not a GUID. With
    * `owner` (a merchant id), a payment of another merchant, or of none (created before
@@ -89,13 +98,37 @@ export interface PaymentService {
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
 }
 
+/** Thrown inside a settlement when the payment was settled by another writer meanwhile. */
+class SettledElsewhere extends Error {
+  constructor (readonly payment: Payment) { super('settled elsewhere') }
+}
+
+function connectorKey (connector: ConnectorRef): string {
+  return `${connector.type}:${connector.id ?? 'default'}`
+}
+
+function sameConnector (a: ConnectorRef, b: ConnectorRef): boolean {
+  return a.id === b.id && a.type === b.type
+}
+
 export function downstreamKeyFor (paymentId: string): string {
   return `payment-${paymentId}`
 }
 
 export function paymentService (deps: PaymentDeps): PaymentService {
-  function pendingPayment (input: PaymentInput): Payment {
+  const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
+
+  /** The connector a new payment starts on: the merchant's first by routing; NoConnectorError when there is none. */
+  async function firstConnector (merchantId: string): Promise<ConnectorRef> {
+    const [first] = await directory.candidatesFor(merchantId)
+    if (first === undefined) throw new NoConnectorError()
+    return { id: first.id, type: first.type }
+  }
+
+  function pendingPayment (input: PaymentInput, connector: ConnectorRef): Payment {
     return newPendingPayment({
+      paymentMethod: input.paymentMethod,
+      connector,
       id: newId(),
       merchantId: input.merchantId,
       amountMinor: toMinorUnits(input.amount, exponentOf(input.currency)),
@@ -115,41 +148,104 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * caller's (the idempotency plugin's) job.
    */
   async function settle (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
+    try {
+      return await charge(payment, key, signal, options)
+    } catch (err) {
+      if (err instanceof SettledElsewhere) return await charge(err.payment, key, signal, options)
+      throw err
+    }
+  }
+
+  async function charge (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
     const completion = (settled: Payment) => key === undefined ? undefined : { ref: key.ref, response: key.respond(settled) }
     if (payment.status !== 'pending') {
       const done = completion(payment)
       if (done !== undefined) await deps.db.idempotency.finish(done.ref, done.response)
       return payment
     }
-    let result
-    try {
-      result = await deps.gateway.charge({
-        idempotencyKey: downstreamKeyFor(payment.id),
-        paymentId: payment.id,
-        amountMinor: payment.amountMinor,
-        amount: formatMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
-        currency: payment.currency,
-        captureMethod: payment.captureMethod
-      }, { signal })
-    } catch (err) {
-      if (err instanceof GatewayError) {
-        if (options.quiet !== true) deps.log.warn({ paymentId: payment.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
-        await recordPending(payment)
-        throw new GatewayUnavailableError(
-          err.kind === 'timeout'
-            ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
-            : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.',
-          payment.id,
-          GATEWAY_RETRY_AFTER_SECONDS
-        )
+    let current = payment
+    const refused = new Set<string>()
+    for (let target = await nextConnector(current, refused); target !== undefined; target = await nextConnector(current, refused)) {
+      if (!sameConnector(target, current.connector) || !isPinnedToConnector(current)) {
+        // Moving on: the move is written before the call, so a crash during it leaves the payment on `target`.
+        current = await recordAttempt(current, target, 'pending', null)
       }
-      throw err
+      let result: ChargeResult
+      try {
+        result = await target.gateway.charge({
+          idempotencyKey: downstreamKeyFor(current.id),
+          paymentId: current.id,
+          ...(current.paymentMethod !== null ? { paymentMethod: current.paymentMethod } : {}),
+          amountMinor: current.amountMinor,
+          amount: formatMinorUnits(current.amountMinor, exponentOf(current.currency)),
+          currency: current.currency,
+          captureMethod: current.captureMethod
+        }, { signal })
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err
+        if (err.kind === 'not_processed') {
+          // Certainly nothing was charged there: the next connector may take it.
+          deps.log.warn({ paymentId: current.id, connectorId: target.id, connectorType: target.type, gatewayFailure: err.code }, 'connector did not process the charge; trying the next one')
+          current = await recordAttempt(current, target, 'not_processed', err.code)
+          refused.add(connectorKey(target))
+          continue
+        }
+        if (options.quiet !== true) deps.log.warn({ paymentId: current.id, connectorId: target.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
+        await recordAttempt(current, target, 'unknown', err.code).catch((recordError: unknown) => {
+          deps.log.error({ err: recordError, paymentId: current.id }, 'the unknown attempt could not be recorded')
+        })
+        await recordPending(current)
+        throw unavailable(current.id, err.kind === 'timeout'
+          ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
+          : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.')
+      }
+      const at = new Date(deps.clock()).toISOString()
+      const outcome: AttemptOutcome = result.outcome
+      const charged: Payment = {
+        ...current,
+        connector: { id: target.id, type: target.type },
+        connectorReference: result.chargeId,
+        attempts: withAttempt(current, { connectorId: target.id, connectorType: target.type, outcome, code: result.outcome === 'declined' ? result.declineCode : null, at })
+      }
+      const final = result.outcome === 'declined'
+        ? transition(charged, 'declined', at, result.declineCode)
+        : transition(charged, result.outcome === 'authorized' ? 'requires_capture' : 'succeeded', at)
+      return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
     }
+    // Every connector certainly refused: nothing was charged anywhere; the payment waits for a retry.
+    await recordPending(current)
+    throw unavailable(current.id, 'No connector could process the payment (each refused it without charging); the payment is pending. ' +
+      'Retry with the same Idempotency-Key to try again.')
+  }
+
+  function unavailable (paymentId: string, message: string): GatewayUnavailableError {
+    return new GatewayUnavailableError(message, paymentId, GATEWAY_RETRY_AFTER_SECONDS)
+  }
+
+  /**
+   * The connector to charge next: the payment's own while it is pinned to it (an attempt there may
+   * have charged); otherwise the merchant's connectors in routing order, skipping those that
+   * refused during this settlement. Undefined when none is left.
+   */
+  async function nextConnector (payment: Payment, refused: Set<string>): Promise<RoutedConnector | undefined> {
+    if (isPinnedToConnector(payment)) {
+      return { ...payment.connector, gateway: await directory.gatewayOf(payment.connector) }
+    }
+    const candidates = await directory.candidatesFor(payment.merchantId)
+    return candidates.find((candidate) => !refused.has(connectorKey(candidate)))
+  }
+
+  /** Writes an attempt's outcome (and the connector the payment is on) while the payment is pending. */
+  async function recordAttempt (payment: Payment, target: ConnectorRef, outcome: AttemptOutcome, code: string | null): Promise<Payment> {
     const at = new Date(deps.clock()).toISOString()
-    const final = result.outcome === 'declined'
-      ? transition(payment, 'declined', at, result.declineCode)
-      : transition(payment, result.outcome === 'authorized' ? 'requires_capture' : 'succeeded', at)
-    return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
+    const attempt = { connectorId: target.id, connectorType: target.type, outcome, code, at }
+    const recorded: Payment = { ...payment, connector: { id: target.id, type: target.type }, attempts: withAttempt(payment, attempt), updatedAt: at }
+    if (!await deps.db.payments.recordAttempts(recorded)) {
+      // Settled meanwhile (another request or the recovery worker): what is stored stands.
+      const stored = await deps.db.payments.get(payment.id)
+      if (stored !== undefined && stored.status !== 'pending') throw new SettledElsewhere(stored)
+    }
+    return recorded
   }
 
   /** payment.pending, once per payment: the gateway's outcome is unknown. Its own write (no state changed); a failure is logged, never thrown. */
@@ -175,7 +271,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     const at = new Date(deps.clock()).toISOString()
     let final: Payment
     try {
-      const result = await deps.gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })
+      const gateway = await directory.gatewayOf(payment.connector)
+      const result = await gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })
       final = result.outcome === 'voided'
         ? transition(payment, 'failed', at, 'pending_expired')
         : result.outcome === 'charged' ? transition(payment, 'succeeded', at) : transition(payment, 'declined', at, result.declineCode)
@@ -200,13 +297,13 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         const existing = await deps.db.payments.get(key.resourceId)
         if (existing !== undefined) return await settle(existing, key)
       }
-      const payment = prepared?.payment ?? pendingPayment(input)
+      const payment = prepared?.payment ?? pendingPayment(input, await firstConnector(input.merchantId))
       await deps.db.payments.create(payment, key?.ref)
       return await settle(payment, key)
     },
 
-    prepare (input) {
-      const payment = pendingPayment(input)
+    async prepare (input) {
+      const payment = pendingPayment(input, await firstConnector(input.merchantId))
       return { payment, creation: paymentCreation(payment) }
     },
 
@@ -283,6 +380,11 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       return { settled, stillPending }
     }
   }
+}
+
+/** The charge's reference for a gateway request, when the connector gave one. */
+export function referenceOf (payment: Payment): { chargeReference?: string } {
+  return payment.connectorReference === null ? {} : { chargeReference: payment.connectorReference }
 }
 
 /** Back-off of the recovery worker: about the payment's age (so attempts grow geometrically), from one lease to an hour. */

@@ -9,13 +9,18 @@ import type { Page, PageRequest } from '../domain/pagination'
 import { GatewayError, type PaymentGateway, type RefundResult } from '../gateway/types'
 import type { Database, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
-import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, type Logger } from './payments'
+import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
+import type { ConnectorDirectory } from '../gateway/connectors'
+import { singleGatewayDirectory } from '../gateway/directory'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 import type { EventFactory } from '../domain/events'
 
 export interface RefundDeps {
   db: Database
+  /** The gateway of every payment when there is no `connectors` directory (core tests). */
   gateway: PaymentGateway
+  /** The gateway of a payment's connector: a refund goes where its payment was charged. */
+  connectors?: ConnectorDirectory
   clock: () => number
   log: Logger
   /** The events of refund and payment changes (written with the change); undefined: no events (core tests). */
@@ -70,6 +75,7 @@ function shortId (id: string): string {
 }
 
 export function refundService (deps: RefundDeps): RefundService {
+  const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
   const nowIso = (): string => new Date(deps.clock()).toISOString()
 
   async function visiblePayment (paymentId: string, merchantId: string | undefined): Promise<Payment> {
@@ -105,9 +111,12 @@ export function refundService (deps: RefundDeps): RefundService {
     }
     let result: RefundResult
     try {
-      result = await deps.gateway.refund({
+      const payment = await deps.db.payments.get(refund.paymentId)
+      if (payment === undefined) throw new Error(`the payment ${refund.paymentId} of refund ${refund.id} is not recorded`)
+      result = await (await directory.gatewayOf(payment.connector)).refund({
         idempotencyKey: refundDownstreamKey(refund.id),
         chargeIdempotencyKey: downstreamKeyFor(refund.paymentId),
+        ...referenceOf(payment),
         amountMinor: refund.amountMinor,
         amount: formatMinorUnits(refund.amountMinor, exponentOf(refund.currency)),
         currency: refund.currency
@@ -184,7 +193,7 @@ export function refundService (deps: RefundDeps): RefundService {
       }
       let result
       try {
-        result = await deps.gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id) })
+        result = await (await directory.gatewayOf(payment.connector)).void({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
         throw gatewayUnavailable(payment.id, 'The payment gateway did not confirm the cancel; the payment is still pending. Retry the cancel after Retry-After.')

@@ -56,6 +56,11 @@ export interface PaymentRow {
   capture_attempts: number | string
   capture_before: string | null
   cancellation_reason: string | null
+  payment_method: string | null
+  connector_id: string | null
+  connector_type: string
+  connector_reference: string | null
+  attempts: string
   /** Epoch ms: the recovery worker's lease, or a void's hold on an authorization (see CaptureStore). */
   recovery_lease_until?: number | string | null
   metadata: string
@@ -85,6 +90,10 @@ export function paymentFromRow (row: PaymentRow): Payment {
     captureAttempts: Number(row.capture_attempts),
     captureBefore: row.capture_before,
     cancellationReason: row.cancellation_reason as Payment['cancellationReason'],
+    paymentMethod: row.payment_method,
+    connector: { id: row.connector_id, type: row.connector_type as Payment['connector']['type'] },
+    connectorReference: row.connector_reference,
+    attempts: JSON.parse(row.attempts) as Payment['attempts'],
     metadata: metadataFromColumn(row.metadata),
     createdAt: row.created_at,
     updatedAt: row.updated_at
@@ -95,14 +104,16 @@ export function paymentFromRow (row: PaymentRow): Payment {
 export const PAYMENT_COLUMNS = [
   'id', 'amount_minor', 'currency', 'status', 'decline_code', 'failure_code', 'amount_refunded_minor',
   'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at',
-  'capture_method', 'amount_captured_minor', 'capture_pending_minor', 'capture_attempts', 'capture_before', 'cancellation_reason'
+  'capture_method', 'amount_captured_minor', 'capture_pending_minor', 'capture_attempts', 'capture_before', 'cancellation_reason',
+  'payment_method', 'connector_id', 'connector_type', 'connector_reference', 'attempts'
 ] as const
 
 export function paymentValues (payment: Payment): unknown[] {
   return [payment.id, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.failureCode,
     payment.amountRefundedMinor, payment.refundPendingMinor, JSON.stringify(payment.metadata), payment.merchantId,
     payment.createdAt, payment.updatedAt,
-    payment.captureMethod, payment.amountCapturedMinor, payment.capturePendingMinor, payment.captureAttempts, payment.captureBefore, payment.cancellationReason]
+    payment.captureMethod, payment.amountCapturedMinor, payment.capturePendingMinor, payment.captureAttempts, payment.captureBefore, payment.cancellationReason,
+    payment.paymentMethod, payment.connector.id, payment.connector.type, payment.connectorReference, JSON.stringify(payment.attempts)]
 }
 
 /** The insert of a new (pending) payment, to join the claim of its Idempotency-Key (one transaction). */

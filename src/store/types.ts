@@ -153,6 +153,13 @@ export interface PaymentStore {
    */
   deferRecovery: (id: string, notBefore: number) => Promise<void>
   /**
+   * Records a pending payment's connector and attempts (before it is charged on another connector,
+   * and when a charge's outcome is unknown). False when it is no longer pending.
+   */
+  recordAttempts: (payment: Payment) => Promise<boolean>
+  /** The payment a connector account's charge reference (Stripe: `pi_…`) belongs to. */
+  findByConnectorReference: (connectorId: string, reference: string) => Promise<Payment | undefined>
+  /**
    * A page of payments, newest first (created time, then id). `merchantId`
    * limits it to one merchant's payments. A cursor id that is not in the list
    * (unknown, or another merchant's) throws UnknownCursorError.

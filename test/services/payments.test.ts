@@ -94,7 +94,7 @@ t.test('a payment pending past PENDING_PAYMENT_MAX_AGE: exponential back-off, th
 
   const payment = await app.db.payments.get(paymentId)
   t.match(payment, { status: 'failed', failureCode: 'pending_expired' })
-  t.same(gateway.voids, [{ chargeIdempotencyKey: `payment-${paymentId}` }], 'voided under its downstream key')
+  t.same(gateway.voids, [{ chargeIdempotencyKey: `payment-${paymentId}`, paymentId }], 'voided under its downstream key')
   t.equal(logs.lines.length, 1, 'one log line for the one state change, none per attempt')
   t.match(logs.lines[0], { level: 'info', details: { paymentId, status: 'failed', failureCode: 'pending_expired' } })
 

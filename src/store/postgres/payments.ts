@@ -19,7 +19,9 @@ import { postgresRunner } from './runner'
 function finalizeMember (p: Params, final: Payment): string {
   return `f AS (UPDATE payments
     SET status = ${p.add(final.status)}, decline_code = ${p.add(final.declineCode)}, failure_code = ${p.add(final.failureCode)}, updated_at = ${p.add(final.updatedAt)}, recovery_lease_until = NULL,
-      amount_captured_minor = ${p.add(final.amountCapturedMinor)}, cancellation_reason = ${p.add(final.cancellationReason)}
+      amount_captured_minor = ${p.add(final.amountCapturedMinor)}, cancellation_reason = ${p.add(final.cancellationReason)},
+      connector_id = ${p.add(final.connector.id)}, connector_type = ${p.add(final.connector.type)},
+      connector_reference = ${p.add(final.connectorReference)}, attempts = ${p.add(JSON.stringify(final.attempts))}
     WHERE id = ${p.add(final.id)} AND status = 'pending' RETURNING id)`
 }
 

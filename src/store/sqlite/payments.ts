@@ -15,7 +15,8 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const select = prepare(db, paymentSql.get)
   const finalize = db.prepare(`
     UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
-      amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason
+      amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason,
+      connector_id = @connectorId, connector_type = @connectorType, connector_reference = @connectorReference, attempts = @attempts
     WHERE id = @id AND status = 'pending'`)
   const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
@@ -31,7 +32,8 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>): Payment => {
-    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt, amountCaptured: final.amountCapturedMinor, cancellationReason: final.cancellationReason }).changes === 1
+    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt, amountCaptured: final.amountCapturedMinor, cancellationReason: final.cancellationReason,
+      connectorId: final.connector.id, connectorType: final.connector.type, connectorReference: final.connectorReference, attempts: JSON.stringify(final.attempts) }).changes === 1
     // The event of the change, in its transaction: only the writer that moved the payment writes it.
     if (finalized) outbox.appendOf(event, final)
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)

@@ -14,7 +14,7 @@ t.test('cancel of a pending payment: voided under its downstream key, canceled, 
   const res = await app.inject(cancel(payment.id))
   t.equal(res.statusCode, 200)
   t.match(res.json(), { id: payment.id, status: 'canceled', amountRefunded: 0 })
-  t.same(gateway.voids, [{ chargeIdempotencyKey: `payment-${payment.id}` }])
+  t.same(gateway.voids, [{ chargeIdempotencyKey: `payment-${payment.id}`, paymentId: payment.id }])
   const again = await app.inject(cancel(payment.id))
   t.equal(again.statusCode, 200)
   t.same(again.json(), res.json(), 'repeating the cancel answers the same')

@@ -72,6 +72,7 @@ t.test('partial capture: the amount reaches the gateway; the rest is released; r
   t.same(gateway.captures, [{
     idempotencyKey: `payment-${payment.id}-capture-1`,
     chargeIdempotencyKey: `payment-${payment.id}`,
+    chargeReference: 'ch_1',
     amountMinor: 750,
     amount: '7.50',
     currency: 'USD'
