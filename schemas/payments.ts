@@ -1,7 +1,7 @@
 import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
 import { ATTEMPT_OUTCOMES, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
-import { CONNECTOR_TYPES } from '../src/gateway/connectors'
+import { CONNECTOR_TYPES } from '../src/domain/routing'
 import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'

@@ -2,7 +2,7 @@ import { ConflictError, DomainError, type FieldErrors } from './errors'
 import { decimalPlaces, formatMinorUnits, fromMinorUnits } from './money'
 import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
 import type { Metadata } from './metadata'
-import type { ConnectorRef } from '../gateway/connectors'
+import type { ConnectorRef } from './routing'
 
 export const PAYMENT_STATUSES = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]

@@ -2,9 +2,8 @@ import type { LedgerStore } from '../store/types'
 import type { PaymentGateway } from './types'
 import { simulatedGateway } from './simulated'
 
-/** The PSPs a connector account can speak to. */
-export const CONNECTOR_TYPES = ['simulated', 'stripe'] as const
-export type ConnectorType = typeof CONNECTOR_TYPES[number]
+import type { ConnectorRef, ConnectorType } from '../domain/routing'
+export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domain/routing'
 
 /** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */
 export type ConnectorCredentials = Readonly<Record<string, string>>
@@ -25,15 +24,6 @@ export interface Connector {
    * credentials work; CredentialsRefusedError when the PSP refuses them; GatewayError when it cannot be reached.
    */
   verify: () => Promise<void>
-}
-
-/**
- * Which connector a payment is made through: a connector account (`id`), or the instance's default
- * gateway (GATEWAY) for a merchant without connector accounts (`id` null).
- */
-export interface ConnectorRef {
-  id: string | null
-  type: ConnectorType
 }
 
 /** A connector that a payment can be routed to. */

@@ -32,8 +32,19 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>): Payment => {
-    const finalized = finalize.run({ id: final.id, status: final.status, declineCode: final.declineCode, failureCode: final.failureCode, updatedAt: final.updatedAt, amountCaptured: final.amountCapturedMinor, cancellationReason: final.cancellationReason,
-      connectorId: final.connector.id, connectorType: final.connector.type, connectorReference: final.connectorReference, attempts: JSON.stringify(final.attempts) }).changes === 1
+    const finalized = finalize.run({
+      id: final.id,
+      status: final.status,
+      declineCode: final.declineCode,
+      failureCode: final.failureCode,
+      updatedAt: final.updatedAt,
+      amountCaptured: final.amountCapturedMinor,
+      cancellationReason: final.cancellationReason,
+      connectorId: final.connector.id,
+      connectorType: final.connector.type,
+      connectorReference: final.connectorReference,
+      attempts: JSON.stringify(final.attempts)
+    }).changes === 1
     // The event of the change, in its transaction: only the writer that moved the payment writes it.
     if (finalized) outbox.appendOf(event, final)
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
