@@ -172,7 +172,8 @@ export const paymentErrors = {
   validation: problemResponse('Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key.'),
   declined: problemResponse('The gateway declined the charge: `type` urn:problem-type:payment-declined, with `paymentId` and `declineCode`. The payment is stored as `declined`.'),
   notFound: problemResponse('No such payment.'),
-  conflict: problemResponse('Idempotency-Key reused with a different body (urn:problem-type:idempotency-key-reused) or still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After).'),
+  conflict: problemResponse('Idempotency-Key reused with a different body (urn:problem-type:idempotency-key-reused) or still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After); ' +
+    'on create, also no connector to charge with (urn:problem-type:no-connector: the merchant has no enabled connector account and the service runs with GATEWAY=none).'),
   tooLarge: problemResponse('The body is larger than BODY_LIMIT.'),
   unsupportedMediaType: problemResponse('The body is not application/json.'),
   rateLimited: problemResponse('Too many requests from this client; see Retry-After.'),
