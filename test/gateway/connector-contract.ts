@@ -108,4 +108,3 @@ export function connectorContract (t: Test, make: ConnectorMaker): void {
     t.same(await psp.gateway.retrieve({ chargeIdempotencyKey: `untouched-${neverId}`, paymentId: `${neverId}-untouched` }), { state: 'none' })
   })
 }
-
