@@ -1,5 +1,6 @@
 import Stripe from 'stripe'
-import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connectors'
+import type { Connector, ConnectorCredentials } from './connectors'
+import { CredentialsRefusedError } from './credentials-refused'
 import { AmountNotExpressibleError, fromStripeAmount, toStripeAmount } from './stripe-amounts'
 import { gatewayErrorOf } from './stripe-errors'
 import {
