@@ -207,3 +207,16 @@ t.test('the API URL becomes the SDK\'s host, port and protocol', async (t) => {
   t.same(stripeAddress('http://localhost'), { host: 'localhost', port: 80, protocol: 'http' })
   t.throws(() => stripeAddress('ftp://example.com'))
 })
+
+t.test('found by search: the PaymentIntent that took money wins; one still processing is unknown', async (t) => {
+  const fake = await fakeStripe(t)
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+  await gateway.charge(charge('pay_s1', 'pm_card_chargeDeclined'))
+  const paid = await gateway.charge({ ...charge('pay_s1', 'pm_card_visa'), idempotencyKey: 'payment:pay_s1:second' })
+  t.match(await gateway.retrieve({ chargeIdempotencyKey: 'payment:pay_s1', paymentId: 'pay_s1' }), { state: 'captured', chargeId: paid.chargeId })
+  const held = await gateway.charge({ ...charge('pay_s2', 'pm_card_visa'), captureMethod: 'manual' })
+  const intent = fake.intents.get(held.chargeId)
+  if (intent !== undefined) intent.status = 'processing'
+  t.match(await rejection(gateway.retrieve({ chargeIdempotencyKey: 'payment:pay_s2', chargeReference: held.chargeId })), { kind: 'unavailable', code: 'charge_processing' })
+  t.match(await rejection(gateway.void({ chargeIdempotencyKey: 'payment:pay_s2', chargeReference: held.chargeId })), { kind: 'unavailable', code: 'charge_processing' })
+})
