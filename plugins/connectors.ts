@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { ConnectorDirectory, ConnectorFactory } from '../src/gateway/connectors'
 import { connectorFactory } from '../src/gateway/connectors'
 import { connectorDirectory, NO_ACCOUNTS } from '../src/gateway/directory'
+import { STRIPE_DEFAULT_API_URL } from '../src/gateway/stripe'
 import { withTimeout } from '../src/gateway/with-timeout'
 import { instrumentGateway } from './metrics'
 
@@ -21,10 +22,13 @@ export interface ConnectorsPluginOptions {
 
 /** The connector directory: merchants' connector accounts in priority order, the instance default gateway otherwise. */
 export default fp<ConnectorsPluginOptions>(async (app, opts) => {
+  if (new URL(app.config.STRIPE_API_URL).origin !== new URL(STRIPE_DEFAULT_API_URL).origin) {
+    app.log.warn({ stripeApiUrl: app.config.STRIPE_API_URL }, 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead')
+  }
   const factory = opts.factory ?? connectorFactory({
     ledger: app.db.ledger,
     simulatedLatencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
-    stripeApiUrl: 'https://api.stripe.com',
+    stripeApiUrl: app.config.STRIPE_API_URL,
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS
   })
   app.decorate('connectorFactory', factory)

@@ -44,6 +44,11 @@ export const ConfigSchema = Type.Object({
   GATEWAY: StringEnum(['simulated'], 'simulated'),
   GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 120_000, default: 5000 }),
   GATEWAY_SIM_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
+  /**
+   * Base URL of Stripe's API for Stripe connectors. Operator configuration, not merchant input: any http or
+   * https URL is accepted, loopback included (tests and local fakes); start-up warns when it is not Stripe's.
+   */
+  STRIPE_API_URL: Type.String({ minLength: 1, default: 'https://api.stripe.com' }),
   IDEMPOTENCY_LOCK_SECONDS: Type.Integer({ ...PositiveInt, default: 60 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ ...PositiveInt, default: 24 }),
   REAPER_INTERVAL_MS: Type.Integer({ minimum: 0, default: 60_000 }),
@@ -149,6 +154,9 @@ export function loadConfig (source: EnvSource = process.env): Config {
     throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +
       `list of addresses, CIDRs or loopback/linklocal/uniquelocal (got ${JSON.stringify(config.TRUST_PROXY)})`)
   }
+  if (!isHttpUrl(config.STRIPE_API_URL)) {
+    throw new ConfigError(`invalid configuration: STRIPE_API_URL must be an http or https URL (got ${JSON.stringify(config.STRIPE_API_URL)})`)
+  }
   const badOrigin = corsOrigins(config.CORS_ORIGINS).find((origin) => !isOrigin(origin))
   if (badOrigin !== undefined) {
     throw new ConfigError('invalid configuration: CORS_ORIGINS must be a comma-separated list of origins such as ' +
@@ -160,6 +168,15 @@ export function loadConfig (source: EnvSource = process.env): Config {
 /** The origins listed in CORS_ORIGINS. */
 export function corsOrigins (value: string): string[] {
   return value.split(',').map((part) => part.trim()).filter((part) => part !== '')
+}
+
+function isHttpUrl (value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'https:' || url.protocol === 'http:'
+  } catch {
+    return false
+  }
 }
 
 function isOrigin (value: string): boolean {

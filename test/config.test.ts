@@ -169,3 +169,10 @@ t.test('INSTANCE_DEAD_AFTER_MS must cover at least three heartbeats', async (t) 
     { name: 'ConfigError', message: /INSTANCE_DEAD_AFTER_MS must be at least 3 × INSTANCE_HEARTBEAT_MS/ })
   t.match(loadConfig({ INSTANCE_HEARTBEAT_MS: '500', INSTANCE_DEAD_AFTER_MS: '1500' }), { INSTANCE_DEAD_AFTER_MS: 1500 })
 })
+
+t.test('STRIPE_API_URL: Stripe\'s by default; any http or https URL, loopback included; anything else stops start-up', async (t) => {
+  t.equal(loadConfig({}).STRIPE_API_URL, 'https://api.stripe.com')
+  t.equal(loadConfig({ STRIPE_API_URL: 'http://127.0.0.1:12111' }).STRIPE_API_URL, 'http://127.0.0.1:12111')
+  t.throws(() => loadConfig({ STRIPE_API_URL: 'ftp://stripe.example' }), { name: 'ConfigError', message: /STRIPE_API_URL must be an http or https URL/ })
+  t.throws(() => loadConfig({ STRIPE_API_URL: 'not a url' }), { name: 'ConfigError', message: /STRIPE_API_URL/ })
+})

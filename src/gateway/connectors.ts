@@ -1,6 +1,7 @@
 import type { LedgerStore } from '../store/types'
 import type { PaymentGateway } from './types'
 import { simulatedGateway } from './simulated'
+import { stripeConnector } from './stripe'
 
 import type { ConnectorRef, ConnectorType } from '../domain/routing'
 export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domain/routing'
@@ -8,13 +9,7 @@ export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domai
 /** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */
 export type ConnectorCredentials = Readonly<Record<string, string>>
 
-/** The PSP answered that the credentials are not valid (Stripe: 401 on GET /v1/balance). Never carries the credentials. */
-export class CredentialsRefusedError extends Error {
-  override name = 'CredentialsRefusedError'
-  constructor (message: string, readonly code: string = 'credentials_refused') {
-    super(message)
-  }
-}
+export { CredentialsRefusedError } from './credentials-refused'
 
 /** A PSP reached with one account's credentials. */
 export interface Connector {
@@ -69,14 +64,14 @@ export function namespacedLedger (ledger: LedgerStore, namespace: string): Ledge
 }
 
 export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFactory {
-  return (type, _credentials, connectorId) => {
+  return (type, credentials, connectorId) => {
     switch (type) {
       case 'simulated': {
         const ledger = connectorId === null ? options.ledger : namespacedLedger(options.ledger, connectorId)
         return { gateway: simulatedGateway(ledger, { latencyMs: options.simulatedLatencyMs }), verify: async () => {} }
       }
       case 'stripe':
-        throw new Error('the Stripe connector is not built yet')
+        return stripeConnector(credentials, { apiUrl: options.stripeApiUrl, timeoutMs: options.timeoutMs })
     }
   }
 }

@@ -1,0 +1,23 @@
+import t from 'tap'
+import { createSqliteDatabase } from '../../src/store/sqlite'
+import { connectorFactory, CredentialsRefusedError } from '../../src/gateway/connectors'
+import { FakeStripe } from '../helpers/fake-stripe'
+
+t.test('the factory builds a Stripe connector on STRIPE_API_URL with the account\'s secret key', async (t) => {
+  const fake = await FakeStripe.start()
+  t.teardown(async () => { await fake.close() })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  t.teardown(async () => { await db.close() })
+  const factory = connectorFactory({ ledger: db.ledger, simulatedLatencyMs: 0, stripeApiUrl: fake.url, timeoutMs: 1000 })
+
+  const connector = factory('stripe', { secretKey: 'sk_test_fake' }, 'conn_1')
+  await connector.verify()
+  t.match(await connector.gateway.charge({ idempotencyKey: 'payment:pay_f1', paymentId: 'pay_f1', paymentMethod: 'pm_card_visa', amountMinor: 1000, amount: '10.00', currency: 'USD' }),
+    { outcome: 'succeeded', chargeId: /^pi_/ })
+  t.same(fake.requests.map((request) => [request.method, request.path, request.headers.authorization]), [
+    ['GET', '/v1/balance', 'Bearer sk_test_fake'],
+    ['POST', '/v1/payment_intents', 'Bearer sk_test_fake']
+  ])
+  await t.rejects(factory('stripe', { secretKey: 'sk_test_other' }, 'conn_2').verify(), CredentialsRefusedError)
+  t.throws(() => factory('stripe', {}, 'conn_3'), CredentialsRefusedError, 'no secret key')
+})
