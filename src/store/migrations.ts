@@ -4,6 +4,7 @@ import { lifecycleSchema } from './lifecycle-migrations'
 import { webhookSchema } from './webhook-migrations'
 import { captureSchema } from './capture-migrations'
 import { instanceSchema } from './instance-migrations'
+import { connectorSchema } from './connector-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -137,7 +138,8 @@ const schema: SchemaChange[] = [
   ...lifecycleSchema,
   ...webhookSchema,
   ...captureSchema,
-  ...instanceSchema
+  ...instanceSchema,
+  ...connectorSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -39,7 +39,8 @@ export const problemTypes: Record<string, string> = {
   REFUND_EXCEEDS_REMAINING: 'urn:problem-type:refund-exceeds-remaining',
   REFUND_FAILED: 'urn:problem-type:refund-failed',
   PAYMENT_NOT_CAPTURABLE: 'urn:problem-type:payment-not-capturable',
-  CAPTURE_FAILED: 'urn:problem-type:capture-failed'
+  CAPTURE_FAILED: 'urn:problem-type:capture-failed',
+  CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused'
 }
 
 const titles: Record<string, string> = {
@@ -59,7 +60,8 @@ const titles: Record<string, string> = {
   REFUND_EXCEEDS_REMAINING: 'The refund exceeds the refundable amount.',
   REFUND_FAILED: 'The refund was refused.',
   PAYMENT_NOT_CAPTURABLE: 'The payment cannot be captured.',
-  CAPTURE_FAILED: 'The capture was refused.'
+  CAPTURE_FAILED: 'The capture was refused.',
+  CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.'
 }
 
 export interface ProblemDocument {
