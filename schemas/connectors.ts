@@ -66,7 +66,7 @@ const credentials = Type.Object({
     minLength: 1,
     maxLength: 255,
     description: 'Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.',
-    examples: ['sk_test_51Hx0000000000000000000004242']
+    examples: ['rk_test_51HxEXAMPLEonlyNOTaREALkey4242']
   })),
   webhookSecret: Type.Optional(Type.String({
     minLength: 1,
@@ -88,7 +88,7 @@ export const CreateConnectorBody = Type.Object({
 }, {
   title: 'Connector account request',
   additionalProperties: false,
-  examples: [{ type: 'stripe', credentials: { secretKey: 'sk_test_51Hx0000000000000000000004242' }, priority: 0, description: 'Stripe EU account' }]
+  examples: [{ type: 'stripe', credentials: { secretKey: 'rk_test_51HxEXAMPLEonlyNOTaREALkey4242' }, priority: 0, description: 'Stripe EU account' }]
 })
 
 export const UpdateConnectorBody = Type.Object({
