@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin'
 import type { ConnectorDirectory, ConnectorFactory } from '../src/gateway/connectors'
 import { connectorFactory } from '../src/gateway/connectors'
-import { connectorDirectory, NO_ACCOUNTS } from '../src/gateway/directory'
+import { connectorDirectory } from '../src/gateway/directory'
 import { STRIPE_DEFAULT_API_URL } from '../src/gateway/stripe'
 import { withTimeout } from '../src/gateway/with-timeout'
+import { connectorAccountService, connectorAccountSource, type ConnectorAccountService } from '../src/services/connectors'
 import { instrumentGateway } from './metrics'
 
 declare module 'fastify' {
@@ -12,6 +13,8 @@ declare module 'fastify' {
     connectors: ConnectorDirectory
     /** Builds a connector (PSP client) from an account's type and credentials. */
     connectorFactory: ConnectorFactory
+    /** Merchants' connector accounts: create (credentials checked with the PSP, then sealed), list, read, change, delete. */
+    connectorAccounts: ConnectorAccountService
   }
 }
 
@@ -32,11 +35,12 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS
   })
   app.decorate('connectorFactory', factory)
+  app.decorate('connectorAccounts', connectorAccountService({ db: app.db, factory, secrets: app.secretBox, clock: app.clock, log: app.log }))
   app.decorate('connectors', connectorDirectory({
-    accounts: NO_ACCOUNTS,
+    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
     factory,
-    defaultConnector: { type: 'simulated', gateway: app.gateway },
+    defaultConnector: app.config.GATEWAY === 'none' ? 'none' : { type: 'simulated', gateway: app.gateway },
     legacyDefaultGateway: app.gateway,
     wrap: (gateway) => instrumentGateway(withTimeout(gateway, app.config.GATEWAY_TIMEOUT_MS), app.metrics)
   }))
-}, { name: 'connectors', dependencies: ['config', 'database', 'metrics', 'gateway', 'secrets'], fastify: '5.x' })
+}, { name: 'connectors', dependencies: ['config', 'clock', 'database', 'metrics', 'gateway', 'secrets'], fastify: '5.x' })

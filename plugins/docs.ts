@@ -24,6 +24,7 @@ export default fp(async (app) => {
         { name: 'merchants', description: 'Create, read and update merchants. Errors are RFC 9457 problem documents.' },
         { name: 'api keys', description: 'A merchant\'s API keys: create (the secret is shown once), list, revoke. Errors are RFC 9457 problem documents.' },
         { name: 'events', description: 'Your events (payment, refund, merchant and endpoint changes), written with each change; kept 30 days by default. Errors are RFC 9457 problem documents.' },
+        { name: 'connectors', description: 'A merchant\'s accounts at PSPs (Stripe, simulated), where its payments are routed by priority; credentials are write-only and encrypted at rest. Errors are RFC 9457 problem documents.' },
         { name: 'webhooks', description: 'Webhook endpoints: events POSTed to your URL, signed per Standard Webhooks, retried for about 28 h; delivery log, retry, replay. Errors are RFC 9457 problem documents.' },
         { name: 'health', description: 'Liveness and readiness probes; `GET /` points to the documentation.' }
       ]

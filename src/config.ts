@@ -41,7 +41,8 @@ export const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Prefix of every Redis key this service writes, so deployments (or test runs) sharing a Redis never collide. */
   REDIS_KEY_PREFIX: Type.String({ pattern: '^[\\x21-\\x7E]{1,100}$', default: 'product-payment-service:' }),
-  GATEWAY: StringEnum(['simulated'], 'simulated'),
+  /** The instance default for merchants without connector accounts; `none` refuses their payments (production). */
+  GATEWAY: StringEnum(['simulated', 'none'], 'simulated'),
   GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 120_000, default: 5000 }),
   GATEWAY_SIM_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
   /**

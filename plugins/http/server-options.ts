@@ -10,8 +10,14 @@ import { httpServerOptions, MAX_PARAM_LENGTH } from './server-limits'
 
 export type { AreaErrors }
 
-/** Credentials never reach the logs, whatever logs a request's headers. */
-export const REDACTED_LOG_PATHS = ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', 'authorization']
+/**
+ * Credentials never reach the logs, whatever logs a request's headers. Request bodies are never logged;
+ * connector credentials (the one body member that is a secret) are redacted too, should one be.
+ */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization', 'headers.authorization', 'request.headers.authorization', 'authorization',
+  'req.body.credentials', 'body.credentials', 'request.body.credentials', 'credentials'
+]
 
 function withRedaction (logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (typeof logger !== 'object' || logger === null) return logger

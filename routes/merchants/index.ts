@@ -15,6 +15,7 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
 import apiKeyRoutes from './api-keys'
 import webhookEndpointRoutes from './webhook-endpoints'
+import connectorRoutes from './connectors'
 import {
   ACCEPT_PATCH,
   ConditionalGetHeaders,
@@ -86,6 +87,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(apiKeyRoutes)
   await app.register(webhookEndpointRoutes)
+  await app.register(connectorRoutes)
 
   // '' (not '/'): the collection is /merchants, documented without a trailing slash.
   app.post('', {

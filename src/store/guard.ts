@@ -182,6 +182,7 @@ export function guardDatabase (db: Database, options: { settleMs?: number } = {}
     apiKeys: guard(db.apiKeys),
     events: guard(db.events),
     webhooks: guard(db.webhooks),
+    connectors: guard(db.connectors),
     idempotency,
     // The heartbeat is the probe that finds the database back: never refused.
     instances: observed(guardStore(db.instances), health, { failFast: false }),

@@ -4,6 +4,7 @@ import { lifecycleSchema } from './lifecycle-migrations'
 import { webhookSchema } from './webhook-migrations'
 import { captureSchema } from './capture-migrations'
 import { instanceSchema } from './instance-migrations'
+import { connectorSchema } from './connector-migrations'
 import { routingSchema } from './routing-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
@@ -139,6 +140,7 @@ const schema: SchemaChange[] = [
   ...webhookSchema,
   ...captureSchema,
   ...instanceSchema,
+  ...connectorSchema,
   ...routingSchema
 ]
 

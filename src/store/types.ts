@@ -350,6 +350,7 @@ export interface Database {
   readonly events: EventStore
   readonly webhooks: WebhookStore
   readonly instances: InstanceStore
+  readonly connectors: ConnectorAccountStore
   /** What the database's answers said lately (see guard.ts); test doubles may leave it out. */
   readonly health?: DatabaseHealth
   /** Resolves when the database answers a trivial query. */
@@ -509,4 +510,38 @@ export interface EndpointSecrets {
   id: string
   secret: string
   previousSecret: string | null
+}
+
+import type { StoredConnectorAccount } from '../domain/connectors'
+
+/** A connector account's credentials as stored (sealed). */
+export interface StoredCredentials {
+  id: string
+  credentials: string
+}
+
+/**
+ * Merchants' connector accounts. Deleted accounts stay (deletedAt set): `get` still finds them, so
+ * the payments made through them keep working; lists and routing leave them out.
+ */
+export interface ConnectorAccountStore {
+  /** Inserts the account unless the merchant has `max` (not deleted) already: false then. */
+  insert: (account: StoredConnectorAccount, max: number) => Promise<boolean>
+  /** An account by id, deleted or not. */
+  get: (id: string) => Promise<StoredConnectorAccount | undefined>
+  /** The merchant's accounts that are not deleted, in routing order: priority, then created time, then id. */
+  listForMerchant: (merchantId: string) => Promise<StoredConnectorAccount[]>
+  /** The merchant's enabled accounts (not deleted), in routing order. */
+  enabledFor: (merchantId: string) => Promise<StoredConnectorAccount[]>
+  /**
+   * Writes priority, status, description, credentials, hint and updatedAt, only if the account is not
+   * deleted and still as read (`updated_at = expectedUpdatedAt`): false otherwise (nothing written).
+   */
+  update: (account: StoredConnectorAccount, expectedUpdatedAt: string) => Promise<boolean>
+  /** Marks the merchant's account deleted at `at`; false when it has no such account (or it is deleted already). */
+  softDelete: (merchantId: string, id: string, at: string) => Promise<boolean>
+  /** Up to `limit` accounts (deleted ones too, by id after `afterId`) whose stored credentials do not start with `prefix`. */
+  credentialsNotUnder: (prefix: string, afterId: string, limit: number) => Promise<StoredCredentials[]>
+  /** Writes an account's stored credentials if they are still `expected.credentials` (compare-and-set); false otherwise. */
+  replaceCredentials: (expected: StoredCredentials, next: string) => Promise<boolean>
 }

@@ -6,6 +6,7 @@ import { createSqliteDatabase } from '../../src/store/sqlite'
 import { newId } from '../../src/domain/ids'
 import { isSealed, newEncryptionKeyEntry, parseEncryptionKeys, secretBox, type EncryptionKey } from '../../src/secrets/encryption'
 import { childEnv } from '../helpers/server-process'
+import { itemAt } from '../helpers/items'
 
 const run = promisify(execFile)
 const ROOT = resolve(__dirname, '../..')
@@ -38,6 +39,26 @@ t.test('npm run reencrypt re-seals every stored secret under the first key; the 
       updatedAt: NOW
     }, 16)
   }
+  // Connector credentials: one under the old key, one deleted account under the old key, one already under the new key.
+  const newBox = secretBox(parseEncryptionKeys(newEntry) as EncryptionKey[])
+  const accountIds = [newId(), newId(), newId()]
+  for (const [index, id] of accountIds.entries()) {
+    const plain = JSON.stringify({ secretKey: `sk_test_account${index}secret` })
+    await db.connectors.insert({
+      id,
+      merchantId: merchant.id,
+      type: 'stripe',
+      priority: index,
+      status: 'enabled',
+      description: null,
+      credentialsHint: null,
+      credentials: index === 2 ? newBox.seal(plain, id) : oldBox.seal(plain, id),
+      createdAt: NOW,
+      updatedAt: NOW,
+      deletedAt: null
+    }, 20)
+  }
+  await db.connectors.softDelete(merchant.id, itemAt(accountIds, 1), NOW)
   await db.close()
 
   const { stdout } = await run(process.execPath, [...process.execArgv, 'scripts/reencrypt.ts'], {
@@ -45,7 +66,8 @@ t.test('npm run reencrypt re-seals every stored secret under the first key; the 
     env: childEnv({ DATABASE_URL: url, ENCRYPTION_KEYS: `${newEntry},${oldEntry}`, ADMIN_API_KEY: 'admin-key-0123456789abcdefghijklmnopqrstuvwxyz' })
   })
   t.match(stdout, /re-encrypted the secrets of 2 webhook endpoint\(s\) under the key new/)
-  t.notOk(stdout.includes('whsec_'), 'no secret in the output')
+  t.match(stdout, /re-encrypted the credentials of 2 connector account\(s\) under the key new/, 'the one already under the new key is left alone')
+  t.notOk(stdout.includes('whsec_') || stdout.includes('sk_test'), 'no secret in the output')
 
   const after = await createSqliteDatabase(url, { synchronous: 'FULL' })
   t.teardown(async () => { await after.close() })
@@ -54,6 +76,11 @@ t.test('npm run reencrypt re-seals every stored secret under the first key; the 
     const stored = await after.webhooks.getEndpoint(merchant.id, id)
     t.ok(isSealed(stored?.secret ?? '') && newOnly.sealedWithCurrentKey(stored?.secret ?? ''), 'sealed under the new key')
     t.equal(newOnly.open(stored?.secret as string, id), `whsec_${index}`, 'opens with the new key alone')
+  }
+  for (const [index, id] of accountIds.entries()) {
+    const stored = await after.connectors.get(id)
+    t.ok(newOnly.sealedWithCurrentKey(stored?.credentials ?? ''), 'connector credentials sealed under the new key (deleted accounts too)')
+    t.same(JSON.parse(newOnly.open(stored?.credentials as string, id)), { secretKey: `sk_test_account${index}secret` }, 'and open with the new key alone')
   }
 
   const refused = await run(process.execPath, [...process.execArgv, 'scripts/reencrypt.ts'], {

@@ -40,7 +40,8 @@ export const problemTypes: Record<string, string> = {
   REFUND_FAILED: 'urn:problem-type:refund-failed',
   PAYMENT_NOT_CAPTURABLE: 'urn:problem-type:payment-not-capturable',
   CAPTURE_FAILED: 'urn:problem-type:capture-failed',
-  NO_CONNECTOR: 'urn:problem-type:no-connector'
+  NO_CONNECTOR: 'urn:problem-type:no-connector',
+  CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused'
 }
 
 const titles: Record<string, string> = {
@@ -61,7 +62,8 @@ const titles: Record<string, string> = {
   REFUND_FAILED: 'The refund was refused.',
   PAYMENT_NOT_CAPTURABLE: 'The payment cannot be captured.',
   CAPTURE_FAILED: 'The capture was refused.',
-  NO_CONNECTOR: 'No connector can take the payment.'
+  NO_CONNECTOR: 'No connector can take the payment.',
+  CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.'
 }
 
 export interface ProblemDocument {

@@ -1,5 +1,6 @@
 import type { Database } from '../types'
 import { productStore } from '../products'
+import { connectorStore } from '../connectors'
 import { ledgerStore } from '../ledger'
 import { guardDatabase } from '../guard'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
@@ -54,6 +55,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     events: postgresEventStore(pool),
     webhooks: postgresWebhookStore(pool),
     instances: postgresInstanceStore(heartbeatPool),
+    connectors: connectorStore(postgresRunner(pool)),
     async ping () {
       await pool.query('SELECT 1')
     },

@@ -1,5 +1,6 @@
 import type { Database } from '../types'
 import { productStore } from '../products'
+import { connectorStore } from '../connectors'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteMerchantStore } from './merchants'
@@ -43,6 +44,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     events: sqliteEventStore(db, writes),
     webhooks: sqliteWebhookStore(db, writes),
     instances: sqliteInstanceStore(db, writes),
+    connectors: connectorStore(sqliteRunner(db, writes)),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping

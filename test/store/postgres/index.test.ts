@@ -16,6 +16,7 @@ import { loadConfig } from '../../../src/config'
 import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
 import { webhookStoreContract } from '../webhooks.contract'
+import { connectorStoreContract } from '../connectors.contract'
 import { merchantStoreContract } from '../merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../../helpers/postgres'
 import { TEST_ENCRYPTION_KEYS } from '../../helpers/app'
@@ -42,6 +43,10 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: events and webhooks store contract', async (t) => {
     webhookStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: connector account store contract', async (t) => {
+    connectorStoreContract(t, makePostgres)
   })
 
   t.test('schema: BIGINT money, TEXT ISO timestamps, BIGINT epoch-ms key times, unique lower(email)', async (t) => {

@@ -6,6 +6,7 @@ import { merchantStoreContract } from '../merchants.contract'
 import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
 import { webhookStoreContract } from '../webhooks.contract'
+import { connectorStoreContract } from '../connectors.contract'
 
 const makeSqlite = async () => await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
 
@@ -25,13 +26,17 @@ t.test('SQLite: events and webhooks store contract', async (t) => {
   webhookStoreContract(t, makeSqlite)
 })
 
+t.test('SQLite: connector account store contract', async (t) => {
+  connectorStoreContract(t, makeSqlite)
+})
+
 t.test('SQLite: migrating a database with payments gives them no merchant', async (t) => {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { db.close() })
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50], 'auth (20), events and webhooks (30), manual capture (40), instances (50)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60)')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })
 

@@ -1,0 +1,135 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { connectorInputErrors, MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
+import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
+import { problemAuthErrors, requiresKey } from '../../schemas/auth'
+import { jsonResponse, problemResponse } from '../../schemas/common'
+import { MerchantParams, merchantErrors } from '../../schemas/merchants'
+import { ConnectorAccount, ConnectorAccountList, ConnectorParams, CreateConnectorBody, UpdateConnectorBody, toPublicConnector } from '../../schemas/connectors'
+
+const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/connectors'
+const authErrors = problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
+  'The API key is valid but may not do this.')
+const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
+const notFound = problemResponse('No such merchant, or it has no such connector account (deleted accounts are 404 too).')
+const common = { 429: merchantErrors.rateLimited, 500: merchantErrors.internal }
+const bodyErrors = { 413: merchantErrors.tooLarge, 415: merchantErrors.createUnsupportedMediaType }
+const validation = problemResponse('Validation failure (`errors.<field>`: a missing or unknown `type`, credentials that do not fit the type, ' +
+  `a priority outside 0-1000, more than ${MAX_CONNECTORS_PER_MERCHANT} accounts); or the PSP refused the credentials ` +
+  '(`type` urn:problem-type:connector-credentials-refused): nothing was stored. Problems never quote the credentials.')
+const unreachable = {
+  ...problemResponse('The PSP could not be reached to check the credentials (`type` urn:problem-type:gateway-unavailable): nothing was stored; ' +
+    'retry after `Retry-After` seconds. Or the database is unavailable (urn:problem-type:service-unavailable).'),
+  headers: { 'retry-after': { type: 'integer', description: 'Seconds to wait before retrying.' } }
+}
+const conflict = problemResponse('The account kept changing while this change was applied: nothing was changed; read it again and retry.')
+
+/** The create body's per-type credential checks, judged on the raw body so they are reported with the schema's errors. */
+async function noteCredentialErrors (request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | null
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
+  noteFieldErrors(request, connectorInputErrors(body))
+}
+
+/** /merchants/{id}/connectors: a merchant's accounts at PSPs, where its payments are routed (problem documents). */
+const connectors: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/:id/connectors', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'createConnector',
+      summary: 'Add a connector account',
+      description: `${who} The credentials are checked first with one read-only, authenticated call to the PSP (Stripe: \`GET /v1/balance\`): ` +
+        'refused → 400 (`urn:problem-type:connector-credentials-refused`), PSP unreachable → 503; in both cases nothing is stored. ' +
+        'Then they are stored encrypted (AES-256-GCM under ENCRYPTION_KEYS, bound to the account id) and never shown again: answers carry ' +
+        '`credentialsHint` (the last 4 characters) only. The new account is `enabled`. ' +
+        'No Idempotency-Key (like the area\'s other sub-resources): a retried creation makes a second account, which you can delete.',
+      security: requiresKey,
+      params: MerchantParams,
+      body: CreateConnectorBody,
+      response: {
+        201: jsonResponse('The connector account (`Location` names it).', ConnectorAccount),
+        400: validation,
+        ...authErrors,
+        404: notFound,
+        ...bodyErrors,
+        ...common,
+        503: unreachable
+      }
+    },
+    preValidation: noteCredentialErrors
+  }, async (request, reply) => {
+    const account = await app.connectorAccounts.create(request.params.id, request.body)
+    return reply.code(201).header('location', `/merchants/${account.merchantId}/connectors/${account.id}`).send(toPublicConnector(account))
+  })
+
+  app.get('/:id/connectors', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'listConnectors',
+      summary: 'List connector accounts',
+      description: `${who} In routing order: priority (lowest first), then the oldest first. Deleted accounts are not listed; credentials never are.`,
+      security: requiresKey,
+      params: MerchantParams,
+      response: { 200: jsonResponse('The merchant\'s connector accounts.', ConnectorAccountList), ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request) => ({ data: (await app.connectorAccounts.list(request.params.id)).map(toPublicConnector) }))
+
+  app.get('/:id/connectors/:connectorId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'getConnector',
+      summary: 'Read a connector account',
+      description: who,
+      security: requiresKey,
+      params: ConnectorParams,
+      response: { 200: jsonResponse('The connector account.', ConnectorAccount), ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request) => toPublicConnector(await app.connectorAccounts.get(request.params.id, request.params.connectorId)))
+
+  app.patch('/:id/connectors/:connectorId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'updateConnector',
+      summary: 'Change a connector account',
+      description: `${who} Members sent are changed, others kept: \`priority\`, \`status\` (\`disabled\` takes it out of routing; its payments keep ` +
+        'settling, refunding and capturing through it), `description`, `credentials` (for the account\'s type; checked with the PSP like on ' +
+        'creation before they replace the old ones: refused 400, unreachable 503, nothing changed). Changing only priority, status or description calls no PSP.',
+      security: requiresKey,
+      params: ConnectorParams,
+      body: UpdateConnectorBody,
+      response: {
+        200: jsonResponse('The connector account as changed.', ConnectorAccount),
+        400: validation,
+        ...authErrors,
+        404: notFound,
+        409: conflict,
+        ...bodyErrors,
+        ...common,
+        503: unreachable
+      }
+    }
+  }, async (request) => toPublicConnector(await app.connectorAccounts.update(request.params.id, request.params.connectorId, request.body)))
+
+  app.delete('/:id/connectors/:connectorId', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'deleteConnector',
+      summary: 'Delete a connector account',
+      description: `${who} No new payment is routed to it and it is 404 from now on, but the payments already made through it keep ` +
+        'settling, refunding and capturing there (its record and credentials are kept for them).',
+      security: requiresKey,
+      params: ConnectorParams,
+      response: { 204: { description: 'Deleted.', type: 'null' }, ...authErrors, 404: notFound, ...common }
+    }
+  }, async (request, reply) => {
+    await app.connectorAccounts.remove(request.params.id, request.params.connectorId)
+    return reply.code(204).send()
+  })
+}
+
+export default connectors

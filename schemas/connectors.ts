@@ -1,0 +1,104 @@
+import { Type, type Static } from '@sinclair/typebox'
+import {
+  CONNECTOR_STATUSES, CONNECTOR_TYPES, DESCRIPTION_MAX_LENGTH, MAX_CONNECTORS_PER_MERCHANT, PRIORITY_MAX, PRIORITY_MIN, type ConnectorAccount as DomainConnectorAccount
+} from '../src/domain/connectors'
+import { MerchantParams } from './merchants'
+import { MAX_PARAM_LENGTH } from './patterns'
+
+const exampleConnectorId = '019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809'
+
+const exampleConnector = {
+  id: exampleConnectorId,
+  type: 'stripe',
+  priority: 0,
+  status: 'enabled',
+  description: 'Stripe EU account',
+  credentialsHint: '…4242',
+  createdAt: '2026-01-15T09:00:00.000Z',
+  updatedAt: '2026-01-15T09:00:00.000Z'
+}
+
+const type = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP: `stripe`, or `simulated` (the built-in test gateway).' })
+const status = Type.Unsafe<typeof CONNECTOR_STATUSES[number]>({
+  type: 'string',
+  enum: [...CONNECTOR_STATUSES],
+  description: '`enabled`: payments are routed to it; `disabled`: not routed to, while its payments keep settling, refunding and capturing through it.'
+})
+const priority = Type.Integer({
+  format: 'int32',
+  minimum: PRIORITY_MIN,
+  maximum: PRIORITY_MAX,
+  description: 'Routing order: a payment goes to the enabled account with the lowest priority first (equal priorities: the oldest first).'
+})
+
+export const ConnectorAccount = Type.Object({
+  id: Type.String({ maxLength: 64, format: 'uuid', description: 'The connector account id.' }),
+  type,
+  priority,
+  status,
+  description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: 'Your label.' })),
+  credentialsHint: Type.Optional(Type.String({ maxLength: 8, description: 'The last 4 characters of the secret key, to tell keys apart (absent for `simulated`). The credentials themselves are never returned.' })),
+  createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
+  updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
+}, { title: 'Connector account', description: 'A merchant\'s account at a PSP (never its credentials).', additionalProperties: false, examples: [exampleConnector] })
+export type ConnectorAccountType = Static<typeof ConnectorAccount>
+
+/** A connector account as the API shows it: never its credentials, only their hint. */
+export function toPublicConnector (account: DomainConnectorAccount): ConnectorAccountType {
+  return {
+    id: account.id,
+    type: account.type,
+    priority: account.priority,
+    status: account.status,
+    ...(account.description !== null ? { description: account.description } : {}),
+    ...(account.credentialsHint !== null ? { credentialsHint: account.credentialsHint } : {}),
+    createdAt: account.createdAt,
+    updatedAt: account.updatedAt
+  }
+}
+
+export const ConnectorAccountList = Type.Object({
+  data: Type.Array(ConnectorAccount, { maxItems: MAX_CONNECTORS_PER_MERCHANT, description: 'The merchant\'s connector accounts in routing order (priority, then the oldest first).' })
+}, { title: 'Connector accounts', additionalProperties: false, examples: [{ data: [exampleConnector] }] })
+
+const credentials = Type.Object({
+  secretKey: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.',
+    examples: ['rk_test_51HxEXAMPLEonlyNOTaREALkey4242']
+  })),
+  webhookSecret: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account\'s events to `/connectors/{connectorId}/stripe-events`.',
+    examples: ['whsec_0123456789abcdef']
+  }))
+}, {
+  additionalProperties: false,
+  description: 'Write-only: checked with one read-only call to the PSP (Stripe: `GET /v1/balance`) before anything is stored, then stored encrypted; ' +
+    'never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`).'
+})
+
+export const CreateConnectorBody = Type.Object({
+  type,
+  credentials: Type.Optional(credentials),
+  priority: Type.Optional({ ...priority, description: `${priority.description} Default 0.`, examples: [0] }),
+  description: Type.Optional(Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH, description: 'A label.', examples: ['Stripe EU account'] }))
+}, {
+  title: 'Connector account request',
+  additionalProperties: false,
+  examples: [{ type: 'stripe', credentials: { secretKey: 'rk_test_51HxEXAMPLEonlyNOTaREALkey4242' }, priority: 0, description: 'Stripe EU account' }]
+})
+
+export const UpdateConnectorBody = Type.Object({
+  priority: Type.Optional(priority),
+  status: Type.Optional(status),
+  description: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], { description: 'A label; null removes it.' })),
+  credentials: Type.Optional(credentials)
+}, { title: 'Connector account changes', additionalProperties: false, examples: [{ status: 'disabled' }, { priority: 10 }] })
+
+export const ConnectorParams = Type.Object({
+  id: MerchantParams.properties.id,
+  connectorId: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The connector account id.', examples: [exampleConnectorId] })
+})

@@ -1,0 +1,110 @@
+import { DomainError, type FieldErrors } from './errors'
+import { CONNECTOR_TYPES, type ConnectorType } from './routing'
+
+export { CONNECTOR_TYPES, type ConnectorType }
+
+export const CONNECTOR_STATUSES = ['enabled', 'disabled'] as const
+export type ConnectorStatus = typeof CONNECTOR_STATUSES[number]
+
+/** Routing order: lower first; equal priorities go oldest first. */
+export const PRIORITY_MIN = 0
+export const PRIORITY_MAX = 1000
+export const DEFAULT_PRIORITY = 0
+export const DESCRIPTION_MAX_LENGTH = 255
+/** At most this many connector accounts (not deleted) per merchant. */
+export const MAX_CONNECTORS_PER_MERCHANT = 20
+
+/** Stripe secret and restricted keys, test or live. */
+export const STRIPE_SECRET_KEY = /^(sk|rk)_(test|live)_[0-9A-Za-z]{8,247}$/
+/** A Stripe webhook endpoint's signing secret (for the Stripe events route). */
+export const STRIPE_WEBHOOK_SECRET = /^whsec_[0-9A-Za-z]{8,}$/
+
+/** A merchant's account at a PSP, as the API shows it (never its credentials). */
+export interface ConnectorAccount {
+  id: string
+  merchantId: string
+  type: ConnectorType
+  priority: number
+  status: ConnectorStatus
+  description: string | null
+  /** `…` and the last 4 characters of the secret key; null when the type takes no credentials. */
+  credentialsHint: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+/** As stored: the credentials sealed (JSON, encrypted with the account id as associated data); deleted accounts kept. */
+export interface StoredConnectorAccount extends ConnectorAccount {
+  credentials: string
+  deletedAt: string | null
+}
+
+export type ConnectorCredentialsInput = Record<string, string>
+
+export interface ConnectorInput {
+  type: ConnectorType
+  credentials?: ConnectorCredentialsInput
+  priority?: number
+  description?: string
+}
+
+export interface ConnectorPatch {
+  priority?: number
+  status?: ConnectorStatus
+  description?: string | null
+  credentials?: ConnectorCredentialsInput
+}
+
+const isType = (value: unknown): value is ConnectorType => typeof value === 'string' && (CONNECTOR_TYPES as readonly string[]).includes(value)
+
+/**
+ * What is wrong with `credentials` for an account of `type` (field errors under `credentials…`).
+ * Messages describe the expected form and never quote what was sent.
+ */
+export function credentialErrors (type: ConnectorType, credentials: unknown): FieldErrors {
+  if (type === 'simulated') {
+    const empty = credentials === undefined || (typeof credentials === 'object' && credentials !== null && !Array.isArray(credentials) && Object.keys(credentials).length === 0)
+    return empty ? {} : { credentials: ['A simulated connector takes no credentials: leave credentials out or send {}.'] }
+  }
+  if (typeof credentials !== 'object' || credentials === null || Array.isArray(credentials)) {
+    return { credentials: ['A stripe connector needs credentials: { "secretKey": "sk_test_…" } (a secret or restricted key).'] }
+  }
+  const errors: FieldErrors = {}
+  const given = credentials as Record<string, unknown>
+  for (const key of Object.keys(given)) {
+    if (key !== 'secretKey' && key !== 'webhookSecret') errors[`credentials.${key}`.slice(0, 256)] = ['Unknown member: stripe credentials are secretKey and, optionally, webhookSecret.']
+  }
+  if (typeof given.secretKey !== 'string' || !STRIPE_SECRET_KEY.test(given.secretKey)) {
+    errors['credentials.secretKey'] = ['The secretKey must be a Stripe secret or restricted key: sk_test_…, sk_live_…, rk_test_… or rk_live_… followed by 8-247 letters and digits.']
+  }
+  if (given.webhookSecret !== undefined && (typeof given.webhookSecret !== 'string' || !STRIPE_WEBHOOK_SECRET.test(given.webhookSecret))) {
+    errors['credentials.webhookSecret'] = ['The webhookSecret must be a Stripe webhook signing secret: whsec_ followed by at least 8 letters and digits.']
+  }
+  return errors
+}
+
+/** The create body's per-type checks, on the raw body (type-tolerant: what the schema refuses is left to it). */
+export function connectorInputErrors (body: Record<string, unknown>): FieldErrors {
+  return isType(body.type) ? credentialErrors(body.type, body.credentials) : {}
+}
+
+/** What an answer may show of the credentials: `…` and the last 4 characters of the secret key. */
+export function credentialsHint (type: ConnectorType, credentials: ConnectorCredentialsInput | undefined): string | null {
+  const key = type === 'stripe' ? credentials?.secretKey : undefined
+  return key === undefined ? null : `…${key.slice(-4)}`
+}
+
+/** The account without what is stored only (sealed credentials, deletion time). */
+export function publicAccount (stored: StoredConnectorAccount): ConnectorAccount {
+  const { credentials: _credentials, deletedAt: _deletedAt, ...account } = stored
+  return account
+}
+
+/** The PSP refused the credentials (checked before anything is stored). Never quotes them. */
+export class ConnectorCredentialsRefusedError extends DomainError {
+  readonly kind = 'validation'
+  readonly code = 'CREDENTIALS_REFUSED'
+  constructor (type: ConnectorType) {
+    super(`The ${type} account refused these credentials (checked with one read-only call); nothing was stored. Check the key and its mode (test or live).`)
+  }
+}

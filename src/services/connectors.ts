@@ -1,0 +1,195 @@
+import { ConflictError, GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
+import { isGuid, newId } from '../domain/ids'
+import { merchantNotFoundMessage } from '../domain/merchants'
+import {
+  ConnectorCredentialsRefusedError, credentialErrors, credentialsHint, DEFAULT_PRIORITY, MAX_CONNECTORS_PER_MERCHANT, publicAccount,
+  type ConnectorAccount, type ConnectorCredentialsInput, type ConnectorInput, type ConnectorPatch, type ConnectorType, type StoredConnectorAccount
+} from '../domain/connectors'
+import { CredentialsRefusedError, type ConnectorFactory } from '../gateway/connectors'
+import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
+import { GatewayError } from '../gateway/types'
+import { isSealed, SEALED_PREFIX, type SecretBox } from '../secrets/encryption'
+import type { ConnectorAccountStore, Database, StoredCredentials } from '../store/types'
+import type { Logger } from './payments'
+
+/** Seconds a client waits before retrying when the PSP could not be reached to check credentials. */
+export const VERIFY_RETRY_AFTER_SECONDS = 5
+
+export interface ConnectorAccountService {
+  /** Checks the credentials with the PSP, then stores the account with its credentials sealed. */
+  create: (merchantId: string, input: ConnectorInput) => Promise<ConnectorAccount>
+  /** The merchant's accounts (not deleted) in routing order. */
+  list: (merchantId: string) => Promise<ConnectorAccount[]>
+  get: (merchantId: string, id: string) => Promise<ConnectorAccount>
+  /** New credentials are checked with the PSP first; priority, status and description alone are not. */
+  update: (merchantId: string, id: string, patch: ConnectorPatch) => Promise<ConnectorAccount>
+  /** Soft delete: out of routing and of the API; its payments keep working through it. */
+  remove: (merchantId: string, id: string) => Promise<void>
+}
+
+export interface ConnectorAccountDeps {
+  db: Pick<Database, 'merchants' | 'connectors'>
+  factory: ConnectorFactory
+  secrets: SecretBox
+  clock: () => number
+  log: Logger
+}
+
+function shortId (id: string): string {
+  return id.length <= 64 ? id : `${id.slice(0, 64)}…`
+}
+
+function throwIfAny (errors: Record<string, string[]>): void {
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+}
+
+export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorAccountService {
+  const store = deps.db.connectors
+  const nowIso = (): string => new Date(deps.clock()).toISOString()
+
+  async function requireMerchant (merchantId: string): Promise<string> {
+    const merchant = isGuid(merchantId) ? await deps.db.merchants.get(merchantId.toLowerCase()) : undefined
+    if (merchant === undefined) throw new NotFoundError(merchantNotFoundMessage(merchantId))
+    return merchant.id
+  }
+
+  /** The merchant's account; another merchant's or a deleted one is as absent as an unknown id. */
+  async function accountOf (merchantId: string, id: string): Promise<StoredConnectorAccount> {
+    const owner = await requireMerchant(merchantId)
+    const account = isGuid(id) ? await store.get(id.toLowerCase()) : undefined
+    if (account === undefined || account.merchantId !== owner || account.deletedAt !== null) {
+      throw new NotFoundError(`The merchant has no connector account with the id '${shortId(id)}'.`)
+    }
+    return account
+  }
+
+  /** One read-only, authenticated call to the PSP; its refusal or absence in domain words (never quoting the credentials). */
+  async function verify (type: ConnectorType, credentials: ConnectorCredentialsInput, id: string): Promise<void> {
+    try {
+      await deps.factory(type, credentials, id).verify()
+    } catch (err) {
+      if (err instanceof CredentialsRefusedError) {
+        deps.log.info({ connectorId: id, connectorType: type, code: err.code }, 'connector credentials refused by the PSP; nothing stored')
+        throw new ConnectorCredentialsRefusedError(type)
+      }
+      if (err instanceof GatewayError) {
+        deps.log.warn({ connectorId: id, connectorType: type, gatewayFailure: err.kind, code: err.code }, 'PSP unreachable while checking connector credentials')
+        throw new GatewayUnavailableError(`The ${type} API could not be reached to check the credentials; nothing was stored. Retry later.`, undefined, VERIFY_RETRY_AFTER_SECONDS)
+      }
+      throw err
+    }
+  }
+
+  const seal = (credentials: ConnectorCredentialsInput | undefined, id: string): string => deps.secrets.seal(JSON.stringify(credentials ?? {}), id)
+
+  return {
+    async create (merchantId, input) {
+      const owner = await requireMerchant(merchantId)
+      throwIfAny(credentialErrors(input.type, input.credentials))
+      const id = newId()
+      const credentials = input.credentials ?? {}
+      await verify(input.type, credentials, id)
+      const at = nowIso()
+      const account: StoredConnectorAccount = {
+        id,
+        merchantId: owner,
+        type: input.type,
+        priority: input.priority ?? DEFAULT_PRIORITY,
+        status: 'enabled',
+        description: input.description ?? null,
+        credentialsHint: credentialsHint(input.type, credentials),
+        credentials: seal(credentials, id),
+        createdAt: at,
+        updatedAt: at,
+        deletedAt: null
+      }
+      if (!await store.insert(account, MAX_CONNECTORS_PER_MERCHANT)) {
+        throw new ValidationError({ type: [`A merchant may have at most ${MAX_CONNECTORS_PER_MERCHANT} connector accounts; delete one first.`] })
+      }
+      return publicAccount(account)
+    },
+
+    async list (merchantId) {
+      return (await store.listForMerchant(await requireMerchant(merchantId))).map(publicAccount)
+    },
+
+    async get (merchantId, id) {
+      return publicAccount(await accountOf(merchantId, id))
+    },
+
+    async update (merchantId, id, patch) {
+      let current = await accountOf(merchantId, id)
+      if (Object.values(patch).every((value) => value === undefined)) return publicAccount(current)
+      if (patch.credentials !== undefined) {
+        throwIfAny(credentialErrors(current.type, patch.credentials))
+        await verify(current.type, patch.credentials, current.id)
+      }
+      // Compare-and-set on updatedAt; re-applied to a newer version a few times (concurrent patches), then 409.
+      for (let attempt = 1; ; attempt++) {
+        const updated: StoredConnectorAccount = {
+          ...current,
+          ...(patch.priority !== undefined ? { priority: patch.priority } : {}),
+          ...(patch.status !== undefined ? { status: patch.status } : {}),
+          ...(patch.description !== undefined ? { description: patch.description } : {}),
+          ...(patch.credentials !== undefined
+            ? { credentials: seal(patch.credentials, current.id), credentialsHint: credentialsHint(current.type, patch.credentials) }
+            : {}),
+          updatedAt: new Date(Math.max(deps.clock(), Date.parse(current.updatedAt) + 1)).toISOString()
+        }
+        if (await store.update(updated, current.updatedAt)) return publicAccount(updated)
+        if (attempt >= 5) throw new ConflictError('The connector account kept changing while this change was applied; read it again and retry.')
+        current = await accountOf(merchantId, id)
+      }
+    },
+
+    async remove (merchantId, id) {
+      const account = await accountOf(merchantId, id)
+      if (!await store.softDelete(account.merchantId, account.id, nowIso())) {
+        throw new NotFoundError(`The merchant has no connector account with the id '${shortId(id)}'.`)
+      }
+    }
+  }
+}
+
+/**
+ * Routing's view of the accounts (src/gateway/directory.ts): credentials opened with the account id
+ * as associated data. `byId` finds disabled and deleted accounts too: their payments still settle there.
+ */
+export function connectorAccountSource (store: ConnectorAccountStore, box: SecretBox): ConnectorAccountSource {
+  const routable = (account: StoredConnectorAccount): RoutableAccount => ({
+    id: account.id,
+    type: account.type,
+    credentials: JSON.parse(box.open(account.credentials, account.id)) as Record<string, string>,
+    updatedAt: account.updatedAt
+  })
+  return {
+    enabledFor: async (merchantId) => (await store.enabledFor(merchantId)).map(routable),
+    async byId (id) {
+      const account = await store.get(id)
+      return account === undefined ? undefined : routable(account)
+    }
+  }
+}
+
+const BATCH = 100
+
+/**
+ * Re-seals the stored connector credentials that are not under the current key (after a key
+ * rotation). Each row is a compare-and-set, so a PATCH meanwhile is never undone. Returns how many
+ * accounts were rewritten.
+ */
+export async function resealConnectorCredentials (store: ConnectorAccountStore, box: SecretBox): Promise<number> {
+  const prefix = `${SEALED_PREFIX}${box.currentKeyId}:`
+  let after = ''
+  let rewritten = 0
+  for (;;) {
+    const batch: StoredCredentials[] = await store.credentialsNotUnder(prefix, after, BATCH)
+    for (const stored of batch) {
+      const plain = isSealed(stored.credentials) ? box.open(stored.credentials, stored.id) : stored.credentials
+      if (await store.replaceCredentials(stored, box.seal(plain, stored.id))) rewritten++
+    }
+    const last = batch.at(-1)
+    if (last === undefined || batch.length < BATCH) return rewritten
+    after = last.id
+  }
+}

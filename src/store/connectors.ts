@@ -1,0 +1,88 @@
+import type { ConnectorStatus, ConnectorType, StoredConnectorAccount } from '../domain/connectors'
+import { raw, sql, type SqlRunner } from './sql'
+import type { ConnectorAccountStore, StoredCredentials } from './types'
+
+const COLUMNS = 'id, merchant_id, type, priority, status, description, credentials, credentials_hint, created_at, updated_at, deleted_at'
+const ROUTING_ORDER = raw('ORDER BY priority, created_at, id')
+
+interface ConnectorRow {
+  id: string
+  merchant_id: string
+  type: string
+  priority: number | string
+  status: string
+  description: string | null
+  credentials: string
+  credentials_hint: string | null
+  created_at: string
+  updated_at: string
+  deleted_at: string | null
+}
+
+function accountFromRow (row: ConnectorRow): StoredConnectorAccount {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    type: row.type as ConnectorType,
+    priority: Number(row.priority),
+    status: row.status as ConnectorStatus,
+    description: row.description,
+    credentialsHint: row.credentials_hint,
+    credentials: row.credentials,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    deletedAt: row.deleted_at
+  }
+}
+
+type InsertParams = StoredConnectorAccount & { max: number }
+type UpdateParams = StoredConnectorAccount & { expectedUpdatedAt: string }
+
+export const connectorSql = {
+  // One statement: the count and the insert together (SQLite's single writer makes it exact;
+  // on PostgreSQL two creations at the same instant may both pass: a soft cap, like the per-merchant key limit).
+  insert: sql<InsertParams>('connector-insert')`
+    INSERT INTO connector_accounts (${raw(COLUMNS)})
+    SELECT ${'id'}, ${'merchantId'}, ${'type'}, CAST(${'priority'} AS INTEGER), ${'status'}, ${'description'}, ${'credentials'}, ${'credentialsHint'},
+      ${'createdAt'}, ${'updatedAt'}, NULL
+    WHERE (SELECT count(*) FROM connector_accounts WHERE merchant_id = ${'merchantId'} AND deleted_at IS NULL) < ${'max'}`,
+  get: sql<{ id: string }, ConnectorRow>('connector-get')`SELECT ${raw(COLUMNS)} FROM connector_accounts WHERE id = ${'id'}`,
+  list: sql<{ merchantId: string }, ConnectorRow>('connector-list')`
+    SELECT ${raw(COLUMNS)} FROM connector_accounts WHERE merchant_id = ${'merchantId'} AND deleted_at IS NULL ${ROUTING_ORDER}`,
+  enabled: sql<{ merchantId: string }, ConnectorRow>('connector-enabled')`
+    SELECT ${raw(COLUMNS)} FROM connector_accounts WHERE merchant_id = ${'merchantId'} AND deleted_at IS NULL AND status = 'enabled' ${ROUTING_ORDER}`,
+  update: sql<UpdateParams>('connector-update')`
+    UPDATE connector_accounts
+    SET priority = CAST(${'priority'} AS INTEGER), status = ${'status'}, description = ${'description'}, credentials = ${'credentials'},
+        credentials_hint = ${'credentialsHint'}, updated_at = ${'updatedAt'}
+    WHERE id = ${'id'} AND updated_at = ${'expectedUpdatedAt'} AND deleted_at IS NULL`,
+  softDelete: sql<{ merchantId: string, id: string, at: string }>('connector-soft-delete')`
+    UPDATE connector_accounts SET deleted_at = ${'at'}, updated_at = ${'at'}
+    WHERE id = ${'id'} AND merchant_id = ${'merchantId'} AND deleted_at IS NULL`,
+  credentialsNotUnder: sql<{ prefix: string, length: number, afterId: string, limit: number }, StoredCredentials>('connector-credentials-not-under')`
+    SELECT id, credentials FROM connector_accounts
+    WHERE id > ${'afterId'} AND substr(credentials, 1, CAST(${'length'} AS INTEGER)) <> ${'prefix'} ORDER BY id LIMIT ${'limit'}`,
+  replaceCredentials: sql<{ id: string, expected: string, next: string }>('connector-replace-credentials')`
+    UPDATE connector_accounts SET credentials = ${'next'} WHERE id = ${'id'} AND credentials = ${'expected'}`
+}
+
+/** The connector account store: every operation is one statement, written once for both databases. */
+export function connectorStore (db: SqlRunner): ConnectorAccountStore {
+  return {
+    async insert (account, max) { return await db.write(connectorSql.insert, { ...account, max }) === 1 },
+    async get (id) {
+      const row = await db.get(connectorSql.get, { id })
+      return row === undefined ? undefined : accountFromRow(row)
+    },
+    async listForMerchant (merchantId) { return (await db.all(connectorSql.list, { merchantId })).map(accountFromRow) },
+    async enabledFor (merchantId) { return (await db.all(connectorSql.enabled, { merchantId })).map(accountFromRow) },
+    async update (account, expectedUpdatedAt) { return await db.write(connectorSql.update, { ...account, expectedUpdatedAt }) === 1 },
+    async softDelete (merchantId, id, at) { return await db.write(connectorSql.softDelete, { merchantId, id, at }) === 1 },
+    async credentialsNotUnder (prefix, afterId, limit) {
+      return await db.all(connectorSql.credentialsNotUnder, { prefix, length: prefix.length, afterId, limit })
+    },
+    async replaceCredentials (expected, next) {
+      return await db.write(connectorSql.replaceCredentials, { id: expected.id, expected: expected.credentials, next }) === 1
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import t, { type Test } from 'tap'
+import { createSqliteDatabase } from '../../src/store/sqlite'
+import { connectorAccountService, connectorAccountSource, resealConnectorCredentials } from '../../src/services/connectors'
+import { newEncryptionKeyEntry, parseEncryptionKeys, secretBox, type EncryptionKey } from '../../src/secrets/encryption'
+import { MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
+import { newId } from '../../src/domain/ids'
+import type { ConnectorFactory } from '../../src/gateway/connectors'
+import type { PaymentGateway } from '../../src/gateway/types'
+
+const NOW = '2026-01-01T00:00:00.000Z'
+const box = (entry: string) => secretBox(parseEncryptionKeys(entry) as EncryptionKey[])
+const silent = { info: () => {}, warn: () => {}, error: () => {} }
+
+async function setup (t: Test, factory: ConnectorFactory = () => ({ gateway: {} as PaymentGateway, verify: async () => {} })) {
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  t.teardown(async () => { await db.close() })
+  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: NOW, updatedAt: NOW })
+  const secrets = box(newEncryptionKeyEntry('k1'))
+  const service = connectorAccountService({ db, factory, secrets, clock: Date.now, log: silent })
+  return { db, merchantId: merchant.id, secrets, service }
+}
+
+t.test('an unexpected failure of verify() is not mapped (a bug is a 500, not a refusal)', async (t) => {
+  const { service, merchantId } = await setup(t, () => ({ gateway: {} as PaymentGateway, verify: async () => { throw new TypeError('bug') } }))
+  await t.rejects(service.create(merchantId, { type: 'simulated' }), TypeError)
+})
+
+t.test(`at most ${MAX_CONNECTORS_PER_MERCHANT} accounts per merchant`, async (t) => {
+  const { service, merchantId } = await setup(t)
+  for (let i = 0; i < MAX_CONNECTORS_PER_MERCHANT; i++) await service.create(merchantId, { type: 'simulated' })
+  await t.rejects(service.create(merchantId, { type: 'simulated' }), { code: 'VALIDATION', errors: { type: [/at most/] } })
+})
+
+t.test('a patch racing other writers is re-applied, then given up with a conflict', async (t) => {
+  const { db, service, merchantId } = await setup(t)
+  const account = await service.create(merchantId, { type: 'simulated' })
+  const update = db.connectors.update
+  let losses = 1
+  db.connectors.update = async (next, expected) => losses-- > 0 ? false : await update(next, expected)
+  t.match(await service.update(merchantId, account.id, { priority: 4 }), { priority: 4 }, 'won on the second try')
+  db.connectors.update = async () => false
+  await t.rejects(service.update(merchantId, account.id, { priority: 5 }), { code: 'CONFLICT' })
+})
+
+t.test('resealConnectorCredentials re-seals what is not under the current key; the source opens them', async (t) => {
+  const { db, merchantId } = await setup(t)
+  const oldEntry = newEncryptionKeyEntry('old')
+  const old = box(oldEntry)
+  const both = secretBox([...parseEncryptionKeys(newEncryptionKeyEntry('new')) as EncryptionKey[], ...parseEncryptionKeys(oldEntry) as EncryptionKey[]])
+  const ids = Array.from({ length: 3 }, () => newId())
+  for (const [index, id] of ids.entries()) {
+    await db.connectors.insert({
+      id,
+      merchantId,
+      type: 'stripe',
+      priority: 0,
+      status: 'enabled',
+      description: null,
+      credentialsHint: null,
+      credentials: index === 2 ? JSON.stringify({ secretKey: 'sk_test_clear' }) : old.seal(JSON.stringify({ secretKey: `sk_test_${index}` }), id),
+      createdAt: NOW,
+      updatedAt: NOW,
+      deletedAt: null
+    }, 20)
+  }
+  t.equal(await resealConnectorCredentials(db.connectors, both), 3)
+  t.equal(await resealConnectorCredentials(db.connectors, both), 0, 'nothing left')
+  const source = connectorAccountSource(db.connectors, both)
+  t.same((await source.byId(ids[0] as string))?.credentials, { secretKey: 'sk_test_0' })
+  t.same((await source.byId(ids[2] as string))?.credentials, { secretKey: 'sk_test_clear' })
+  t.equal(await source.byId(newId()), undefined)
+  t.same((await source.enabledFor(merchantId)).length, 3)
+})
