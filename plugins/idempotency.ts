@@ -17,7 +17,8 @@ export interface ClaimedKey {
 }
 
 export type Claim =
-  | { kind: 'owned', key: ClaimedKey }
+  /** `created`: the claim wrote the resource it was given with the key (create-under-key). */
+  | { kind: 'owned', key: ClaimedKey, created: boolean }
   | { kind: 'replay', response: StoredResponse }
 
 /** A create under the request's Idempotency-Key (when it has one): see `handle`. */
@@ -30,11 +31,11 @@ export interface KeyedCreate<T> {
   /** The response to the resource, sent and stored for replays; `origin`: the key's path (else the request's) and the request id. */
   respond: (resource: T, origin: ResponseOrigin) => StoredResponse
   /**
-   * The resource's first write, committed with the key's claim (one transaction instead of two);
-   * `work` then finds the key's `resourceId` set to `creation.resourceId` when the claim wrote it.
-   * Without a key, `work` writes the resource itself.
+   * Create-under-key: the resource (built before the claim) and its first write, committed with the
+   * key's claim (one transaction instead of two). When the claim wrote it, `work` gets it as
+   * `key.created`; otherwise (no key, or a key whose earlier attempt created a resource) it does not.
    */
-  creation?: ResourceCreation
+  creating?: { resource: T, creation: ResourceCreation }
 }
 
 export interface IdempotencyService {
@@ -151,8 +152,9 @@ export default fp(async (app) => {
         owner: app.instance.id,
         takeoverBefore: app.instance.takeoverBefore()
       }, creation)
-      app.metrics.idempotencyClaim(result.kind)
-      if (result.kind === 'resumed' && result.takenOverFrom !== undefined) {
+      // A claim that wrote its resource is, for the metric, the new or resumed key it was.
+      app.metrics.idempotencyClaim(result.kind === 'created' ? (result.takenOverFrom !== undefined || result.record.createdAt < now ? 'resumed' : 'new') : result.kind)
+      if ((result.kind === 'resumed' || result.kind === 'created') && result.takenOverFrom !== undefined) {
         request.log.info({ stoppedInstance: result.takenOverFrom, recoveryPoint: result.record.recoveryPoint }, 'took over an idempotency key from a stopped instance')
       }
       switch (result.kind) {
@@ -161,7 +163,7 @@ export default fp(async (app) => {
           throw new IdempotencyKeyReusedError('This Idempotency-Key was already used with a different request body; use a new key for a new request.')
         case 'in_flight':
           throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it completes.', 1)
-        default: return { kind: 'owned', key: { ref, record: result.record } }
+        default: return { kind: 'owned', key: { ref, record: result.record }, created: result.kind === 'created' }
       }
     },
 
@@ -169,21 +171,22 @@ export default fp(async (app) => {
       return sendStored(reply.header('idempotent-replayed', 'true'), response)
     },
 
-    async handle (request, reply, { work, respond, creation }) {
+    async handle (request, reply, { work, respond, creating }) {
       const idempotencyKey = service.keyOf(request)
       if (idempotencyKey === undefined) {
         const [path = request.url] = request.url.split('?')
         return sendStored(reply, respond(await work(undefined), { path, traceId: request.id }))
       }
-      const claim = await service.claim(request, idempotencyKey, creation)
+      const claim = await service.claim(request, idempotencyKey, creating?.creation)
       if (claim.kind === 'replay') return service.replay(reply, claim.response)
       const { ref, record } = claim.key
       const origin = { path: ref.path, traceId: request.id }
       // The response work stored on the key last: sent as it is when work returns that resource.
       let stored: { resource: unknown, response: StoredResponse } | undefined
-      const key = {
+      const key: OwnedKey<Parameters<typeof respond>[0]> = {
         ref,
         resourceId: record.resourceId,
+        ...(claim.created && creating !== undefined ? { created: creating.resource } : {}),
         respond: (resource: Parameters<typeof respond>[0]) => {
           stored = { resource, response: respond(resource, origin) }
           return stored.response

@@ -124,7 +124,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     return await app.idempotency.handle(request, reply, {
       work: async (key) => await app.payments.create(input, key, prepared),
       respond: paymentResponse,
-      creation: prepared.creation
+      creating: { resource: prepared.payment, creation: prepared.creation }
     })
   })
 

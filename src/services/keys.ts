@@ -13,8 +13,13 @@ export interface ResponseOrigin {
  */
 export interface OwnedKey<T> {
   ref: IdempotencyKeyRef
-  /** The resource an earlier attempt created under the key; null when none. */
+  /** The resource created under the key (by an earlier attempt, or by this request's claim); null when none. */
   resourceId: string | null
+  /**
+   * The resource this request's claim wrote with the key, in the claim's transaction (create-under-key):
+   * the service goes on from it as it is, without reading it back or writing it again.
+   */
+  created?: T
   respond: (resource: T) => StoredResponse
 }
 

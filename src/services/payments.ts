@@ -73,17 +73,18 @@ export interface RecoveryOptions {
 }
 
 export interface PaymentService {
-  /** Creates (or resumes under its key) and settles a payment: succeeded or declined; GatewayUnavailableError when unknown. */
-  /** `merchantId`: the merchant whose key asked; the payment belongs to it. */
   /**
-   * With `prepared` (from `prepare(input)`): when the key's claim wrote that payment (the key's
-   * resourceId is its id) it is settled without being read back or written again; without a key
-   * it is the payment inserted.
+   * Creates (or resumes under its key) and settles a payment of `input.merchantId`: succeeded,
+   * requires_capture or declined; GatewayUnavailableError when the outcome is unknown. Under a key:
+   * `key.created` (the claim wrote it) is settled as it is; an earlier attempt's payment
+   * (`key.resourceId`) is resumed; otherwise a payment is written and settled. `prepared` (from
+   * `prepare(input)`) is the payment written when nothing under the key has one.
    */
   create: (input: PaymentInput, key?: OwnedKey<Payment>, prepared?: PreparedPayment) => Promise<Payment>
   /**
-   * The pending payment `create` would write, built before the request's Idempotency-Key is
-   * claimed, so that its insert commits in the claim's transaction (plugins/idempotency `handle`).
+   * The pending payment `create` would write, routed to the merchant's first connector (NoConnectorError
+   * when it has none) and built before the request's Idempotency-Key is claimed, so that its insert
+   * commits in the claim's transaction (create-under-key, plugins/idempotency `handle`).
    */
   prepare: (input: PaymentInput) => Promise<PreparedPayment>
   /**
@@ -291,9 +292,9 @@ export function paymentService (deps: PaymentDeps): PaymentService {
      * recovery point are written in one transaction before the gateway is called.
      */
     async create (input, key, prepared) {
+      // Create-under-key: this request's claim wrote the payment with the key; settle it as built.
+      if (key?.created !== undefined) return await settle(key.created, key)
       if (key?.resourceId != null) {
-        // Written by this request's claim (one transaction with the key): settle it as built.
-        if (prepared !== undefined && prepared.payment.id === key.resourceId) return await settle(prepared.payment, key)
         const existing = await deps.db.payments.get(key.resourceId)
         if (existing !== undefined) return await settle(existing, key)
       }

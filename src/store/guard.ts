@@ -107,7 +107,7 @@ export function releasingAfterOutages (store: IdempotencyStore): IdempotencyStor
       }
       throw err
     }
-    if ((result.kind === 'new' || result.kind === 'resumed') && result.record.lockedUntil !== null) {
+    if ((result.kind === 'new' || result.kind === 'resumed' || result.kind === 'created') && result.record.lockedUntil !== null) {
       remember(held, key, result.record.lockedUntil)
       failed.delete(key)
     }

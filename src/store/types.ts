@@ -56,6 +56,11 @@ export type ClaimResult =
   /** The caller owns a fresh key. */
   | { kind: 'new', record: IdempotencyRecord }
   /**
+   * Create-under-key: the caller owns the key (fresh, or resumed without a resource) and this claim
+   * wrote the resource it was given with it, in one transaction; `record.resourceId` is that resource.
+   */
+  | { kind: 'created', record: IdempotencyRecord, takenOverFrom?: string }
+  /**
    * The caller owns a key whose earlier request stopped before finishing (see recoveryPoint);
    * `takenOverFrom`: that request's instance had stopped beating while it still held the lock.
    */
@@ -101,8 +106,8 @@ export interface ResourceCreation {
 export interface IdempotencyStore {
   /**
    * Atomically claims, resumes or reports on a key (a unique constraint, not check-then-insert).
-   * With `creation`, a claim that owns a key without a resource also writes the resource, in the
-   * same transaction; the record returned then says 'resource_created'.
+   * With `creation` (create-under-key), a claim that owns a key without a resource also writes the
+   * resource, in the same transaction, and answers `created` (its record says 'resource_created').
    */
   claim: (request: ClaimRequest, creation?: ResourceCreation) => Promise<ClaimResult>
   /**

@@ -86,7 +86,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
   async function claim (request: ClaimRequest, creation?: ResourceCreation): Promise<ClaimResult> {
     if (creation !== undefined) {
       const created = one((await pool.query<IdempotencyRow>(claimCreatingStatement(request, creation))).rows)
-      if (created !== undefined) return { kind: 'new', record: created }
+      if (created !== undefined) return { kind: 'created', record: created }
       // The key exists. A replay (or a mismatch) of a finished key needs no transaction and no row lock:
       // concurrent replays of one key would otherwise queue on its FOR UPDATE.
       const settled = settledClaim(await get(request.ref), request.fingerprint, request.now)
@@ -106,7 +106,8 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
       await client.query(statement(insertText(row, 1), [...row.values]))
     }
     await postgresKeyStatements.markResourceCreated(client, result.record, creation.resourceId)
-    return { kind: result.kind, record: { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId } }
+    const record: IdempotencyRecord = { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId }
+    return result.kind === 'resumed' && result.takenOverFrom !== undefined ? { kind: 'created', record, takenOverFrom: result.takenOverFrom } : { kind: 'created', record }
   }
 
   async function claimExisting (request: ClaimRequest, creation?: ResourceCreation): Promise<ClaimResult> {

@@ -60,7 +60,7 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
     for (const row of creation.rows) insertRow(row)
     keys.markResourceCreated(result.record, creation.resourceId)
     const record: IdempotencyRecord = { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId }
-    return { kind: result.kind, record }
+    return result.kind === 'resumed' && result.takenOverFrom !== undefined ? { kind: 'created', record, takenOverFrom: result.takenOverFrom } : { kind: 'created', record }
   }
 
   const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0], creation?: ResourceCreation): ClaimResult =>
