@@ -17,11 +17,13 @@ export interface RecordedRequest {
 }
 
 /**
- * Faults for the next request(s): hangAfterWork does the work and never answers; dropAfterWork does it
- * and destroys the socket; status500 answers 500 without doing anything (and saves nothing under the
- * key); rateLimit429 answers 429 without doing anything; refundPending makes a refund that stays pending.
+ * Faults for the next request(s): hangAfterWork does the work and never answers; holdAnswer does it and
+ * answers only `holdAnswerMs` later (a window in which the caller can be killed after Stripe did the
+ * work); dropAfterWork does it and destroys the socket; status500 answers 500 without doing anything (and
+ * saves nothing under the key); rateLimit429 answers 429 without doing anything; refundPending makes a
+ * refund that stays pending.
  */
-export type Fault = 'hangAfterWork' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'refundPending'
+export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'refundPending'
 
 interface Intent {
   id: string
@@ -74,6 +76,8 @@ export class FakeStripe {
   /** Secret keys it accepts; others get 401. Keys in `restrictedKeys` get 403 on the balance. */
   readonly keys = new Set<string>(['sk_test_fake'])
   readonly restrictedKeys = new Set<string>()
+  /** How long the holdAnswer fault keeps the answer back after doing the work. */
+  holdAnswerMs = 3000
   url = ''
   private readonly server: Server
   private readonly faults: Fault[] = []
@@ -173,6 +177,8 @@ export class FakeStripe {
       if (idempotencyKey !== undefined) this.saved.set(`${key}:${idempotencyKey}`, { fingerprint, answer })
     }
     if (fault === 'hangAfterWork') return
+    if (fault === 'holdAnswer') await new Promise((resolve) => setTimeout(resolve, this.holdAnswerMs))
+    if (req.socket.destroyed) return
     if (fault === 'dropAfterWork') { req.socket.destroy(); return }
     send(answer, replayed)
   }
