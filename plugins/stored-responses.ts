@@ -47,7 +47,8 @@ export function refundResponse (refund: Refund, origin: ResponseOrigin): StoredR
   const refunds = `${origin.path.split('/').slice(0, -2).join('/')}/${refund.paymentId}/refunds`
   if (refund.status === 'failed') return problemResponse(new RefundFailedError(refund), { ...origin, path: refunds })
   return {
-    statusCode: 201,
+    // 202: the connector accepted the refund and tells its outcome later (Adyen); events report it.
+    statusCode: refund.status === 'pending' ? 202 : 201,
     headers: { 'content-type': JSON_CONTENT_TYPE, location: `${refunds}/${refund.id}` },
     body: JSON.stringify(toPublicRefund(refund))
   }
@@ -56,7 +57,8 @@ export function refundResponse (refund: Refund, origin: ResponseOrigin): StoredR
 /** A capture's answer, exactly as stored for replays: 200 with the captured payment, or the 402 capture-failed problem. */
 export function captureResponse (outcome: Payment | CaptureFailedError, origin: ResponseOrigin): StoredResponse {
   if (outcome instanceof Error) return problemResponse(outcome, origin)
-  return { statusCode: 200, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(toPublicPayment(outcome)) }
+  // 202: the connector accepted the capture and tells its outcome later (Adyen); payment.succeeded reports it.
+  return { statusCode: outcome.capturePendingMinor === null ? 200 : 202, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(toPublicPayment(outcome)) }
 }
 
 /** A new merchant: 201 with the merchant, its Location and its ETag. */

@@ -7,7 +7,7 @@ import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
 import { Metadata, metadataMember, PageQuery, pageOf } from './listing'
 
-const exampleRefund = {
+export const exampleRefund = {
   id: '019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2',
   paymentId: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
   amount: 2.5,

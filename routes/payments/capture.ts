@@ -5,7 +5,7 @@ import { CaptureFailedError } from '../../src/domain/captures'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
 import { IdempotencyHeaders, Payment, PaymentParams, paymentErrors } from '../../schemas/payments'
-import { CaptureBody, capturedPaymentExample, captureErrors } from '../../schemas/captures'
+import { authorizedPaymentExample, CaptureBody, capturedPaymentExample, captureErrors } from '../../schemas/captures'
 import { captureResponse } from '../../plugins/stored-responses'
 
 export interface CaptureRoutesOptions {
@@ -40,6 +40,9 @@ const captureRoutes: FastifyPluginAsyncTypebox<CaptureRoutesOptions> = async (ap
       security: requiresKey,
       response: {
         200: jsonResponse('The payment, captured (`succeeded`); a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), capturedPaymentExample),
+        202: jsonResponse('The connector accepted the capture and tells its outcome later (Adyen: by notification): the payment stays ' +
+          '`requires_capture` with `amountCapturePending` (and `amountCapturable` 0, no refund yet) until `payment.succeeded`, or until ' +
+          'a refused capture makes it capturable again.', Type.Ref(Payment), { ...authorizedPaymentExample, amountCapturable: 0, amountCapturePending: 7.5 }),
         400: captureErrors.validation,
         ...captureAuthErrors,
         402: captureErrors.failed,

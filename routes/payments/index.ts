@@ -11,9 +11,9 @@ import { utf8JsonParser } from '../../plugins/http/json-body'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors, toPublicPayment } from '../../schemas/payments'
-import { CreateRefundBody, Refund, RefundList, RefundListQuery, RefundParams, refundErrors, toPublicRefund } from '../../schemas/refunds'
+import { CreateRefundBody, exampleRefund, Refund, RefundList, RefundListQuery, RefundParams, refundErrors, toPublicRefund } from '../../schemas/refunds'
 import { paymentResponse, refundResponse } from '../../plugins/stored-responses'
-import { routedExample } from '../../schemas/captures'
+import { authorizedPaymentExample, routedExample } from '../../schemas/captures'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { Type } from '@sinclair/typebox'
@@ -194,15 +194,20 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         }),
         ...cancelAuthErrors,
         404: paymentErrors.notFound,
+        202: jsonResponse('The connector accepted the cancel and tells its outcome later (Adyen: by notification): the payment is unchanged ' +
+          'until then (`pending` or `requires_capture`); `payment.canceled` follows.', Type.Ref(Payment), { ...authorizedPaymentExample }),
         409: problemResponse('The payment is settled and cannot be canceled (urn:problem-type:payment-not-cancelable, with `paymentStatus`).'),
         429: paymentErrors.rateLimited,
         500: paymentErrors.internal,
         503: problemResponse('The gateway did not confirm the void; the payment stays pending. Retry after Retry-After.')
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const owner = ownerOf(request)
-    return toPublicPayment(await app.captures.cancelAuthorization(request.params.id, owner) ?? await app.refunds.cancelPayment(request.params.id, owner))
+    const payment = await app.captures.cancelAuthorization(request.params.id, owner) ?? await app.refunds.cancelPayment(request.params.id, owner)
+    // Still pending or authorized: the connector accepted the cancel and settles it by notification.
+    if (payment.status === 'pending' || payment.status === 'requires_capture') reply.code(202)
+    return toPublicPayment(payment)
   })
 
   app.post('/payments/:id/refunds', {
@@ -227,6 +232,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       response: {
         201: jsonResponse('The refund succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Refund)),
+        202: jsonResponse('The connector accepted the refund and tells its outcome later (Adyen: by notification): the refund is `pending` ' +
+          'and its amount stays held; `refund.succeeded` or `refund.failed` follows. `Location` holds its URL.', Type.Ref(Refund), { ...exampleRefund, status: 'pending' }),
         400: refundErrors.validation,
         ...refundAuthErrors,
         402: refundErrors.failed,

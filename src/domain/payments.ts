@@ -197,7 +197,7 @@ export function refundableMinor (payment: Payment): number {
 
 /** Minor units a capture may still take: all of an authorization's amount until its one capture, then 0. */
 export function capturableMinor (payment: Payment): number {
-  return payment.status === 'requires_capture' ? payment.amountMinor - payment.amountCapturedMinor : 0
+  return payment.status === 'requires_capture' && payment.capturePendingMinor === null ? payment.amountMinor - payment.amountCapturedMinor : 0
 }
 
 /**

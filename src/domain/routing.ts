@@ -1,5 +1,5 @@
 /** The PSPs a connector account can speak to. */
-export const CONNECTOR_TYPES = ['simulated', 'stripe'] as const
+export const CONNECTOR_TYPES = ['simulated', 'stripe', 'adyen'] as const
 export type ConnectorType = typeof CONNECTOR_TYPES[number]
 
 /**

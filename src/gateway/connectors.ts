@@ -72,6 +72,8 @@ export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFa
       }
       case 'stripe':
         return stripeConnector(credentials, { apiUrl: options.stripeApiUrl, timeoutMs: options.timeoutMs })
+      case 'adyen':
+        throw new Error('the Adyen connector is not built yet')
     }
   }
 }

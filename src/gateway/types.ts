@@ -8,8 +8,10 @@ export interface ChargeRequest {
   idempotencyKey: string
   /** Our payment's id (Stripe: metadata.payment_id; Adyen: reference). */
   paymentId: string
-  /** The connector's token for the payment method (Stripe: a PaymentMethod `pm_…`); never a card number. */
+  /** The connector's token for the payment method (Stripe: a PaymentMethod `pm_…`; Adyen: a storedPaymentMethodId); never a card number. */
   paymentMethod?: string
+  /** The shopper the stored payment method belongs to (Adyen: shopperReference). */
+  shopperReference?: string
   amountMinor: number
   /** The amount as an exact decimal string, e.g. "10.10". */
   amount: string
@@ -40,10 +42,14 @@ export interface CaptureRequest {
   currency: string
 }
 
-/** captured: the gateway took `amountMinor`; failed: it refused (the authorization stays as it was). */
+/**
+ * captured: the gateway took `amountMinor`; failed: it refused (the authorization stays as it was);
+ * received: it accepted the capture and tells its outcome later (Adyen: the CAPTURE or CAPTURE_FAILED notification).
+ */
 export type CaptureResult =
   | { outcome: 'captured', captureId: string, amountMinor: number }
   | { outcome: 'failed', failureCode: string }
+  | { outcome: 'received', captureId: string }
 
 /** Reads what the gateway holds under a charge's key (Stripe: retrieve the PaymentIntent), for the recovery worker. */
 export interface RetrieveRequest {
@@ -77,9 +83,11 @@ export interface RefundRequest {
   currency: string
 }
 
+/** received: accepted, its outcome comes later (Adyen: the REFUND or REFUND_FAILED notification). */
 export type RefundResult =
   | { outcome: 'succeeded', gatewayRefundId: string }
   | { outcome: 'failed', gatewayRefundId: string, failureCode: string }
+  | { outcome: 'received', gatewayRefundId: string }
 
 export interface VoidRequest {
   /** The downstream key the charge was (or would have been) made under. */
@@ -98,6 +106,8 @@ export interface VoidRequest {
  */
 export type VoidResult =
   | { outcome: 'voided' }
+  /** Accepted; its outcome comes later (Adyen: the CANCELLATION notification). */
+  | { outcome: 'received' }
   | { outcome: 'charged', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
 

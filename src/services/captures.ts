@@ -124,6 +124,13 @@ export function captureService (deps: CaptureDeps): CaptureService {
    * payment.succeeded event, in one transaction. A refusal is thrown as CaptureFailedError.
    */
   async function record (payment: Payment, result: CaptureResult, key: Keyed): Promise<Payment> {
+    if (result.outcome === 'received') {
+      // Accepted; the connector's notification settles it. The reservation stays (no second capture, no refund meanwhile).
+      const response = render(payment, key)
+      if (key !== undefined && response !== undefined) await deps.db.idempotency.finish(key.ref, response)
+      deps.log.info({ paymentId: payment.id, amountMinor: payment.capturePendingMinor }, 'capture received by the connector; its outcome arrives by notification')
+      return payment
+    }
     const at = nowIso()
     const refusal = result.outcome === 'failed' ? new CaptureFailedError(payment.id, result.failureCode) : undefined
     const final = result.outcome === 'captured' ? applyCapture(payment, result.amountMinor, at) : releaseCapture(payment, at)
@@ -159,6 +166,11 @@ export function captureService (deps: CaptureDeps): CaptureService {
       if (!(err instanceof GatewayError)) throw err
       throw new GatewayUnavailableError('The payment gateway did not confirm the void; the payment still requires capture. Retry the cancel after Retry-After.',
         payment.id, GATEWAY_RETRY_AFTER_SECONDS)
+    }
+    if (outcome === 'received') {
+      // Accepted; the connector's notification cancels it. The hold stays until then (or until it lapses).
+      deps.log.info({ paymentId: payment.id }, 'void received by the connector; its outcome arrives by notification')
+      return payment
     }
     if (outcome === 'charged') {
       // The gateway captured what this service never recorded: nothing is changed, an operator must look.

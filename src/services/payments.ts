@@ -274,6 +274,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     try {
       const gateway = await directory.gatewayOf(payment.connector)
       const result = await gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })
+      // Accepted, outcome by notification: still unknown here, so the payment stays pending (the worker defers it).
+      if (result.outcome === 'received') throw unavailable(payment.id, 'The connector accepted the cancel; its outcome arrives by notification.')
       final = result.outcome === 'voided'
         ? transition(payment, 'failed', at, 'pending_expired')
         : result.outcome === 'charged' ? transition(payment, 'succeeded', at) : transition(payment, 'declined', at, result.declineCode)

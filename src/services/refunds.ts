@@ -133,6 +133,12 @@ export function refundService (deps: RefundDeps): RefundService {
       }
       throw err
     }
+    if (result.outcome === 'received') {
+      // Accepted; the connector's notification settles it. The key answers 202 with the pending refund.
+      if (key !== undefined) await deps.db.idempotency.finish(key.ref, key.respond(refund))
+      deps.log.info({ refundId: refund.id, paymentId: refund.paymentId }, 'refund received by the connector; its outcome arrives by notification')
+      return refund
+    }
     const at = nowIso()
     const final = result.outcome === 'succeeded'
       ? transitionRefund(refund, 'succeeded', at)
@@ -199,6 +205,8 @@ export function refundService (deps: RefundDeps): RefundService {
         throw gatewayUnavailable(payment.id, 'The payment gateway did not confirm the cancel; the payment is still pending. Retry the cancel after Retry-After.')
       }
       const at = nowIso()
+      // Accepted; the connector's notification settles it (the payment stays pending meanwhile).
+      if (result.outcome === 'received') return payment
       if (result.outcome === 'voided') {
         const stored = await deps.db.payments.complete(transition(payment, 'canceled', at), undefined, deps.events?.payment)
         if (stored.status !== 'canceled') throw new PaymentNotCancelableError(stored.id, stored.status)
