@@ -19,7 +19,7 @@ a revoked key is refused from the next request on (by other instances within mil
 * **Products** (and infrastructure routes) answer errors with the simple envelope
   \`{ "error": "<message>", "code": "<CODE>" }\`. Codes: \`VALIDATION\`, \`INVALID_JSON\`, \`EMPTY_BODY\`,
   \`NOT_FOUND\`, \`METHOD_NOT_ALLOWED\`, \`PAYLOAD_TOO_LARGE\`, \`UNSUPPORTED_MEDIA_TYPE\`, \`RATE_LIMITED\`, \`INTERNAL\`.
-* **Payments and merchants** answer errors with RFC 9457 problem documents (\`application/problem+json\`):
+* **Payments, merchants and connectors** answer errors with RFC 9457 problem documents (\`application/problem+json\`):
   \`type\`, \`title\`, \`status\`, \`detail\`, \`instance\` (the request path), \`traceId\` (the request id) and, for
   validation failures, \`errors\`: a map from JSON field name to messages.
 
