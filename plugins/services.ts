@@ -7,6 +7,8 @@ import { captureService, type CaptureService } from '../src/services/captures'
 import { eventService, type EventService } from '../src/services/events'
 import type { EventFactory } from '../src/domain/events'
 import { eventFactory } from '../schemas/events'
+import { stripeEventService, type StripeEventService } from '../src/services/stripe-events'
+import { connectorAccountSource } from '../src/services/connectors'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,6 +20,8 @@ declare module 'fastify' {
     events: EventService
     /** Builds the event of each change (the stores write it in the change's transaction). */
     eventFactory: EventFactory
+    /** Stripe's own webhooks: verified, recorded in the inbox, acted on once. */
+    stripeEvents: StripeEventService
   }
 }
 
@@ -56,4 +60,12 @@ export default fp(async (app) => {
     onStatusChanged: app.forgetCredentials
   }))
   app.decorate('products', productService(app.db.products))
-}, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'clock', 'credential-cache'], fastify: '5.x' })
+  app.decorate('stripeEvents', stripeEventService({
+    db: app.db,
+    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
+    payments: app.payments,
+    clock: app.clock,
+    log: app.log,
+    events
+  }))
+}, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'secrets', 'clock', 'credential-cache'], fastify: '5.x' })

@@ -19,7 +19,7 @@ a revoked key is refused from the next request on (by other instances within mil
 * **Products** (and infrastructure routes) answer errors with the simple envelope
   \`{ "error": "<message>", "code": "<CODE>" }\`. Codes: \`VALIDATION\`, \`INVALID_JSON\`, \`EMPTY_BODY\`,
   \`NOT_FOUND\`, \`METHOD_NOT_ALLOWED\`, \`PAYLOAD_TOO_LARGE\`, \`UNSUPPORTED_MEDIA_TYPE\`, \`RATE_LIMITED\`, \`INTERNAL\`.
-* **Payments and merchants** answer errors with RFC 9457 problem documents (\`application/problem+json\`):
+* **Payments, merchants and connectors** answer errors with RFC 9457 problem documents (\`application/problem+json\`):
   \`type\`, \`title\`, \`status\`, \`detail\`, \`instance\` (the request path), \`traceId\` (the request id) and, for
   validation failures, \`errors\`: a map from JSON field name to messages.
 
@@ -34,7 +34,7 @@ Problem types specific to this service: \`urn:problem-type:payment-declined\` (4
 \`urn:problem-type:refund-failed\` (402), \`urn:problem-type:payment-not-refundable\` (409),
 \`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409),
 \`urn:problem-type:payment-not-capturable\` (409), \`urn:problem-type:capture-failed\` (402),
-\`urn:problem-type:connector-credentials-refused\` (400). Other problems use
+\`urn:problem-type:connector-credentials-refused\` (400), \`urn:problem-type:connector-event-unverified\` (400). Other problems use
 the RFC 9110 section of their status code as \`type\`.
 
 When the database is unavailable (restarting, unreachable, timed out, busy, or out of disk space) every route answers

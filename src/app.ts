@@ -25,6 +25,8 @@ import rootRoutes from '../routes/root'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
 import merchantRoutes from '../routes/merchants'
+import connectorEventRoutes from '../routes/connectors'
+import { CONNECTORS_PATH } from '../schemas/connector-events'
 import { MERCHANTS_PATH } from '../schemas/merchants'
 import clockPlugin, { type Clock } from '../plugins/clock'
 import gatewayPlugin from '../plugins/gateway'
@@ -65,7 +67,8 @@ export const areas: readonly Area[] = [
   { prefix: '/health', routes: healthRoutes, errorShape: 'envelope' },
   { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest },
   { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
-  { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' }
+  { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' },
+  { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' }
 ]
 
 /** Builds the whole service, ready but not listening. */

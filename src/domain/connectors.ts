@@ -108,3 +108,17 @@ export class ConnectorCredentialsRefusedError extends DomainError {
     super(`The ${type} account refused these credentials (checked with one read-only call); nothing was stored. Check the key and its mode (test or live).`)
   }
 }
+
+/**
+ * A PSP's webhook delivery that cannot be verified: no such connector account, not one that takes
+ * these events, no signing secret configured, or a signature that is missing, wrong or too old.
+ * Nothing was recorded or changed. One message for every cause (the log says which).
+ */
+export class ConnectorEventUnverifiedError extends DomainError {
+  readonly kind = 'validation'
+  readonly code = 'CONNECTOR_EVENT_UNVERIFIED'
+  constructor () {
+    super('The event could not be verified: unknown connector account, no webhookSecret in its credentials, or a Stripe-Signature that is ' +
+      'missing, does not match the body, or is older than 5 minutes. Nothing was recorded.')
+  }
+}

@@ -106,7 +106,8 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
       try {
         const refund = await stripe.refunds.create({
           payment_intent: request.chargeReference,
-          amount: toStripeAmount(request.amountMinor, request.currency)
+          amount: toStripeAmount(request.amountMinor, request.currency),
+          ...(request.refundId === undefined ? {} : { metadata: { refund_id: request.refundId, ...(request.paymentId === undefined ? {} : { payment_id: request.paymentId }) } })
         }, { idempotencyKey: request.idempotencyKey })
         return refundResultOf(refund)
       } catch (error) {
@@ -192,7 +193,7 @@ function declineCodeOf (intent: Intent): string {
   return error?.decline_code ?? error?.code ?? 'card_declined'
 }
 
-function chargeResultOf (intent: Intent): ChargeResult {
+export function chargeResultOf (intent: Intent): ChargeResult {
   switch (intent.status) {
     case 'succeeded': return { outcome: 'succeeded', chargeId: intent.id }
     case 'requires_capture': return { outcome: 'authorized', chargeId: intent.id }
@@ -253,7 +254,7 @@ function captureResultOf (intent: Intent): CaptureResult {
 }
 
 /** A refund still pending is not yet an outcome: unknown, so our refund stays pending and is replayed under its key. */
-function refundResultOf (refund: Stripe.Refund): RefundResult {
+export function refundResultOf (refund: Stripe.Refund): RefundResult {
   switch (refund.status) {
     case 'succeeded': return { outcome: 'succeeded', gatewayRefundId: refund.id }
     case 'failed':

@@ -74,6 +74,9 @@ export type ChargeState =
 export interface RefundRequest {
   /** Downstream idempotency key of the refund (derived from the refund id): the same key never refunds twice. */
   idempotencyKey: string
+  /** Our refund's and payment's ids (Stripe: metadata.refund_id and payment_id), how the PSP's own events name them back. */
+  refundId?: string
+  paymentId?: string
   /** The downstream key the refunded charge was made under. */
   chargeIdempotencyKey: string
   /** The connector's id of the charge when it is recorded (Stripe: the PaymentIntent `pi_…`). */

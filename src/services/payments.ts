@@ -97,6 +97,13 @@ export interface PaymentService {
   list: (query: PaymentListQuery) => Promise<Page<Payment>>
   /** Settles payments left pending by a crash or an outage (the recovery worker's pass). */
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
+  /**
+   * Settles a payment still pending on `connector` with an outcome the connector reported by itself
+   * (a PSP's webhook), exactly as an answer to the charge would: connector reference, attempt,
+   * transition and event. A payment settled already, or on another connector, is returned unchanged;
+   * undefined when there is no such payment.
+   */
+  applyConnectorOutcome: (paymentId: string, connector: ConnectorRef, result: ChargeResult) => Promise<Payment | undefined>
 }
 
 /** Thrown inside a settlement when the payment was settled by another writer meanwhile. */
@@ -200,23 +207,28 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
           : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.')
       }
-      const at = new Date(deps.clock()).toISOString()
-      const outcome: AttemptOutcome = result.outcome
-      const charged: Payment = {
-        ...current,
-        connector: { id: target.id, type: target.type },
-        connectorReference: result.chargeId,
-        attempts: withAttempt(current, { connectorId: target.id, connectorType: target.type, outcome, code: result.outcome === 'declined' ? result.declineCode : null, at })
-      }
-      const final = result.outcome === 'declined'
-        ? transition(charged, 'declined', at, result.declineCode)
-        : transition(charged, result.outcome === 'authorized' ? 'requires_capture' : 'succeeded', at)
+      const final = settledBy(current, target, result)
       return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
     }
     // Every connector certainly refused: nothing was charged anywhere; the payment waits for a retry.
     await recordPending(current)
     throw unavailable(current.id, 'No connector could process the payment (each refused it without charging); the payment is pending. ' +
       'Retry with the same Idempotency-Key to try again.')
+  }
+
+  /** The pending payment as `connector`'s answer settles it: its reference, the attempt's outcome, the new status. */
+  function settledBy (payment: Payment, connector: ConnectorRef, result: ChargeResult): Payment {
+    const at = new Date(deps.clock()).toISOString()
+    const outcome: AttemptOutcome = result.outcome
+    const charged: Payment = {
+      ...payment,
+      connector: { id: connector.id, type: connector.type },
+      connectorReference: result.chargeId,
+      attempts: withAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome, code: result.outcome === 'declined' ? result.declineCode : null, at })
+    }
+    return result.outcome === 'declined'
+      ? transition(charged, 'declined', at, result.declineCode)
+      : transition(charged, result.outcome === 'authorized' ? 'requires_capture' : 'succeeded', at)
   }
 
   function unavailable (paymentId: string, message: string): GatewayUnavailableError {
@@ -319,6 +331,13 @@ export function paymentService (deps: PaymentDeps): PaymentService {
 
     async list (query) {
       return await deps.db.payments.list(query)
+    },
+
+    async applyConnectorOutcome (paymentId, connector, result) {
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined || payment.status !== 'pending' || !sameConnector(payment.connector, connector)) return payment
+      // complete() moves it only from pending: an answer to a concurrent charge (or the recovery worker) may win; both say the same.
+      return await deps.db.payments.complete(settledBy(payment, connector, result), undefined, deps.events?.payment)
     },
 
     /**

@@ -115,6 +115,8 @@ export function refundService (deps: RefundDeps): RefundService {
       if (payment === undefined) throw new Error(`the payment ${refund.paymentId} of refund ${refund.id} is not recorded`)
       result = await (await directory.gatewayOf(payment.connector)).refund({
         idempotencyKey: refundDownstreamKey(refund.id),
+        refundId: refund.id,
+        paymentId: refund.paymentId,
         chargeIdempotencyKey: downstreamKeyFor(refund.paymentId),
         ...referenceOf(payment),
         amountMinor: refund.amountMinor,

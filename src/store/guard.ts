@@ -183,6 +183,7 @@ export function guardDatabase (db: Database, options: { settleMs?: number } = {}
     events: guard(db.events),
     webhooks: guard(db.webhooks),
     connectors: guard(db.connectors),
+    connectorEvents: guard(db.connectorEvents),
     idempotency,
     // The heartbeat is the probe that finds the database back: never refused.
     instances: observed(guardStore(db.instances), health, { failFast: false }),

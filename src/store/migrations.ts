@@ -6,6 +6,7 @@ import { captureSchema } from './capture-migrations'
 import { instanceSchema } from './instance-migrations'
 import { connectorSchema } from './connector-migrations'
 import { routingSchema } from './routing-migrations'
+import { connectorEventSchema } from './connector-event-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -141,7 +142,8 @@ const schema: SchemaChange[] = [
   ...captureSchema,
   ...instanceSchema,
   ...connectorSchema,
-  ...routingSchema
+  ...routingSchema,
+  ...connectorEventSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -356,6 +356,7 @@ export interface Database {
   readonly webhooks: WebhookStore
   readonly instances: InstanceStore
   readonly connectors: ConnectorAccountStore
+  readonly connectorEvents: ConnectorEventStore
   /** What the database's answers said lately (see guard.ts); test doubles may leave it out. */
   readonly health?: DatabaseHealth
   /** Resolves when the database answers a trivial query. */
@@ -549,4 +550,27 @@ export interface ConnectorAccountStore {
   credentialsNotUnder: (prefix: string, afterId: string, limit: number) => Promise<StoredCredentials[]>
   /** Writes an account's stored credentials if they are still `expected.credentials` (compare-and-set); false otherwise. */
   replaceCredentials: (expected: StoredCredentials, next: string) => Promise<boolean>
+}
+
+/** An event a PSP sent to a connector account's webhook route, as the inbox holds it. */
+export interface ConnectorEventRecord {
+  connectorId: string
+  /** The PSP's event id (Stripe: `evt_…`). */
+  eventId: string
+  type: string
+  receivedAt: string
+  /** When it was acted on; null while it is recorded only (a crash between the two). */
+  processedAt: string | null
+}
+
+/**
+ * The inbox of the PSPs' own webhooks: an event is recorded before it is acted on and marked
+ * processed after, so a redelivery does nothing twice and an interrupted one is finished.
+ */
+export interface ConnectorEventStore {
+  /** Records the event unless it is recorded already; returns the record as stored (an earlier one wins). */
+  record: (event: { connectorId: string, eventId: string, type: string, receivedAt: string }) => Promise<ConnectorEventRecord>
+  get: (connectorId: string, eventId: string) => Promise<ConnectorEventRecord | undefined>
+  /** Marks a recorded event processed at `at`; false when it is unknown or was processed already. */
+  markProcessed: (connectorId: string, eventId: string, at: string) => Promise<boolean>
 }

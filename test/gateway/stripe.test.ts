@@ -162,6 +162,10 @@ t.test('refunds, captures and voids send their documented requests under their k
   t.match(await gateway.refund(refund), { outcome: 'succeeded', gatewayRefundId: /^re_/ })
   t.match(fake.requests[0], { method: 'POST', path: '/v1/refunds', headers: { 'idempotency-key': 'refund:re_1' } })
   t.same(fake.requests[0]?.body, { payment_intent: paid.chargeId, amount: '700' })
+  const named = await gateway.refund({ ...refund, idempotencyKey: 'refund:re_named', refundId: 'ref_1', paymentId: 'pay_r1', amountMinor: 100, amount: '1.00' })
+  t.same(fake.requests.at(-1)?.body, { payment_intent: paid.chargeId, amount: '100', metadata: { refund_id: 'ref_1', payment_id: 'pay_r1' } },
+    'our refund and payment ids travel in metadata, so Stripe\'s refund events name them back')
+  t.same(fake.refunds.get(named.gatewayRefundId)?.metadata, { refund_id: 'ref_1', payment_id: 'pay_r1' })
   t.match(await gateway.refund({ ...refund, idempotencyKey: 'refund:re_2', amountMinor: 5000, amount: '50.00' }), { outcome: 'failed', failureCode: 'amount_too_large' })
   t.match(await gateway.refund({ ...refund, idempotencyKey: 'refund:re_3', chargeReference: undefined }), { outcome: 'failed', failureCode: 'charge_not_found' })
   fake.failNext('refundPending')

@@ -292,7 +292,7 @@ export class FakeStripe {
     if (!Number.isInteger(amount) || amount < 1 || amount > intent.amount_received - refunded) {
       return error(400, 'invalid_request_error', `Refund amount (${amount}) is greater than unrefunded amount on charge.`, { code: 'amount_too_large', param: 'amount' })
     }
-    const refund = { id: this.nextId('re'), object: 'refund', amount, currency: intent.currency, payment_intent: intent.id, charge: intent.latest_charge, status: pending ? 'pending' : 'succeeded', failure_reason: null, metadata: {}, created: Math.floor(Date.now() / 1000) }
+    const refund = { id: this.nextId('re'), object: 'refund', amount, currency: intent.currency, payment_intent: intent.id, charge: intent.latest_charge, status: pending ? 'pending' : 'succeeded', failure_reason: null, metadata: (body.metadata ?? {}) as Record<string, string>, created: Math.floor(Date.now() / 1000) }
     this.refunds.set(refund.id, refund)
     return { status: 200, body: refund }
   }

@@ -41,7 +41,8 @@ export const problemTypes: Record<string, string> = {
   PAYMENT_NOT_CAPTURABLE: 'urn:problem-type:payment-not-capturable',
   CAPTURE_FAILED: 'urn:problem-type:capture-failed',
   NO_CONNECTOR: 'urn:problem-type:no-connector',
-  CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused'
+  CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused',
+  CONNECTOR_EVENT_UNVERIFIED: 'urn:problem-type:connector-event-unverified'
 }
 
 const titles: Record<string, string> = {
@@ -63,7 +64,8 @@ const titles: Record<string, string> = {
   PAYMENT_NOT_CAPTURABLE: 'The payment cannot be captured.',
   CAPTURE_FAILED: 'The capture was refused.',
   NO_CONNECTOR: 'No connector can take the payment.',
-  CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.'
+  CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.',
+  CONNECTOR_EVENT_UNVERIFIED: 'The connector event could not be verified.'
 }
 
 export interface ProblemDocument {

@@ -1,6 +1,7 @@
 import type { Database } from '../types'
 import { productStore } from '../products'
 import { connectorStore } from '../connectors'
+import { connectorEventStore } from '../connector-events'
 import { ledgerStore } from '../ledger'
 import { guardDatabase } from '../guard'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
@@ -56,6 +57,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     webhooks: postgresWebhookStore(pool),
     instances: postgresInstanceStore(heartbeatPool),
     connectors: connectorStore(postgresRunner(pool)),
+    connectorEvents: connectorEventStore(postgresRunner(pool)),
     async ping () {
       await pool.query('SELECT 1')
     },

@@ -1,6 +1,7 @@
 import type { Database } from '../types'
 import { productStore } from '../products'
 import { connectorStore } from '../connectors'
+import { connectorEventStore } from '../connector-events'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteMerchantStore } from './merchants'
@@ -45,6 +46,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     webhooks: sqliteWebhookStore(db, writes),
     instances: sqliteInstanceStore(db, writes),
     connectors: connectorStore(sqliteRunner(db, writes)),
+    connectorEvents: connectorEventStore(sqliteRunner(db, writes)),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping

@@ -16,7 +16,7 @@ t.test('a full refund without a body: 201, Location, the payment is refunded', a
   t.notOk('reason' in refund || 'metadata' in refund, 'unset optional members are omitted')
   t.equal(res.headers.location, `/api/payments/${payment.id}/refunds/${refund.id}`)
   t.same((await app.inject(res.headers.location as string)).json(), refund, 'the Location reads the refund')
-  t.same(gateway.refunds, [{ idempotencyKey: `refund-${refund.id}`, chargeIdempotencyKey: `payment-${payment.id}`, chargeReference: `ch_payment-${payment.id}`, amountMinor: 1010, amount: '10.10', currency: 'USD' }])
+  t.same(gateway.refunds, [{ idempotencyKey: `refund-${refund.id}`, refundId: refund.id, paymentId: payment.id, chargeIdempotencyKey: `payment-${payment.id}`, chargeReference: `ch_payment-${payment.id}`, amountMinor: 1010, amount: '10.10', currency: 'USD' }])
   t.match((await app.inject(`/api/payments/${payment.id}`)).json(), { status: 'refunded', amountRefunded: 10.1 })
 })
 

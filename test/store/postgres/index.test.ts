@@ -17,6 +17,7 @@ import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
+import { connectorEventStoreContract } from '../connector-events.contract'
 import { merchantStoreContract } from '../merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../../helpers/postgres'
 import { TEST_ENCRYPTION_KEYS } from '../../helpers/app'
@@ -47,6 +48,10 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: connector account store contract', async (t) => {
     connectorStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: connector events inbox contract', async (t) => {
+    connectorEventStoreContract(t, makePostgres)
   })
 
   t.test('schema: BIGINT money, TEXT ISO timestamps, BIGINT epoch-ms key times, unique lower(email)', async (t) => {

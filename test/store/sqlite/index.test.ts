@@ -7,6 +7,7 @@ import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
+import { connectorEventStoreContract } from '../connector-events.contract'
 
 const makeSqlite = async () => await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
 
@@ -30,13 +31,17 @@ t.test('SQLite: connector account store contract', async (t) => {
   connectorStoreContract(t, makeSqlite)
 })
 
+t.test('SQLite: connector events inbox contract', async (t) => {
+  connectorEventStoreContract(t, makeSqlite)
+})
+
 t.test('SQLite: migrating a database with payments gives them no merchant', async (t) => {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { db.close() })
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), payment routing (70)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80)')
   t.match(db.prepare("SELECT connector_id, connector_type, attempts FROM payments WHERE id = 'old'").get(), { connector_id: null, connector_type: 'simulated', attempts: '[]' }, 'old payments were made on the default gateway')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })

@@ -1,0 +1,65 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
+import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
+import { utf8JsonParser } from '../../plugins/http/json-body'
+import { publicOperation } from '../../schemas/auth'
+import { jsonResponse } from '../../schemas/common'
+import { merchantErrors } from '../../schemas/merchants'
+import { ConnectorEventParams, StripeEventBody, StripeEventReceived, StripeSignatureHeaders, stripeEventUnverified } from '../../schemas/connector-events'
+
+/**
+ * /connectors: the PSPs' own webhooks for connector accounts (problem documents). No API key: the PSP
+ * signs each delivery, and the signature over the raw body is the authentication.
+ */
+const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
+  app.setErrorHandler(problemErrorHandler)
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
+    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
+
+  // Stripe signs the exact bytes it sent: they are kept beside the parsed body (which the schema and body guard still check).
+  const rawBodies = new WeakMap<FastifyRequest, Buffer>()
+  const parseJson = utf8JsonParser(app)
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    rawBodies.set(request, typeof body === 'string' ? Buffer.from(body) : body)
+    parseJson(request, body, done)
+  })
+
+  app.post('/:connectorId/stripe-events', {
+    config: { auth: 'public' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'receiveStripeEvent',
+      summary: 'Receive a Stripe event (Stripe\'s webhook)',
+      description: 'Register this URL, with the connector account\'s id, as a webhook endpoint in the Stripe dashboard of that account, ' +
+        'and put the endpoint\'s signing secret (`whsec_…`) in the account\'s `credentials.webhookSecret`. ' +
+        '**No API key**: the `Stripe-Signature` header is the authentication. It is verified on the raw body with that secret and a ' +
+        'tolerance of 5 minutes; an unverified event is 400 and nothing is recorded or changed. ' +
+        'A verified event is recorded by its Stripe event id before it is acted on, and acted on once (a redelivery answers 200 and does nothing). ' +
+        'It settles only what is still pending with us on this account: a payment (`payment_intent.succeeded`, ' +
+        '`payment_intent.amount_capturable_updated` → `requires_capture`, `payment_intent.payment_failed` → `declined`, ' +
+        '`payment_intent.canceled` → `declined` with `payment_voided`) and a refund (`refund.updated`, `refund.failed`, `charge.refund.updated`). ' +
+        'Other events are recorded and ignored. Any 2xx tells Stripe the event arrived; anything else makes Stripe retry it.',
+      security: publicOperation,
+      params: ConnectorEventParams,
+      headers: StripeSignatureHeaders,
+      body: StripeEventBody,
+      response: {
+        200: jsonResponse('The event is verified and recorded (and acted on, once).', StripeEventReceived),
+        400: stripeEventUnverified,
+        413: merchantErrors.tooLarge,
+        415: merchantErrors.createUnsupportedMediaType,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
+      }
+    }
+  }, async (request) => {
+    const raw = rawBodies.get(request) ?? Buffer.alloc(0)
+    await app.stripeEvents.receive(request.params.connectorId, raw, request.headers['stripe-signature'])
+    return { received: true as const }
+  })
+}
+
+export default connectorEvents

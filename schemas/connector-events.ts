@@ -1,0 +1,74 @@
+import { Type } from '@sinclair/typebox'
+import { MAX_PARAM_LENGTH } from './patterns'
+import { ProblemDetails, problemResponse } from './common'
+
+/** Where connector accounts' PSP webhooks arrive. */
+export const CONNECTORS_PATH = '/connectors'
+
+const exampleConnectorId = '019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809'
+
+export const ConnectorEventParams = Type.Object({
+  connectorId: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'The connector account id (from `POST /merchants/{id}/connectors`).', examples: [exampleConnectorId] })
+})
+
+export const StripeSignatureHeaders = Type.Object({
+  'stripe-signature': Type.Optional(Type.String({
+    maxLength: 4096,
+    description: 'Stripe\'s signature of the raw body (`t=<unix time>,v1=<HMAC-SHA256 hex>`), made with the webhook endpoint\'s signing secret. ' +
+      'Required: without it, or when it does not match or is older than 5 minutes, the answer is 400.',
+    examples: ['t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd']
+  }))
+})
+
+const exampleEvent = {
+  id: 'evt_3QxEXAMPLE0001',
+  object: 'event',
+  api_version: '2026-10-28.endive',
+  created: 1767225600,
+  type: 'payment_intent.succeeded',
+  livemode: false,
+  data: {
+    object: {
+      id: 'pi_3QxEXAMPLE0001',
+      object: 'payment_intent',
+      amount: 1999,
+      currency: 'usd',
+      status: 'succeeded',
+      metadata: { payment_id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f' }
+    }
+  }
+}
+
+export const StripeEventBody = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 255, description: 'Stripe\'s event id (`evt_…`): a redelivery carries the same id and is acted on once.' }),
+  type: Type.String({ minLength: 1, maxLength: 255, description: 'The event type, e.g. `payment_intent.succeeded`, `refund.failed`.' })
+}, {
+  title: 'Stripe event',
+  description: 'A Stripe Event object, exactly as Stripe sends it (other members are accepted as they are; the signature covers the raw bytes).',
+  additionalProperties: true,
+  examples: [exampleEvent]
+})
+
+export const StripeEventReceived = Type.Object({
+  received: Type.Literal(true)
+}, { title: 'Stripe event received', additionalProperties: false, examples: [{ received: true }] })
+
+export const stripeEventUnverified = {
+  ...problemResponse('The event was not verified, so nothing was recorded or changed: no such connector account, not a stripe account, ' +
+    'no `webhookSecret` in its credentials, or a `Stripe-Signature` that is missing, does not match the raw body, or is older than 5 minutes ' +
+    '(`type` urn:problem-type:connector-event-unverified). Also a body that is not a JSON object with `id` and `type`.'),
+  content: {
+    'application/problem+json': {
+      schema: Type.Ref(ProblemDetails),
+      example: {
+        type: 'urn:problem-type:connector-event-unverified',
+        title: 'The connector event could not be verified.',
+        status: 400,
+        detail: 'The event could not be verified: unknown connector account, no webhookSecret in its credentials, or a Stripe-Signature that is ' +
+          'missing, does not match the body, or is older than 5 minutes. Nothing was recorded.',
+        instance: `/connectors/${exampleConnectorId}/stripe-events`,
+        traceId: '0f8fad5b-d9cb-469f-a165-70867728950e'
+      }
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { ConnectorEventUnverifiedError } from '../domain/connectors'
+import type { EventFactory } from '../domain/events'
+import { isGuid } from '../domain/ids'
+import { applySucceededRefund, releaseFailedRefund, type Payment } from '../domain/payments'
+import { transitionRefund } from '../domain/refunds'
+import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
+import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect, type VerifiedStripeEvent } from '../gateway/stripe-events'
+import type { Database } from '../store/types'
+import type { Logger, PaymentService } from './payments'
+
+export interface StripeEventDeps {
+  db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
+  /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
+  accounts: Pick<ConnectorAccountSource, 'byId'>
+  payments: Pick<PaymentService, 'applyConnectorOutcome'>
+  clock: () => number
+  log: Logger
+  /** The events of refund changes (written with the change); undefined: none (core tests). */
+  events?: EventFactory
+}
+
+export interface StripeEventReceipt {
+  eventId: string
+  type: string
+  /** True when the event had been processed already: nothing was done again. */
+  duplicate: boolean
+}
+
+export interface StripeEventService {
+  /**
+   * Verifies a Stripe webhook delivery for connector account `connectorId` with the account's signing
+   * secret (ConnectorEventUnverifiedError otherwise: nothing recorded), records it in the inbox, acts on
+   * it unless it was processed already, and marks it processed.
+   */
+  receive: (connectorId: string, rawBody: Buffer, signature: string | undefined) => Promise<StripeEventReceipt>
+}
+
+type ChargeEffect = Extract<StripeEventEffect, { kind: 'charge' }>
+type RefundEffect = Extract<StripeEventEffect, { kind: 'refund' }>
+
+/**
+ * Stripe's own webhooks: what changed at Stripe after we stopped asking (a PaymentIntent settled while
+ * our payment was pending, a refund that settles or fails later). Only our records still pending move,
+ * through the same transitions as the connector's answers; anything else is recorded and left alone.
+ */
+export function stripeEventService (deps: StripeEventDeps): StripeEventService {
+  const nowIso = (): string => new Date(deps.clock()).toISOString()
+
+  async function verifiedFor (connectorId: string, rawBody: Buffer, signature: string | undefined): Promise<{ account: RoutableAccount, event: VerifiedStripeEvent }> {
+    const account = isGuid(connectorId) ? await deps.accounts.byId(connectorId.toLowerCase()) : undefined
+    const secret = account?.type === 'stripe' ? account.credentials.webhookSecret : undefined
+    if (account === undefined || secret === undefined || secret === '') {
+      deps.log.info({ connectorId: connectorId.slice(0, 64), reason: account === undefined ? 'unknown_connector' : 'no_webhook_secret' }, 'Stripe event refused')
+      throw new ConnectorEventUnverifiedError()
+    }
+    try {
+      return { account, event: verifyStripeEvent(rawBody, signature, secret, deps.clock()) }
+    } catch (err) {
+      if (!(err instanceof StripeEventVerificationError)) throw err
+      deps.log.info({ connectorId: account.id, reason: err.message }, 'Stripe event refused')
+      throw new ConnectorEventUnverifiedError()
+    }
+  }
+
+  /** The pending payment a PaymentIntent belongs to: by its reference, else by the payment id in its metadata (on this connector). */
+  async function paymentOf (account: RoutableAccount, effect: ChargeEffect): Promise<Payment | undefined> {
+    const byReference = await deps.db.payments.findByConnectorReference(account.id, effect.reference)
+    if (byReference !== undefined) return byReference
+    if (effect.paymentId === undefined || !isGuid(effect.paymentId)) return undefined
+    const byMetadata = await deps.db.payments.get(effect.paymentId.toLowerCase())
+    return byMetadata?.connector.id === account.id ? byMetadata : undefined
+  }
+
+  async function applyCharge (account: RoutableAccount, event: VerifiedStripeEvent, effect: ChargeEffect): Promise<void> {
+    const context = { connectorId: account.id, eventId: event.id, eventType: event.type, paymentIntent: effect.reference }
+    const payment = await paymentOf(account, effect)
+    if (payment === undefined) {
+      deps.log.info(context, 'Stripe event names no payment of ours on this connector; ignored')
+      return
+    }
+    if (payment.status !== 'pending') return
+    if (payment.amountMinor !== effect.amountMinor || payment.currency !== effect.currency) {
+      deps.log.error({ ...context, paymentId: payment.id }, 'Stripe event\'s PaymentIntent amount or currency differs from the payment; not settled, needs follow-up')
+      return
+    }
+    const settled = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, effect.result)
+    deps.log.info({ ...context, paymentId: payment.id, status: settled?.status }, 'Stripe event settled a pending payment')
+  }
+
+  async function applyRefund (account: RoutableAccount, event: VerifiedStripeEvent, effect: RefundEffect): Promise<void> {
+    const context = { connectorId: account.id, eventId: event.id, eventType: event.type, stripeRefund: effect.gatewayRefundId }
+    const { refundId, paymentId } = effect
+    const refund = refundId !== undefined && paymentId !== undefined && isGuid(refundId) && isGuid(paymentId)
+      ? await deps.db.refunds.get(paymentId.toLowerCase(), refundId.toLowerCase())
+      : undefined
+    const payment = refund === undefined ? undefined : await deps.db.payments.get(refund.paymentId)
+    if (refund === undefined || payment?.connector.id !== account.id) {
+      deps.log.info(context, 'Stripe event names no refund of ours on this connector; ignored')
+      return
+    }
+    const reported = effect.result.outcome
+    // Not an outcome yet (Stripe's refunds are never 'received'; the type allows it for asynchronous connectors).
+    if (reported === 'received') return
+    if (refund.status === 'pending') {
+      const at = nowIso()
+      const failureCode = effect.result.outcome === 'failed' ? effect.result.failureCode : null
+      const stored = await deps.db.refunds.complete(refund.id, (current, held) => ({
+        refund: transitionRefund(current, reported, at, failureCode),
+        payment: reported === 'succeeded' ? applySucceededRefund(held, current.amountMinor, at) : releaseFailedRefund(held, current.amountMinor, at)
+      }), undefined, deps.events?.refund)
+      deps.log.info({ ...context, refundId: refund.id, paymentId: refund.paymentId, status: stored.refund.status }, 'Stripe event settled a pending refund')
+      return
+    }
+    if (refund.status === reported) return
+    // Our refunds end where they end (succeeded and failed are terminal): a later contrary report is for a person to resolve.
+    deps.log.error({ ...context, refundId: refund.id, paymentId: refund.paymentId, recorded: refund.status, reported },
+      'Stripe reports a refund outcome contrary to the one recorded; left unchanged, needs follow-up')
+  }
+
+  return {
+    async receive (connectorId, rawBody, signature) {
+      const { account, event } = await verifiedFor(connectorId, rawBody, signature)
+      const recorded = await deps.db.connectorEvents.record({ connectorId: account.id, eventId: event.id, type: event.type, receivedAt: nowIso() })
+      if (recorded.processedAt !== null) return { eventId: event.id, type: event.type, duplicate: true }
+      if (event.effect.kind === 'charge') await applyCharge(account, event, event.effect)
+      if (event.effect.kind === 'refund') await applyRefund(account, event, event.effect)
+      await deps.db.connectorEvents.markProcessed(account.id, event.id, nowIso())
+      return { eventId: event.id, type: event.type, duplicate: false }
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { sql, type SqlRunner } from './sql'
+import type { ConnectorEventRecord, ConnectorEventStore } from './types'
+
+interface ConnectorEventRow {
+  connector_id: string
+  event_id: string
+  type: string
+  received_at: string
+  processed_at: string | null
+}
+
+function recordFromRow (row: ConnectorEventRow): ConnectorEventRecord {
+  return { connectorId: row.connector_id, eventId: row.event_id, type: row.type, receivedAt: row.received_at, processedAt: row.processed_at }
+}
+
+type Key = { connectorId: string, eventId: string }
+
+export const connectorEventSql = {
+  insert: sql<Key & { type: string, receivedAt: string }>('connector-event-insert')`
+    INSERT INTO connector_events (connector_id, event_id, type, received_at, processed_at)
+    VALUES (${'connectorId'}, ${'eventId'}, ${'type'}, ${'receivedAt'}, NULL)
+    ON CONFLICT (connector_id, event_id) DO NOTHING`,
+  get: sql<Key, ConnectorEventRow>('connector-event-get')`
+    SELECT connector_id, event_id, type, received_at, processed_at FROM connector_events
+    WHERE connector_id = ${'connectorId'} AND event_id = ${'eventId'}`,
+  markProcessed: sql<Key & { at: string }>('connector-event-processed')`
+    UPDATE connector_events SET processed_at = ${'at'}
+    WHERE connector_id = ${'connectorId'} AND event_id = ${'eventId'} AND processed_at IS NULL`
+}
+
+/** The connector events inbox: every operation is one statement, written once for both databases. */
+export function connectorEventStore (db: SqlRunner): ConnectorEventStore {
+  async function get (connectorId: string, eventId: string): Promise<ConnectorEventRecord | undefined> {
+    const row = await db.get(connectorEventSql.get, { connectorId, eventId })
+    return row === undefined ? undefined : recordFromRow(row)
+  }
+  return {
+    async record (event) {
+      await db.write(connectorEventSql.insert, event)
+      const stored = await get(event.connectorId, event.eventId)
+      if (stored === undefined) throw new Error(`connector event ${event.eventId} was not recorded`)
+      return stored
+    },
+    get,
+    async markProcessed (connectorId, eventId, at) {
+      return await db.write(connectorEventSql.markProcessed, { connectorId, eventId, at }) === 1
+    }
+  }
+}

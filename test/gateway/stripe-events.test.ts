@@ -1,0 +1,44 @@
+import t from 'tap'
+import Stripe from 'stripe'
+import { STRIPE_SIGNATURE_TOLERANCE_SECONDS, StripeEventVerificationError, verifyStripeEvent } from '../../src/gateway/stripe-events'
+
+const SECRET = 'whsec_unitTEST00000000'
+
+function signed (body: unknown, timestamp = Math.floor(Date.now() / 1000)): { raw: Buffer, header: string } {
+  const payload = JSON.stringify(body)
+  return { raw: Buffer.from(payload), header: Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp }) }
+}
+
+function read (body: unknown) {
+  const { raw, header } = signed(body)
+  return verifyStripeEvent(raw, header, SECRET, Date.now())
+}
+
+t.test('the tolerance is counted from our clock, not the machine\'s', async (t) => {
+  const at = 1_767_225_600
+  const { raw, header } = signed({ id: 'evt_1', type: 'customer.created' }, at)
+  t.match(verifyStripeEvent(raw, header, SECRET, (at + STRIPE_SIGNATURE_TOLERANCE_SECONDS) * 1000), { id: 'evt_1', effect: { kind: 'none' } })
+  t.throws(() => verifyStripeEvent(raw, header, SECRET, (at + STRIPE_SIGNATURE_TOLERANCE_SECONDS + 1) * 1000), StripeEventVerificationError)
+  t.throws(() => verifyStripeEvent(raw, undefined, SECRET, at * 1000), StripeEventVerificationError, 'no header')
+})
+
+t.test('a signed body that is not an event is refused', async (t) => {
+  t.throws(() => read({ type: 'x' }), StripeEventVerificationError)
+  t.throws(() => read([1, 2]), StripeEventVerificationError)
+})
+
+t.test('what each event says', async (t) => {
+  t.same(read({ id: 'evt_1', type: 'payment_intent.succeeded' }).effect, { kind: 'none' }, 'no data object')
+  t.same(read({ id: 'evt_2', type: 'payment_intent.succeeded', data: { object: { id: 'cus_1', object: 'customer' } } }).effect, { kind: 'none' }, 'not a PaymentIntent')
+  const intent = { id: 'pi_1', object: 'payment_intent', amount: 1000, currency: 'jpy', status: 'succeeded', metadata: { payment_id: 'p1' } }
+  t.same(read({ id: 'evt_3', type: 'payment_intent.succeeded', data: { object: intent } }).effect,
+    { kind: 'charge', reference: 'pi_1', paymentId: 'p1', amountMinor: 1000, currency: 'JPY', result: { outcome: 'succeeded', chargeId: 'pi_1' } }, 'zero-decimal amounts as they are')
+  t.same(read({ id: 'evt_4', type: 'payment_intent.succeeded', data: { object: { ...intent, currency: 'zzz' } } }).effect, { kind: 'none' }, 'an unknown currency')
+  t.same(read({ id: 'evt_5', type: 'payment_intent.succeeded', data: { object: { ...intent, amount: '10' } } }).effect, { kind: 'none' }, 'a malformed intent')
+  t.same(read({ id: 'evt_6', type: 'payment_intent.created', data: { object: intent } }).effect, { kind: 'none' }, 'an event we do not act on')
+  const refund = { id: 're_1', object: 'refund', status: 'canceled', failure_reason: null, metadata: null }
+  t.same(read({ id: 'evt_7', type: 'refund.updated', data: { object: refund } }).effect,
+    { kind: 'refund', gatewayRefundId: 're_1', refundId: undefined, paymentId: undefined, result: { outcome: 'failed', gatewayRefundId: 're_1', failureCode: 'refund_failed' } })
+  t.same(read({ id: 'evt_8', type: 'refund.updated', data: { object: { ...refund, status: 'requires_action' } } }).effect, { kind: 'none' }, 'not an outcome yet')
+  t.same(read({ id: 'evt_9', type: 'refund.updated', data: { object: { ...refund, id: '' } } }).effect, { kind: 'none' })
+})

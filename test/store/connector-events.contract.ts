@@ -1,0 +1,41 @@
+import type { Test } from 'tap'
+import { newId } from '../../src/domain/ids'
+import type { Database } from '../../src/store/types'
+
+const T0 = '2026-01-01T00:00:00.000Z'
+const T1 = '2026-01-01T00:00:05.000Z'
+
+/** The ConnectorEventStore contract (the PSP webhooks' inbox): SQLite and PostgreSQL run it unchanged. */
+export function connectorEventStoreContract (t: Test, makeDatabase: () => Promise<Database>): void {
+  async function fresh (t: Test): Promise<Database> {
+    const db = await makeDatabase()
+    t.teardown(async () => { await db.close() })
+    return db
+  }
+
+  t.test('record stores an event unprocessed and returns it; unknown events are undefined', async (t) => {
+    const db = await fresh(t)
+    const connectorId = newId()
+    const recorded = await db.connectorEvents.record({ connectorId, eventId: 'evt_1', type: 'payment_intent.succeeded', receivedAt: T0 })
+    t.same(recorded, { connectorId, eventId: 'evt_1', type: 'payment_intent.succeeded', receivedAt: T0, processedAt: null })
+    t.same(await db.connectorEvents.get(connectorId, 'evt_1'), recorded)
+    t.equal(await db.connectorEvents.get(connectorId, 'evt_2'), undefined)
+    t.equal(await db.connectorEvents.get(newId(), 'evt_1'), undefined, 'an event id is per connector account')
+  })
+
+  t.test('recording again keeps the first record (and its processing); markProcessed once', async (t) => {
+    const db = await fresh(t)
+    const connectorId = newId()
+    await db.connectorEvents.record({ connectorId, eventId: 'evt_1', type: 'refund.failed', receivedAt: T0 })
+    const again = await db.connectorEvents.record({ connectorId, eventId: 'evt_1', type: 'other', receivedAt: T1 })
+    t.same(again, { connectorId, eventId: 'evt_1', type: 'refund.failed', receivedAt: T0, processedAt: null }, 'recorded but not processed: still to be processed')
+    t.equal(await db.connectorEvents.markProcessed(connectorId, 'evt_1', T1), true)
+    t.equal(await db.connectorEvents.markProcessed(connectorId, 'evt_1', T0), false, 'processed once')
+    t.equal(await db.connectorEvents.markProcessed(connectorId, 'evt_unknown', T1), false)
+    t.same(await db.connectorEvents.record({ connectorId, eventId: 'evt_1', type: 'refund.failed', receivedAt: T1 }),
+      { connectorId, eventId: 'evt_1', type: 'refund.failed', receivedAt: T0, processedAt: T1 }, 'a redelivery sees it processed')
+    const other = newId()
+    t.same((await db.connectorEvents.record({ connectorId: other, eventId: 'evt_1', type: 'refund.failed', receivedAt: T1 })).processedAt, null,
+      'the same event id at another connector account is another event')
+  })
+}
