@@ -23,7 +23,7 @@ function response (statusCode: number, contentType: string | undefined, body: un
 
 const productRead = { etag: '"abc"', 'cache-control': 'public, max-age=0, must-revalidate' }
 
-const payment = { id: PAYMENT_ID, status: 'succeeded', amount: 10.1, currency: 'USD', amountRefunded: 0, captureMethod: 'automatic', amountCaptured: 10.1, amountCapturable: 0, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
+const payment = { id: PAYMENT_ID, status: 'succeeded', amount: 10.1, currency: 'USD', amountRefunded: 0, captureMethod: 'automatic', amountCaptured: 10.1, amountCapturable: 0, connector: { id: null, type: 'simulated' }, attempts: [], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
 const problem = { type: 'about:blank', title: 'Not Found', status: 404, instance: '/api/payments/x', traceId: 'r1' }
 
 t.test('documented responses pass: $refs to components, inline schemas, media types with parameters, HEAD, 304', async (t) => {
