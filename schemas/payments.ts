@@ -1,6 +1,6 @@
 import { MAX_PARAM_LENGTH } from './patterns'
 import { Type, type Static } from '@sinclair/typebox'
-import { ATTEMPT_OUTCOMES, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
+import { ATTEMPT_OUTCOMES, PAYMENT_METHOD_KEY, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
 import { CONNECTOR_TYPES } from '../src/domain/routing'
 import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
@@ -37,6 +37,18 @@ export const CaptureMethod = Type.Unsafe<typeof CAPTURE_METHODS[number]>({
 })
 
 const ConnectorType = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP.', examples: ['stripe'] })
+
+export const PaymentMethods = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  propertyNames: { pattern: PAYMENT_METHOD_KEY.source, maxLength: 36 },
+  additionalProperties: { type: 'string', minLength: 1, maxLength: 255 },
+  maxProperties: 10,
+  description: 'Payment method tokens per connector, for a payment that may fail over between PSPs (a Stripe `pm_…` means nothing ' +
+    'at Adyen): keys are connector types (`stripe`, `adyen`) or connector account ids. For a connector, its id\'s entry is used, ' +
+    'else its type\'s, else `paymentMethod`; routing skips a connector that has none (attempt `skipped`, `no_payment_method`). ' +
+    'Never card numbers.',
+  examples: [{ stripe: 'pm_card_visa', adyen: '8415718415172204' }]
+})
 
 export const PaymentConnector = Type.Object({
   id: Type.Union([Type.String({ format: 'uuid', maxLength: 36 }), Type.Null()], {
@@ -85,6 +97,8 @@ export const Payment = Type.Object({
     examples: ['pending_expired']
   })),
   paymentMethod: Type.Optional(Type.String({ maxLength: 255, description: 'The payment method token the connector charged (Stripe: a PaymentMethod id).', examples: ['pm_card_visa'] })),
+  paymentMethods: Type.Optional(PaymentMethods),
+  shopperReference: Type.Optional(Type.String({ maxLength: 256, description: 'The shopper whose stored payment method is charged (Adyen: shopperReference).', examples: ['shopper-8812'] })),
   connector: PaymentConnector,
   connectorReference: Type.Optional(Type.String({ maxLength: 255, description: "The connector's id of the charge (Stripe: the PaymentIntent id), once it answered.", examples: ['pi_3QJk2bLkdIwHu7ix0f7V2x9A'] })),
   attempts: Type.Array(PaymentAttempt, { maxItems: 1000, description: 'What each connector asked answered, oldest first (failover shows here).' }),
@@ -132,6 +146,8 @@ export function toPublicPayment (payment: StoredPayment): PaymentType {
     ...(payment.declineCode !== null ? { declineCode: payment.declineCode } : {}),
     ...(payment.failureCode !== null ? { failureCode: payment.failureCode } : {}),
     ...(payment.paymentMethod !== null ? { paymentMethod: payment.paymentMethod } : {}),
+    ...(Object.keys(payment.paymentMethods).length > 0 ? { paymentMethods: { ...payment.paymentMethods } } : {}),
+    ...(payment.shopperReference !== null ? { shopperReference: payment.shopperReference } : {}),
     connector: { id: payment.connector.id, type: payment.connector.type },
     ...(payment.connectorReference !== null ? { connectorReference: payment.connectorReference } : {}),
     attempts: payment.attempts.map((attempt) => ({ ...attempt })),
@@ -155,6 +171,13 @@ export const CreatePaymentBody = Type.Object({
       'Never a card number: something that looks like one (13-19 digits passing the Luhn check) is refused with 400 and not logged. ' +
       'Optional for the simulated gateway.',
     examples: ['pm_card_visa']
+  })),
+  paymentMethods: Type.Optional(PaymentMethods),
+  shopperReference: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 256,
+    description: 'The shopper whose stored payment methods are charged: Adyen needs it with a storedPaymentMethodId (`paymentMethods.adyen`).',
+    examples: ['shopper-8812']
   })),
   currency: Type.String({
     minLength: 1,

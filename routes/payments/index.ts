@@ -105,12 +105,14 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: [metadataGuard(), async (request) => {
       // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both);
       // a body that passes the schema has then been checked once and for all (throwNotedFieldErrors answers the rest).
-      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown } | null
+      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown, paymentMethods?: unknown } | null
       if (typeof body?.currency !== 'string') {
-        if (body !== null && typeof body === 'object') noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod: body.paymentMethod }))
+        if (body !== null && typeof body === 'object') noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods }))
         return
       }
-      noteFieldErrors(request, validatePaymentInput({ amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod: body.paymentMethod }, writtenDecimals.get(request)))
+      noteFieldErrors(request, validatePaymentInput({
+        amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods
+      }, writtenDecimals.get(request)))
     }]
   }, async (request, reply) => {
     const principal = request.principal

@@ -55,6 +55,13 @@ export interface Payment {
   /** The connector's token for the payment method (Stripe: `pm_…`); null for the simulated gateway's payments without one. */
   paymentMethod: string | null
   /**
+   * Payment methods per connector, keyed by connector account id or by connector type: a PSP's token
+   * means nothing at another PSP. For a connector, its id's entry wins, then its type's, then `paymentMethod`.
+   */
+  paymentMethods: Readonly<Record<string, string>>
+  /** The shopper whose stored payment method is charged (Adyen: shopperReference). */
+  shopperReference: string | null
+  /**
    * The connector the payment is on: routed when it is created, moved to another only after an
    * attempt that certainly did nothing (not_processed); disabled or deleted accounts keep it.
    */
@@ -71,9 +78,10 @@ export interface Payment {
 /**
  * One charge asked of a connector: `pending` while it is being asked (written before the call when
  * the payment moves to another connector), then its outcome. `unknown`: no answer, the charge may
- * have been made (the payment stays on that connector); `not_processed`: certainly nothing was done.
+ * have been made (the payment stays on that connector); `not_processed`: certainly nothing was done;
+ * `skipped`: not asked, the payment has no method the connector can use (code `no_payment_method`).
  */
-export const ATTEMPT_OUTCOMES = ['pending', 'succeeded', 'authorized', 'declined', 'not_processed', 'unknown'] as const
+export const ATTEMPT_OUTCOMES = ['pending', 'succeeded', 'authorized', 'declined', 'not_processed', 'skipped', 'unknown'] as const
 export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number]
 
 export interface PaymentAttempt {
@@ -92,7 +100,24 @@ export interface PaymentAttempt {
  */
 export function isPinnedToConnector (payment: Payment): boolean {
   const last = payment.attempts.at(-1)
-  return last === undefined || last.outcome !== 'not_processed'
+  return last === undefined || (last.outcome !== 'not_processed' && last.outcome !== 'skipped')
+}
+
+/** A key of `paymentMethods`: a connector type or a connector account id. */
+export const PAYMENT_METHOD_KEY = /^(?:[a-z]{1,32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/
+
+/** Connector types that charge a payment method token: a payment without one for them skips them. */
+const NEEDS_PAYMENT_METHOD: ReadonlySet<string> = new Set(['stripe', 'adyen'])
+
+/**
+ * The payment method a connector is asked to charge: the entry for its account id, else for its type,
+ * else `paymentMethod`. `null`: the payment has none it can use (the connector is skipped);
+ * undefined: the connector needs none (the simulated gateway).
+ */
+export function paymentMethodFor (payment: Pick<Payment, 'paymentMethod' | 'paymentMethods'>, connector: ConnectorRef): string | null | undefined {
+  const method = (connector.id !== null ? payment.paymentMethods[connector.id] : undefined) ?? payment.paymentMethods[connector.type] ?? payment.paymentMethod ?? undefined
+  if (method !== undefined) return method
+  return NEEDS_PAYMENT_METHOD.has(connector.type) ? null : undefined
 }
 
 /** The attempts with this one's outcome: it replaces the pending attempt on the same connector, else it is added. */
@@ -282,11 +307,17 @@ export class PaymentNotCancelableError extends ConflictError {
  * `writtenDecimalPlaces`: the decimals of the amount as the client wrote it, when the transport
  * knows them (a JSON literal can carry more digits than the double it is parsed into).
  */
-export function validatePaymentInput (input: { amount: number, currency: string, paymentMethod?: unknown }, writtenDecimalPlaces = 0): FieldErrors {
+export function validatePaymentInput (input: { amount: number, currency: string, paymentMethod?: unknown, paymentMethods?: unknown }, writtenDecimalPlaces = 0): FieldErrors {
   const errors: FieldErrors = {}
-  if (typeof input.paymentMethod === 'string' && looksLikeCardNumber(input.paymentMethod.trim())) {
-    errors.paymentMethod = ['The paymentMethod field looks like a card number. Card numbers never enter this service: send the token your ' +
-      'connector gave you for the card (Stripe: a PaymentMethod id such as pm_…).']
+  const cardMessage = (field: string) => `The ${field} field looks like a card number. Card numbers never enter this service: send the token your ` +
+    'connector gave you for the card (Stripe: a PaymentMethod id such as pm_…; Adyen: a storedPaymentMethodId).'
+  if (typeof input.paymentMethod === 'string' && looksLikeCardNumber(input.paymentMethod.trim())) errors.paymentMethod = [cardMessage('paymentMethod')]
+  if (input.paymentMethods !== null && typeof input.paymentMethods === 'object') {
+    for (const [key, value] of Object.entries(input.paymentMethods)) {
+      if (typeof value === 'string' && looksLikeCardNumber(value.trim())) {
+        errors.paymentMethods = [cardMessage(PAYMENT_METHOD_KEY.test(key) ? `paymentMethods.${key}` : 'paymentMethods')]
+      }
+    }
   }
   const exponent = minorUnitsOf(input.currency)
   if (exponent === undefined) {
@@ -313,6 +344,8 @@ export function newPendingPayment (fields: {
   captureMethod?: CaptureMethod
   authorizationTtlSeconds?: number
   paymentMethod?: string
+  paymentMethods?: Readonly<Record<string, string>>
+  shopperReference?: string
   connector?: ConnectorRef
 }): Payment {
   const captureMethod = fields.captureMethod ?? 'automatic'
@@ -334,6 +367,8 @@ export function newPendingPayment (fields: {
       : null,
     cancellationReason: null,
     paymentMethod: fields.paymentMethod ?? null,
+    paymentMethods: fields.paymentMethods ?? {},
+    shopperReference: fields.shopperReference ?? null,
     connector: fields.connector ?? DEFAULT_CONNECTOR,
     connectorReference: null,
     attempts: [],

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
+import { GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import {
-  isPinnedToConnector, newPendingPayment, NoConnectorError, transition, withAttempt, type AttemptOutcome, type CaptureMethod, type Payment
+  isPinnedToConnector, newPendingPayment, paymentMethodFor, NoConnectorError, transition, withAttempt, type AttemptOutcome, type CaptureMethod, type Payment
 } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { exponentOf } from '../domain/currencies'
@@ -49,6 +49,10 @@ export interface PaymentInput {
   captureMethod?: CaptureMethod
   /** The connector's payment method token (Stripe: `pm_…`). */
   paymentMethod?: string
+  /** Tokens per connector account id or connector type, for payments that may fail over between PSPs. */
+  paymentMethods?: Readonly<Record<string, string>>
+  /** The shopper whose stored payment method is charged (Adyen). */
+  shopperReference?: string
 }
 
 /** A pending payment not yet written, and its insert, which can join the claim of the request's key. */
@@ -106,6 +110,11 @@ export interface PaymentService {
   applyConnectorOutcome: (paymentId: string, connector: ConnectorRef, result: ChargeResult) => Promise<Payment | undefined>
 }
 
+/** Connector account ids are GUIDs: compared in lower case, like every id. */
+function normalizedMethodKeys (methods: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(methods).map(([key, value]) => [key.toLowerCase(), value]))
+}
+
 /** Thrown inside a settlement when the payment was settled by another writer meanwhile. */
 class SettledElsewhere extends Error {
   constructor (readonly payment: Payment) { super('settled elsewhere') }
@@ -127,15 +136,25 @@ export function paymentService (deps: PaymentDeps): PaymentService {
   const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
 
   /** The connector a new payment starts on: the merchant's first by routing; NoConnectorError when there is none. */
-  async function firstConnector (merchantId: string): Promise<ConnectorRef> {
-    const [first] = await directory.candidatesFor(merchantId)
+  async function firstConnector (input: PaymentInput): Promise<ConnectorRef> {
+    const candidates = await directory.candidatesFor(input.merchantId)
+    const [first] = candidates
     if (first === undefined) throw new NoConnectorError()
+    const methods = { paymentMethod: input.paymentMethod ?? null, paymentMethods: normalizedMethodKeys(input.paymentMethods ?? {}) }
+    if (candidates.every((candidate) => paymentMethodFor(methods, candidate) === null)) {
+      throw new ValidationError({
+        paymentMethod: [`None of your connectors can charge this payment without a payment method: send paymentMethod (or paymentMethods) with a token of ${
+          [...new Set(candidates.map((candidate) => candidate.type))].join(' or ')}.`]
+      })
+    }
     return { id: first.id, type: first.type }
   }
 
   function pendingPayment (input: PaymentInput, connector: ConnectorRef): Payment {
     return newPendingPayment({
       paymentMethod: input.paymentMethod,
+      paymentMethods: input.paymentMethods === undefined ? undefined : normalizedMethodKeys(input.paymentMethods),
+      shopperReference: input.shopperReference,
       connector,
       id: newId(),
       merchantId: input.merchantId,
@@ -178,12 +197,20 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         // Moving on: the move is written before the call, so a crash during it leaves the payment on `target`.
         current = await recordAttempt(current, target, 'pending', null)
       }
+      const paymentMethod = paymentMethodFor(current, target)
+      if (paymentMethod === null) {
+        // No token this connector can use: not asked, certainly nothing charged there.
+        current = await recordAttempt(current, target, 'skipped', 'no_payment_method')
+        refused.add(connectorKey(target))
+        continue
+      }
       let result: ChargeResult
       try {
         result = await target.gateway.charge({
           idempotencyKey: downstreamKeyFor(current.id),
           paymentId: current.id,
-          ...(current.paymentMethod !== null ? { paymentMethod: current.paymentMethod } : {}),
+          ...(paymentMethod !== undefined ? { paymentMethod } : {}),
+          ...(current.shopperReference !== null ? { shopperReference: current.shopperReference } : {}),
           amountMinor: current.amountMinor,
           amount: formatMinorUnits(current.amountMinor, exponentOf(current.currency)),
           currency: current.currency,
@@ -312,13 +339,13 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         const existing = await deps.db.payments.get(key.resourceId)
         if (existing !== undefined) return await settle(existing, key)
       }
-      const payment = prepared?.payment ?? pendingPayment(input, await firstConnector(input.merchantId))
+      const payment = prepared?.payment ?? pendingPayment(input, await firstConnector(input))
       await deps.db.payments.create(payment, key?.ref)
       return await settle(payment, key)
     },
 
     async prepare (input) {
-      const payment = pendingPayment(input, await firstConnector(input.merchantId))
+      const payment = pendingPayment(input, await firstConnector(input))
       return { payment, creation: paymentCreation(payment) }
     },
 

@@ -6,6 +6,7 @@ import { captureSchema } from './capture-migrations'
 import { instanceSchema } from './instance-migrations'
 import { connectorSchema } from './connector-migrations'
 import { routingSchema } from './routing-migrations'
+import { paymentMethodSchema } from './payment-method-migrations'
 import { connectorEventSchema } from './connector-event-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
@@ -143,7 +144,8 @@ const schema: SchemaChange[] = [
   ...instanceSchema,
   ...connectorSchema,
   ...routingSchema,
-  ...connectorEventSchema
+  ...connectorEventSchema,
+  ...paymentMethodSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -61,6 +61,8 @@ export interface PaymentRow {
   connector_type: string
   connector_reference: string | null
   attempts: string
+  payment_methods: string
+  shopper_reference: string | null
   /** Epoch ms: the recovery worker's lease, or a void's hold on an authorization (see CaptureStore). */
   recovery_lease_until?: number | string | null
   metadata: string
@@ -91,6 +93,8 @@ export function paymentFromRow (row: PaymentRow): Payment {
     captureBefore: row.capture_before,
     cancellationReason: row.cancellation_reason as Payment['cancellationReason'],
     paymentMethod: row.payment_method,
+    paymentMethods: JSON.parse(row.payment_methods) as Payment['paymentMethods'],
+    shopperReference: row.shopper_reference,
     connector: { id: row.connector_id, type: row.connector_type as Payment['connector']['type'] },
     connectorReference: row.connector_reference,
     attempts: JSON.parse(row.attempts) as Payment['attempts'],
@@ -105,7 +109,7 @@ export const PAYMENT_COLUMNS = [
   'id', 'amount_minor', 'currency', 'status', 'decline_code', 'failure_code', 'amount_refunded_minor',
   'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at',
   'capture_method', 'amount_captured_minor', 'capture_pending_minor', 'capture_attempts', 'capture_before', 'cancellation_reason',
-  'payment_method', 'connector_id', 'connector_type', 'connector_reference', 'attempts'
+  'payment_method', 'connector_id', 'connector_type', 'connector_reference', 'attempts', 'payment_methods', 'shopper_reference'
 ] as const
 
 export function paymentValues (payment: Payment): unknown[] {
@@ -113,7 +117,8 @@ export function paymentValues (payment: Payment): unknown[] {
     payment.amountRefundedMinor, payment.refundPendingMinor, JSON.stringify(payment.metadata), payment.merchantId,
     payment.createdAt, payment.updatedAt,
     payment.captureMethod, payment.amountCapturedMinor, payment.capturePendingMinor, payment.captureAttempts, payment.captureBefore, payment.cancellationReason,
-    payment.paymentMethod, payment.connector.id, payment.connector.type, payment.connectorReference, JSON.stringify(payment.attempts)]
+    payment.paymentMethod, payment.connector.id, payment.connector.type, payment.connectorReference, JSON.stringify(payment.attempts),
+    JSON.stringify(payment.paymentMethods), payment.shopperReference]
 }
 
 /** The insert of a new (pending) payment, to join the claim of its Idempotency-Key (one transaction). */

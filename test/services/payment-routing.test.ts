@@ -65,8 +65,8 @@ t.test('an unknown outcome (5xx) never fails over: pending on that connector, re
   const a = spyGateway(() => { if (failing) serverError(); return { outcome: 'succeeded', chargeId: 'pi_a' } })
   const b = spyGateway()
   const { payments, db } = await setup(t, { [A]: a, [B]: b })
-  const prepared = await payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT })
-  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT }, undefined, prepared), { code: 'GATEWAY_UNAVAILABLE' })
+  const prepared = await payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' })
+  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' }, undefined, prepared), { code: 'GATEWAY_UNAVAILABLE' })
   const pending = await db.payments.get(prepared.payment.id)
   t.match(pending, { status: 'pending', connector: { id: A }, attempts: [{ connectorId: A, outcome: 'unknown', code: 'server_error' }] })
   t.equal(b.calls.length, 0, 'the second connector is never asked')
@@ -85,8 +85,8 @@ t.test('unknown after failing over: pinned to the second connector even when the
   let bFails = true
   const b = spyGateway(() => { if (bFails) throw new GatewayError('timeout', 'no answer'); return { outcome: 'succeeded', chargeId: 'pi_b' } })
   const { payments, db, routing } = await setup(t, { [A]: a, [B]: b })
-  const prepared = await payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT })
-  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT }, undefined, prepared), { code: 'GATEWAY_UNAVAILABLE' })
+  const prepared = await payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' })
+  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' }, undefined, prepared), { code: 'GATEWAY_UNAVAILABLE' })
   t.match(await db.payments.get(prepared.payment.id), {
     connector: { id: B },
     attempts: [{ connectorId: A, outcome: 'not_processed' }, { connectorId: B, outcome: 'unknown', code: 'timeout' }]
@@ -103,7 +103,7 @@ t.test('a decline is an answer: no failover', async (t) => {
   const a = spyGateway(() => ({ outcome: 'declined', chargeId: 'pi_a', declineCode: 'insufficient_funds' }))
   const b = spyGateway()
   const { payments } = await setup(t, { [A]: a, [B]: b })
-  const payment = await payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT })
+  const payment = await payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' })
   t.match(payment, { status: 'declined', declineCode: 'insufficient_funds', connector: { id: A }, attempts: [{ outcome: 'declined', code: 'insufficient_funds' }] })
   t.equal(b.calls.length, 0)
 })
@@ -113,8 +113,8 @@ t.test('every connector refused: pending (503), nothing charged; the retry start
   const a = spyGateway(() => { if (refusing) refusedConnection(); return { outcome: 'succeeded', chargeId: 'pi_a' } })
   const b = spyGateway(refusedConnection)
   const { payments, db } = await setup(t, { [A]: a, [B]: b })
-  const prepared = await payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT })
-  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT }, undefined, prepared), { code: 'GATEWAY_UNAVAILABLE' })
+  const prepared = await payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' })
+  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' }, undefined, prepared), { code: 'GATEWAY_UNAVAILABLE' })
   const pending = await db.payments.get(prepared.payment.id)
   t.match(pending, { status: 'pending', attempts: [{ connectorId: A, outcome: 'not_processed' }, { connectorId: B, outcome: 'not_processed' }] })
   refusing = false
@@ -126,8 +126,8 @@ t.test('every connector refused: pending (503), nothing charged; the retry start
 
 t.test('a merchant without any connector (GATEWAY=none) is refused before anything is stored', async (t) => {
   const { payments, db } = await setup(t, {}, [])
-  await t.rejects(payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT }), { code: 'NO_CONNECTOR' })
-  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT }), { code: 'NO_CONNECTOR' })
+  await t.rejects(payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' }), { code: 'NO_CONNECTOR' })
+  await t.rejects(payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' }), { code: 'NO_CONNECTOR' })
   t.equal(await db.payments.count(), 0)
 })
 
@@ -135,9 +135,30 @@ t.test('a refund goes to the connector that charged, with its reference', async 
   const a = spyGateway(refusedConnection)
   const b = spyGateway(() => ({ outcome: 'succeeded', chargeId: 'pi_b' }))
   const { payments, refunds } = await setup(t, { [A]: a, [B]: b })
-  const payment = await payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT })
+  const payment = await payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_card_visa' })
   const refund = await refunds.create({ paymentId: payment.id, amount: 4 })
   t.equal(refund.status, 'succeeded')
   t.equal(a.refunds.length, 0)
   t.match(b.refunds, [{ idempotencyKey: `refund-${refund.id}`, chargeReference: 'pi_b', amountMinor: 400 }])
+})
+
+t.test('payment methods per connector: each connector gets its own token; one with none is skipped, not asked', async (t) => {
+  const a = spyGateway()
+  const b = spyGateway()
+  const { payments } = await setup(t, { [A]: a, [B]: b })
+  const byId = await payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethods: { [B.toUpperCase()]: 'tok_b' }, shopperReference: 'shopper-1' })
+  t.match(byId, { status: 'succeeded', connector: { id: B }, paymentMethods: { [B]: 'tok_b' }, shopperReference: 'shopper-1' })
+  t.match(byId.attempts, [{ connectorId: A, outcome: 'skipped', code: 'no_payment_method' }, { connectorId: B, outcome: 'succeeded' }])
+  t.equal(a.calls.length, 0, 'the connector without a method is not asked')
+  t.match(b.calls, [{ paymentMethod: 'tok_b', shopperReference: 'shopper-1' }])
+
+  const byType = await payments.create({ amount: 10, currency: 'USD', merchantId: MERCHANT, paymentMethod: 'pm_fallback', paymentMethods: { stripe: 'pm_typed' } })
+  t.match(byType, { connector: { id: A } })
+  t.equal(a.calls.at(-1)?.paymentMethod, 'pm_typed', 'the type entry wins over paymentMethod')
+})
+
+t.test('no connector of the merchant can use the payment: 400 paymentMethod, nothing stored', async (t) => {
+  const { payments, db } = await setup(t, { [A]: spyGateway(), [B]: spyGateway() })
+  await t.rejects(payments.prepare({ amount: 10, currency: 'USD', merchantId: MERCHANT }), { code: 'VALIDATION', errors: { paymentMethod: [/stripe/] } })
+  t.equal(await db.payments.count(), 0)
 })

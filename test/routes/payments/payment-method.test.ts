@@ -45,3 +45,19 @@ t.test('a card number is 400 errors.paymentMethod: not charged, not stored, not 
   t.ok(lines.length > 0, 'the requests were logged')
   t.notOk(lines.some((line) => /4242.?4242.?4242.?4242|4000.?0566/.test(line)), 'no log line holds the number')
 })
+
+t.test('paymentMethods: tokens per connector are shown on the payment; a card number among them is 400 and not logged', async (t) => {
+  const gateway = spyGateway()
+  const lines: string[] = []
+  const app = await buildTestApp(t, {}, { gateway, logger: { level: 'trace', stream: { write: (line: string) => { lines.push(line) } } } })
+  const ok = await app.inject({ method: 'POST', url: '/api/payments', payload: { amount: 10, currency: 'USD', paymentMethods: { stripe: 'pm_card_visa', adyen: 'stored_visa' }, shopperReference: 'shopper-1' } })
+  t.equal(ok.statusCode, 201)
+  t.match(ok.json(), { paymentMethods: { stripe: 'pm_card_visa', adyen: 'stored_visa' }, shopperReference: 'shopper-1' })
+  const card = await app.inject({ method: 'POST', url: '/api/payments', payload: { amount: 10, currency: 'USD', paymentMethods: { adyen: '4000 0566 5566 5556' } } })
+  t.equal(card.statusCode, 400)
+  t.match(card.json().errors, { paymentMethods: [/paymentMethods\.adyen field looks like a card number/] })
+  const badKey = await app.inject({ method: 'POST', url: '/api/payments', payload: { amount: 10, currency: 'USD', paymentMethods: { 'Not A Key': 'x' } } })
+  t.equal(badKey.statusCode, 400, 'keys are connector types or connector ids')
+  t.notOk(lines.some((line) => /4000.?0566/.test(line)))
+  t.equal(gateway.calls.length, 1)
+})
