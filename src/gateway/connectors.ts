@@ -6,20 +6,8 @@ import { stripeConnector } from './stripe'
 import type { ConnectorRef, ConnectorType } from '../domain/routing'
 export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domain/routing'
 
-/** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */
-export type ConnectorCredentials = Readonly<Record<string, string>>
-
-export { CredentialsRefusedError } from './credentials-refused'
-
-/** A PSP reached with one account's credentials. */
-export interface Connector {
-  gateway: PaymentGateway
-  /**
-   * One read-only, authenticated call to the PSP (Stripe: GET /v1/balance): resolves when the
-   * credentials work; CredentialsRefusedError when the PSP refuses them; GatewayError when it cannot be reached.
-   */
-  verify: () => Promise<void>
-}
+import type { Connector, ConnectorCredentials } from './connector'
+export { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connector'
 
 /** A connector that a payment can be routed to. */
 export interface RoutedConnector extends ConnectorRef {

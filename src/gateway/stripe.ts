@@ -1,6 +1,5 @@
 import Stripe from 'stripe'
-import type { Connector, ConnectorCredentials } from './connectors'
-import { CredentialsRefusedError } from './credentials-refused'
+import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connector'
 import { AmountNotExpressibleError, fromStripeAmount, toStripeAmount } from './stripe-amounts'
 import { gatewayErrorOf } from './stripe-errors'
 import {
