@@ -7,20 +7,8 @@ import type { Merchant } from './merchants'
 import type { Payment } from './payments'
 import type { Refund } from './refunds'
 import type { WebhookEndpoint } from './webhooks'
-
-export const EVENT_TYPES = [
-  'payment.authorized',
-  'payment.succeeded',
-  'payment.declined',
-  'payment.pending',
-  'payment.failed',
-  'payment.canceled',
-  'refund.succeeded',
-  'refund.failed',
-  'merchant.updated',
-  'webhook_endpoint.disabled'
-] as const
-export type EventType = typeof EVENT_TYPES[number]
+import type { EventType } from './event-types'
+export { EVENT_TYPES, isEventType, type EventType } from './event-types'
 
 export type EventResourceType = 'payment' | 'refund' | 'merchant' | 'webhook_endpoint'
 
@@ -61,10 +49,6 @@ export interface EventFactory {
   refund: EventOf<{ refund: Refund, payment: Payment }>
   merchant: EventOf<Merchant>
   endpointDisabled: EventOf<WebhookEndpoint>
-}
-
-export function isEventType (value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value)
 }
 
 /** The event type of a payment that reached `status`; undefined for states that have no event of their own. */

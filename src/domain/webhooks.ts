@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ConflictError, ValidationError } from './errors'
-import type { EventType } from './events'
+import type { EventType } from './event-types'
 
 /** Most events one replay call looks at (and so schedules): the work of one call stays small; a cursor continues. */
 export const REPLAY_BATCH_EVENTS = 1000

@@ -1,0 +1,18 @@
+/** The kinds of events (issue 14), on their own so that the webhook endpoints that subscribe to them need nothing else of events. */
+export const EVENT_TYPES = [
+  'payment.authorized',
+  'payment.succeeded',
+  'payment.declined',
+  'payment.pending',
+  'payment.failed',
+  'payment.canceled',
+  'refund.succeeded',
+  'refund.failed',
+  'merchant.updated',
+  'webhook_endpoint.disabled'
+] as const
+export type EventType = typeof EVENT_TYPES[number]
+
+export function isEventType (value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value)
+}
