@@ -16,10 +16,15 @@ function recordFromRow (row: ConnectorEventRow): ConnectorEventRecord {
 type Key = { connectorId: string, eventId: string }
 
 export const connectorEventSql = {
-  insert: sql<Key & { type: string, receivedAt: string }>('connector-event-insert')`
-    INSERT INTO connector_events (connector_id, event_id, type, received_at, processed_at)
-    VALUES (${'connectorId'}, ${'eventId'}, ${'type'}, ${'receivedAt'}, NULL)
+  insert: sql<Key & { type: string, receivedAt: string, payload: string | null }>('connector-event-insert')`
+    INSERT INTO connector_events (connector_id, event_id, type, received_at, processed_at, payload)
+    VALUES (${'connectorId'}, ${'eventId'}, ${'type'}, ${'receivedAt'}, NULL, ${'payload'})
     ON CONFLICT (connector_id, event_id) DO NOTHING`,
+  unprocessed: sql<{ receivedBefore: string, limit: number }, ConnectorEventRow & { payload: string }>('connector-event-unprocessed')`
+    SELECT connector_id, event_id, type, received_at, processed_at, payload FROM connector_events
+    WHERE processed_at IS NULL AND payload IS NOT NULL AND received_at < ${'receivedBefore'}
+    ORDER BY received_at, connector_id, event_id
+    LIMIT ${'limit'}`,
   get: sql<Key, ConnectorEventRow>('connector-event-get')`
     SELECT connector_id, event_id, type, received_at, processed_at FROM connector_events
     WHERE connector_id = ${'connectorId'} AND event_id = ${'eventId'}`,
@@ -36,12 +41,15 @@ export function connectorEventStore (db: SqlRunner): ConnectorEventStore {
   }
   return {
     async record (event) {
-      await db.write(connectorEventSql.insert, event)
+      await db.write(connectorEventSql.insert, { ...event, payload: event.payload ?? null })
       const stored = await get(event.connectorId, event.eventId)
       if (stored === undefined) throw new Error(`connector event ${event.eventId} was not recorded`)
       return stored
     },
     get,
+    async unprocessed (options) {
+      return (await db.all(connectorEventSql.unprocessed, options)).map((row) => ({ ...recordFromRow(row), payload: row.payload }))
+    },
     async markProcessed (connectorId, eventId, at) {
       return await db.write(connectorEventSql.markProcessed, { connectorId, eventId, at }) === 1
     }

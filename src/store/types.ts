@@ -569,8 +569,13 @@ export interface ConnectorEventRecord {
  */
 export interface ConnectorEventStore {
   /** Records the event unless it is recorded already; returns the record as stored (an earlier one wins). */
-  record: (event: { connectorId: string, eventId: string, type: string, receivedAt: string }) => Promise<ConnectorEventRecord>
+  record: (event: { connectorId: string, eventId: string, type: string, receivedAt: string, payload?: string }) => Promise<ConnectorEventRecord>
   get: (connectorId: string, eventId: string) => Promise<ConnectorEventRecord | undefined>
+  /**
+   * Events recorded with their payload before `receivedBefore` and never processed (a crash between
+   * receipt and processing), oldest first: what the recovery worker finishes.
+   */
+  unprocessed: (options: { receivedBefore: string, limit: number }) => Promise<Array<ConnectorEventRecord & { payload: string }>>
   /** Marks a recorded event processed at `at`; false when it is unknown or was processed already. */
   markProcessed: (connectorId: string, eventId: string, at: string) => Promise<boolean>
 }
