@@ -108,11 +108,11 @@ export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect 
 }
 
 /**
- * The decline code of a refused authorisation: Adyen's refusalReasonCode when the account sends it in
- * additionalData, else its `reason` text (e.g. "Refused", "CVC Declined"), else `refused`.
+ * Adyen's `reason` text as one of our codes (lower-case words joined by `_`, as every decline and failure
+ * code is): "CVC Declined" → `cvc_declined`, "Insufficient balance" → `insufficient_balance`; `fallback`
+ * when there is none.
  */
-export function declineCodeOf (item: AdyenNotificationItem): string {
-  const code = item.additionalData?.refusalReasonCode
-  if (isString(code) && code !== '') return code
-  return isString(item.reason) && item.reason !== '' ? item.reason.slice(0, 255) : 'refused'
+export function reasonCodeOf (reason: string | undefined, fallback: string): string {
+  const code = (reason ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+  return code === '' ? fallback : code
 }

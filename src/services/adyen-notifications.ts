@@ -3,7 +3,7 @@ import { isGuid } from '../domain/ids'
 import type { Payment } from '../domain/payments'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
 import {
-  AdyenNotificationFormatError, declineCodeOf, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf,
+  AdyenNotificationFormatError, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
   type AdyenNotificationEffect, type AdyenNotificationItem
 } from '../gateway/adyen-notifications'
 import type { Database } from '../store/types'
@@ -87,7 +87,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     return byId?.connector.id === account.id ? byId : undefined
   }
 
-  async function applyAuthorisation (account: RoutableAccount, item: AdyenNotificationItem, effect: Effect<'authorisation'>, context: object): Promise<void> {
+  async function applyAuthorisation (account: RoutableAccount, effect: Effect<'authorisation'>, context: object): Promise<void> {
     const payment = await paymentOf(account, undefined, effect.paymentId)
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
     if (payment.status !== 'pending') return
@@ -95,7 +95,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen AUTHORISATION amount or currency differs from the payment; not settled, needs follow-up')
     }
     const result = !effect.success
-      ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: declineCodeOf(item) }
+      ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: reasonCodeOf(effect.reason, 'refused') }
       : { outcome: payment.captureMethod === 'manual' ? 'authorized' as const : 'succeeded' as const, chargeId: effect.pspReference }
     const settled = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)
     deps.log.info({ ...context, paymentId: payment.id, status: settled?.status }, 'Adyen notification settled a pending payment')
@@ -112,7 +112,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     if (effect.success && effect.currency !== payment.currency) {
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen CAPTURE currency differs from the payment; not settled, needs follow-up')
     }
-    const outcome = effect.success ? { captured: true as const, amountMinor: effect.amountMinor } : { captured: false as const, failureCode: effect.reason ?? 'capture_failed' }
+    const outcome = effect.success ? { captured: true as const, amountMinor: effect.amountMinor } : { captured: false as const, failureCode: reasonCodeOf(effect.reason, 'capture_failed') }
     const stored = await deps.captures.applyConnectorCapture(payment.id, { id: account.id, type: account.type }, outcome)
     if (!effect.success) deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a capture; the payment still requires capture')
     deps.log.info({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a capture')
@@ -129,7 +129,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
       return deps.log.error({ ...context, refundId: refund.id, paymentId: payment.id, recorded: refund.status, reported },
         'Adyen reports a refund outcome contrary to the one recorded; left unchanged, needs follow-up')
     }
-    const outcome = effect.success ? { status: 'succeeded' as const } : { status: 'failed' as const, failureCode: effect.reason ?? 'refund_failed' }
+    const outcome = effect.success ? { status: 'succeeded' as const } : { status: 'failed' as const, failureCode: reasonCodeOf(effect.reason, 'refund_failed') }
     const stored = await deps.refunds.applyConnectorOutcome(payment.id, refund.id, outcome)
     deps.log.info({ ...context, refundId: refund.id, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a pending refund')
   }
@@ -157,7 +157,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
       return deps.log.warn(context, 'Adyen notification is for another merchant account; ignored')
     }
     switch (effect.kind) {
-      case 'authorisation': return await applyAuthorisation(account, item, effect, context)
+      case 'authorisation': return await applyAuthorisation(account, effect, context)
       case 'capture': return await applyCapture(account, effect, context)
       case 'refund': return await applyRefund(account, effect, context)
       case 'cancellation': return await applyCancellation(account, effect, context)
