@@ -1,4 +1,4 @@
-import { hmacValidator } from '@adyen/api-library'
+import { hmacValidator as HmacValidator } from '@adyen/api-library'
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
 
 /**
@@ -24,6 +24,9 @@ export interface AdyenNotificationItem {
   eventDate?: string
   additionalData?: Record<string, string | undefined>
 }
+
+/** The library's validator (stateless). */
+const validator = new HmacValidator()
 
 /** The body is not an Adyen notification batch (not a batch, or an item lacks a signed field). */
 export class AdyenNotificationFormatError extends Error {
@@ -57,7 +60,7 @@ export function notificationItemsOf (body: unknown): AdyenNotificationItem[] {
 export function hasValidSignature (item: AdyenNotificationItem, hmacKey: string): boolean {
   if (!/^(?:[0-9a-fA-F]{2})+$/.test(hmacKey)) return false
   try {
-    return new hmacValidator().validateHMAC(item as unknown as NotificationRequestItem, hmacKey)
+    return validator.validateHMAC(item as unknown as NotificationRequestItem, hmacKey)
   } catch {
     // No hmacSignature in additionalData.
     return false
@@ -66,7 +69,7 @@ export function hasValidSignature (item: AdyenNotificationItem, hmacKey: string)
 
 /** The signature Adyen puts on an item (the library's calculation): for tests and local fakes that speak Adyen. */
 export function signatureOf (item: AdyenNotificationItem, hmacKey: string): string {
-  return new hmacValidator().calculateHmac(item as unknown as NotificationRequestItem, hmacKey)
+  return validator.calculateHmac(item as unknown as NotificationRequestItem, hmacKey)
 }
 
 /** The inbox id of an item: Adyen repeats a notification with the same pspReference, eventCode and success. */
