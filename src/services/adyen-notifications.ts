@@ -6,7 +6,7 @@ import {
   AdyenNotificationFormatError, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
   type AdyenNotificationEffect, type AdyenNotificationItem
 } from '../gateway/adyen-notifications'
-import type { Database } from '../store/types'
+import type { AwaitingOutcome, Database } from '../store/types'
 import type { CaptureService } from './captures'
 import type { Logger, PaymentService } from './payments'
 import type { RefundService } from './refunds'
@@ -41,7 +41,18 @@ export interface AdyenNotificationService {
    * processed (a crash between receipt and processing), and marks them processed.
    */
   drainInbox: (options: { ageSeconds: number, batchSize?: number }) => Promise<{ processed: number }>
+  /**
+   * What Adyen accepted more than `ageSeconds` ago and never reported on (captures in flight, pending
+   * refunds, authorizations past captureBefore whose void was received), counted by kind for the
+   * operators' metric, with one warning line per item the first time a pass sees it. Adyen offers no
+   * read of a modification's outcome, so nothing here is settled: a person looks (Customer Area), or
+   * the notification is re-sent from there.
+   */
+  awaitingNotification: (options: { ageSeconds: number, limit?: number }) => Promise<Record<AwaitingOutcome['kind'], number>>
 }
+
+/** Adyen notifications usually arrive within minutes; after this a modification is reported as awaiting one. */
+export const AWAITING_NOTIFICATION_AFTER_SECONDS = 3600
 
 type Effect<K extends AdyenNotificationEffect['kind']> = Extract<AdyenNotificationEffect, { kind: K }>
 
@@ -56,6 +67,8 @@ const INBOX_TYPE_PREFIX = 'adyen:'
  */
 export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNotificationService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
+  /** The items the last pass warned about: each is warned about once while it keeps waiting (bounded by the pass's limit). */
+  let warned = new Set<string>()
 
   async function verifiedItems (connectorId: string, body: unknown): Promise<{ account: RoutableAccount, items: AdyenNotificationItem[] }> {
     const refuse = (reason: string, id = connectorId.slice(0, 64)): never => {
@@ -210,6 +223,24 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
         }
       }
       return { processed }
+    },
+
+    async awaitingNotification (options) {
+      const before = new Date(deps.clock() - options.ageSeconds * 1000).toISOString()
+      const waiting = await deps.db.connectorEvents.awaitingOutcomes({ connectorType: 'adyen', before, limit: options.limit ?? 1000 })
+      const counts = { capture: 0, refund: 0, void: 0 }
+      const seen = new Set<string>()
+      for (const item of waiting) {
+        counts[item.kind]++
+        const key = `${item.kind}:${item.paymentId}:${item.refundId ?? ''}`
+        seen.add(key)
+        if (!warned.has(key)) {
+          deps.log.warn({ kind: item.kind, paymentId: item.paymentId, refundId: item.refundId ?? undefined, since: item.since },
+            'Adyen accepted this long ago and sent no notification yet; check it in the Adyen Customer Area')
+        }
+      }
+      warned = seen
+      return counts
     }
   }
 }

@@ -277,3 +277,26 @@ t.test('an item recorded but never processed (a crash in between) is processed b
   t.equal((await deliver(s, next)).statusCode, 200)
   t.match(await paymentOf(s, second), { status: 'succeeded' }, 'the redelivery processes what was recorded only')
 })
+
+t.test('reconciliation: what waits on a notification is counted by kind and warned about once; the worker drains and sets the metric', async (t) => {
+  const s = await setup(t)
+  const captureId = await captureReceived(s)
+  const { refundId } = await refundReceived(s)
+  const authorization = (await pay(s, { captureMethod: 'manual' })).json().id as string
+  await s.app.inject({ method: 'POST', url: `/api/payments/${authorization}/cancel`, headers: s.merchant.auth })
+  // Past its captureBefore and still requires_capture: its void was received, no CANCELLATION came.
+  const held = await s.app.db.payments.get(authorization)
+  t.ok(held)
+  t.same(await s.app.adyenNotifications.awaitingNotification({ ageSeconds: 0 }), { capture: 1, refund: 1, void: 0 })
+  const later = await s.app.adyenNotifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
+  t.same(later, { capture: 1, refund: 1, void: 1 }, 'an authorization past captureBefore counts as a void awaiting its notification')
+  const warnings = (): string[] => s.lines.filter((line) => line.includes('sent no notification yet'))
+  t.equal(warnings().length, 3, 'one warning per item')
+  t.ok(warnings().some((line) => line.includes(captureId)) && warnings().some((line) => line.includes(refundId)))
+  await s.app.adyenNotifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
+  t.equal(warnings().length, 3, 'not again while it keeps waiting')
+
+  t.same(await s.app.backgroundJobs.reconcileAdyenNotifications(), { processed: 0, awaiting: { capture: 0, refund: 0, void: 0 } }, 'nothing is an hour old yet')
+  const metrics = await s.app.metrics.registry.getSingleMetricAsString('connector_outcomes_awaiting_notification')
+  t.match(metrics, /connector_outcomes_awaiting_notification\{kind="capture"\} 0/)
+})
