@@ -27,6 +27,8 @@ export interface ServiceMetrics {
   gatewayCall: (operation: GatewayOperation, result: GatewayCallResult, seconds: number) => void
   /** One webhook attempt: succeeded (2xx), retry (failed, another attempt scheduled), failed (no more attempts). */
   webhookAttempt: (result: WebhookAttemptResult) => void
+  /** What an asynchronous connector (Adyen) accepted long ago and never reported on, by kind (the recovery worker's count). */
+  connectorOutcomesAwaiting: (counts: Record<'capture' | 'refund' | 'void', number>) => void
 }
 
 declare module 'fastify' {
@@ -167,6 +169,14 @@ export default fp(async (app) => {
     }
   }))
 
+  const awaitingNotification = new Gauge({
+    name: 'connector_outcomes_awaiting_notification',
+    help: 'Captures, refunds and voids that Adyen accepted over an hour ago without a notification yet, by kind (capture, refund, void), ' +
+      'as the recovery worker last counted them: each needs a person (see the warning logged for it).',
+    labelNames: ['kind'] as const,
+    registers
+  })
+
   const health = app.db.health
   if (health !== undefined) {
     registry.registerMetric(new Counter({
@@ -245,7 +255,10 @@ export default fp(async (app) => {
       // Settlements count payments (charges); refunds and voids have their own operation label above.
       if (operation === 'charge') settlements.inc({ outcome: unknown ? 'pending' : result })
     },
-    webhookAttempt (result) { webhookAttempts.inc({ result }) }
+    webhookAttempt (result) { webhookAttempts.inc({ result }) },
+    connectorOutcomesAwaiting (counts) {
+      for (const [kind, count] of Object.entries(counts)) awaitingNotification.set({ kind }, count)
+    }
   }
 
   app.decorate('metrics', metrics)

@@ -9,6 +9,7 @@ import type { EventFactory } from '../src/domain/events'
 import { eventFactory } from '../schemas/events'
 import { stripeEventService, type StripeEventService } from '../src/services/stripe-events'
 import { connectorAccountSource } from '../src/services/connectors'
+import { adyenNotificationService, type AdyenNotificationService } from '../src/services/adyen-notifications'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,6 +23,8 @@ declare module 'fastify' {
     eventFactory: EventFactory
     /** Stripe's own webhooks: verified, recorded in the inbox, acted on once. */
     stripeEvents: StripeEventService
+    /** Adyen's notifications: HMAC-verified per item, recorded in the inbox, acted on once. */
+    adyenNotifications: AdyenNotificationService
   }
 }
 
@@ -60,12 +63,22 @@ export default fp(async (app) => {
     onStatusChanged: app.forgetCredentials
   }))
   app.decorate('products', productService(app.db.products))
+  const accounts = connectorAccountSource(app.db.connectors, app.secretBox)
   app.decorate('stripeEvents', stripeEventService({
     db: app.db,
-    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
+    accounts,
     payments: app.payments,
     clock: app.clock,
     log: app.log,
     events
+  }))
+  app.decorate('adyenNotifications', adyenNotificationService({
+    db: app.db,
+    accounts,
+    payments: app.payments,
+    captures: app.captures,
+    refunds: app.refunds,
+    clock: app.clock,
+    log: app.log
   }))
 }, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'secrets', 'clock', 'credential-cache'], fastify: '5.x' })

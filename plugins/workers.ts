@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { captureResponse, paymentResponse, refundResponse } from './stored-responses'
 import { backgroundJobLog } from './job-log'
+import { AWAITING_NOTIFICATION_AFTER_SECONDS } from '../src/services/adyen-notifications'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -10,6 +11,11 @@ export interface BackgroundJobs {
   recoverAuthorizations: () => Promise<{ captured: number, expired: number, stillPending: number }>
   /** Deletes events (and their deliveries) older than EVENT_RETENTION_DAYS. */
   reapOldEvents: () => Promise<number>
+  /**
+   * Adyen: acts on notifications recorded but never processed (a crash in between), then counts (metric)
+   * and logs what waits on a notification for over an hour.
+   */
+  reconcileAdyenNotifications: () => Promise<{ processed: number, awaiting: Record<'capture' | 'refund' | 'void', number> }>
 }
 
 declare module 'fastify' {
@@ -67,7 +73,13 @@ export default fp(async (app) => {
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
       respond: captureResponse
-    })
+    }),
+    async reconcileAdyenNotifications () {
+      const { processed } = await app.adyenNotifications.drainInbox({ ageSeconds: app.config.RECOVERY_AGE_SECONDS })
+      const awaiting = await app.adyenNotifications.awaitingNotification({ ageSeconds: AWAITING_NOTIFICATION_AFTER_SECONDS })
+      app.metrics.connectorOutcomesAwaiting(awaiting)
+      return { processed, awaiting }
+    }
   }
   app.decorate('backgroundJobs', jobs)
 
@@ -78,7 +90,8 @@ export default fp(async (app) => {
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, backgroundJobLog(app.log, 'event reaper')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, backgroundJobLog(app.log, 'recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, backgroundJobLog(app.log, 'refund recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, backgroundJobLog(app.log, 'capture recovery'))
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, backgroundJobLog(app.log, 'capture recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.reconcileAdyenNotifications, backgroundJobLog(app.log, 'adyen notifications'))
     ]
   })
 
@@ -86,4 +99,4 @@ export default fp(async (app) => {
     shutdown.abort()
     await Promise.all(tasks.map(async (task) => { await task.stop() }))
   })
-}, { name: 'workers', dependencies: ['config', 'database', 'clock', 'services'], fastify: '5.x' })
+}, { name: 'workers', dependencies: ['config', 'database', 'clock', 'services', 'metrics'], fastify: '5.x' })

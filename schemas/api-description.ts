@@ -34,7 +34,8 @@ Problem types specific to this service: \`urn:problem-type:payment-declined\` (4
 \`urn:problem-type:refund-failed\` (402), \`urn:problem-type:payment-not-refundable\` (409),
 \`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409),
 \`urn:problem-type:payment-not-capturable\` (409), \`urn:problem-type:capture-failed\` (402),
-\`urn:problem-type:connector-credentials-refused\` (400), \`urn:problem-type:connector-event-unverified\` (400). Other problems use
+\`urn:problem-type:connector-credentials-refused\` (400), \`urn:problem-type:connector-event-unverified\` (400),
+\`urn:problem-type:adyen-notification-unverified\` (401). Other problems use
 the RFC 9110 section of their status code as \`type\`.
 
 When the database is unavailable (restarting, unreachable, timed out, busy, or out of disk space) every route answers

@@ -72,3 +72,70 @@ export const stripeEventUnverified = {
     }
   }
 }
+
+const exampleNotificationItem = {
+  NotificationRequestItem: {
+    eventCode: 'CAPTURE',
+    success: 'true',
+    pspReference: 'QFQTPCQ8HXSKGK82',
+    originalReference: 'JHNB9KXM6ZSV5S22',
+    merchantReference: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+    merchantAccountCode: 'ExampleShopECOM',
+    eventDate: '2026-01-01T12:00:00+01:00',
+    amount: { value: 1999, currency: 'EUR' },
+    reason: '',
+    additionalData: { hmacSignature: 'kK3xm0Vq1VD0i4m9ZvGS0Dv0QF0vL5m0Bq8Pq5oVjWk=' }
+  }
+}
+
+export const AdyenNotificationBody = Type.Object({
+  live: Type.Optional(Type.String({ maxLength: 5, description: '`true` from Adyen\'s live platform, `false` from its test platform.', examples: ['false'] })),
+  notificationItems: Type.Array(Type.Object({
+    NotificationRequestItem: Type.Object({}, {
+      additionalProperties: true,
+      description: 'One notification: `eventCode`, `success`, `pspReference`, `originalReference` (modifications), `merchantReference`, ' +
+        '`merchantAccountCode`, `amount { value, currency }`, `reason`, and `additionalData.hmacSignature` (its HMAC-SHA256 with the account\'s `hmacKey`).'
+    })
+  }, { additionalProperties: true }), {
+    minItems: 1,
+    maxItems: 100,
+    description: 'The batch\'s items, each signed on its own; every one must verify, or none is recorded.'
+  })
+}, {
+  title: 'Adyen notification',
+  description: 'Adyen\'s standard webhook (notification) body, exactly as Adyen sends it (other members are accepted as they are).',
+  additionalProperties: true,
+  examples: [{ live: 'false', notificationItems: [exampleNotificationItem] }]
+})
+
+/** What Adyen expects back from a notification endpoint: 200 with the body `[accepted]`. */
+export const ADYEN_ACCEPTED = '[accepted]'
+
+export const adyenNotificationAccepted = {
+  description: 'Every item verified and recorded (and acted on, once): the body `[accepted]` that Adyen expects. ' +
+    'Items naming nothing of ours (an unknown `pspReference` or `merchantReference`) are accepted too, and logged.',
+  content: { 'text/plain': { schema: Type.Literal(ADYEN_ACCEPTED), example: ADYEN_ACCEPTED } }
+}
+
+export const adyenNotificationUnverified = {
+  ...problemResponse('The notification was not verified, so nothing was recorded or changed: no such connector account, not an adyen account, ' +
+    'no `hmacKey` in its credentials, an item that lacks a signed field, or an item whose `additionalData.hmacSignature` is missing or ' +
+    'does not match (`type` urn:problem-type:adyen-notification-unverified). Adyen retries it.'),
+  content: {
+    'application/problem+json': {
+      schema: Type.Ref(ProblemDetails),
+      example: {
+        type: 'urn:problem-type:adyen-notification-unverified',
+        title: 'The Adyen notification could not be verified.',
+        status: 401,
+        detail: 'The notification could not be verified: unknown connector account, or an item whose HMAC signature is missing or does not match. ' +
+          'Nothing was recorded.',
+        instance: `/connectors/${exampleConnectorId}/adyen-notifications`,
+        traceId: '0f8fad5b-d9cb-469f-a165-70867728950e'
+      }
+    }
+  }
+}
+
+export const adyenNotificationInvalid = problemResponse('The body is not an Adyen notification batch (no `notificationItems` array of 1-100 items ' +
+  'with a `NotificationRequestItem` each); also invalid JSON or an empty body. Nothing was recorded.')

@@ -135,8 +135,8 @@ t.test('security: a bearer scheme; every operation states its security, public o
   t.match(doc.components.securitySchemes?.bearer, { type: 'http', scheme: 'bearer' })
   t.same(doc.security, [{ bearer: [] }], 'secure by default at the top level')
   const publicOperations = ['GET /', 'HEAD /', 'GET /products/{id}', 'HEAD /products/{id}', 'GET /health/live', 'HEAD /health/live', 'GET /health/ready', 'HEAD /health/ready',
-    // Stripe's webhook: the Stripe-Signature over the raw body is its authentication.
-    'POST /connectors/{connectorId}/stripe-events']
+    // The PSPs' webhooks: Stripe's Stripe-Signature over the raw body, Adyen's HMAC per item, are their authentication.
+    'POST /connectors/{connectorId}/stripe-events', 'POST /connectors/{connectorId}/adyen-notifications']
   for (const [name, operation] of operations(doc) as Array<[string, Operation & { security?: unknown }]>) {
     t.ok(Array.isArray(operation.security), `${name} states its security`)
     const isPublic = publicOperations.includes(name)

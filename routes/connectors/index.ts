@@ -6,7 +6,10 @@ import { utf8JsonParser } from '../../plugins/http/json-body'
 import { publicOperation } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
 import { merchantErrors } from '../../schemas/merchants'
-import { ConnectorEventParams, StripeEventBody, StripeEventReceived, StripeSignatureHeaders, stripeEventUnverified } from '../../schemas/connector-events'
+import {
+  ADYEN_ACCEPTED, AdyenNotificationBody, adyenNotificationAccepted, adyenNotificationInvalid, adyenNotificationUnverified,
+  ConnectorEventParams, StripeEventBody, StripeEventReceived, StripeSignatureHeaders, stripeEventUnverified
+} from '../../schemas/connector-events'
 
 /**
  * /connectors: the PSPs' own webhooks for connector accounts (problem documents). No API key: the PSP
@@ -59,6 +62,40 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
     const raw = rawBodies.get(request) ?? Buffer.alloc(0)
     await app.stripeEvents.receive(request.params.connectorId, raw, request.headers['stripe-signature'])
     return { received: true as const }
+  })
+
+  app.post('/:connectorId/adyen-notifications', {
+    config: { auth: 'public' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'receiveAdyenNotification',
+      summary: 'Receive Adyen notifications (Adyen\'s standard webhook)',
+      description: 'In the Adyen Customer Area, add a standard webhook (JSON) with this URL, with the connector account\'s id, and put its HMAC key ' +
+        '(hex) in the account\'s `credentials.hmacKey`. **No API key**: each item\'s `additionalData.hmacSignature` is the authentication, ' +
+        'verified with that key (Adyen\'s library). When any item of the batch fails, the answer is 401 and nothing is recorded or changed. ' +
+        'Verified items are all recorded (by `pspReference:eventCode:success`, as Adyen repeats notifications) before any is acted on, and each is ' +
+        'acted on once. They settle what is still waiting on this account: `AUTHORISATION` a pending payment (`succeeded`, or `requires_capture` ' +
+        'for a manual capture; `success: false` → `declined`), `CAPTURE` the capture in progress (`succeeded`, `payment.succeeded`) and `CAPTURE_FAILED` ' +
+        'its release (still `requires_capture`), `REFUND`/`REFUND_FAILED` a pending refund (`refund.succeeded`/`refund.failed`), `CANCELLATION` ' +
+        '(and `CANCEL_OR_REFUND` of an uncaptured payment) an authorization or pending payment (`canceled`). Other event codes, and items naming ' +
+        'nothing of ours, are recorded and ignored. The answer is `[accepted]`, which Adyen requires; anything else makes Adyen retry.',
+      security: publicOperation,
+      params: ConnectorEventParams,
+      body: AdyenNotificationBody,
+      response: {
+        200: adyenNotificationAccepted,
+        400: adyenNotificationInvalid,
+        401: adyenNotificationUnverified,
+        413: merchantErrors.tooLarge,
+        415: merchantErrors.createUnsupportedMediaType,
+        429: merchantErrors.rateLimited,
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
+      }
+    }
+  }, async (request, reply) => {
+    await app.adyenNotifications.receive(request.params.connectorId, request.body)
+    return await reply.type('text/plain; charset=utf-8').send(ADYEN_ACCEPTED)
   })
 }
 

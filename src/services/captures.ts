@@ -11,7 +11,7 @@ import type { Database, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
 import type { EventFactory } from '../domain/events'
 import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
-import type { ConnectorDirectory } from '../gateway/connectors'
+import type { ConnectorDirectory, ConnectorRef } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 
@@ -70,6 +70,26 @@ export interface CaptureService {
    * only while the authorization is uncaptured; then voids authorizations past captureBefore.
    */
   recover: (options: CaptureRecoveryOptions) => Promise<{ captured: number, expired: number, stillPending: number }>
+  /**
+   * Settles the capture reserved on a payment of `connector` with the outcome the connector reported
+   * later (Adyen: CAPTURE, CAPTURE_FAILED): captured `amountMinor` → succeeded (payment.succeeded), or
+   * refused → the reservation is released (still requires_capture). A payment without a reserved capture
+   * (settled already, or never reserved) or on another connector is returned unchanged; undefined: no such payment.
+   */
+  applyConnectorCapture: (paymentId: string, connector: ConnectorRef, outcome: ConnectorCaptureOutcome) => Promise<Payment | undefined>
+  /**
+   * Records the cancel its connector reported later (Adyen: CANCELLATION): an authorization
+   * (requires_capture, no capture reserved) or a pending payment of `connector` becomes `canceled`
+   * (payment.canceled). Any other payment is returned unchanged; undefined: no such payment.
+   */
+  applyConnectorVoid: (paymentId: string, connector: ConnectorRef) => Promise<Payment | undefined>
+}
+
+/** A capture's outcome as its connector reported it by itself. */
+export type ConnectorCaptureOutcome = { captured: true, amountMinor: number } | { captured: false, failureCode: string }
+
+function onConnector (payment: Payment, connector: ConnectorRef): boolean {
+  return payment.connector.id === connector.id && payment.connector.type === connector.type
 }
 
 function shortId (id: string): string {
@@ -233,6 +253,28 @@ export function captureService (deps: CaptureDeps): CaptureService {
         throw new PaymentNotCancelableError(hold.payment.id, hold.payment.status)
       }
       return await voidHeld(hold.payment, 'requested')
+    },
+
+    async applyConnectorCapture (paymentId, connector, outcome) {
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined || payment.capturePendingMinor === null || !onConnector(payment, connector)) return payment
+      const at = nowIso()
+      const final = outcome.captured ? applyCapture(payment, outcome.amountMinor, at) : releaseCapture(payment, at)
+      const stored = await deps.db.captures.settle(final, undefined, outcome.captured ? deps.events?.payment : undefined)
+      deps.log.info({ paymentId, status: stored.status, amountCapturedMinor: stored.amountCapturedMinor, failureCode: outcome.captured ? undefined : outcome.failureCode },
+        'connector reported the capture\'s outcome')
+      return stored
+    },
+
+    async applyConnectorVoid (paymentId, connector) {
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined || !onConnector(payment, connector)) return payment
+      const at = nowIso()
+      if (payment.status === 'pending') return await deps.db.payments.complete(transition(payment, 'canceled', at), undefined, deps.events?.payment)
+      if (payment.status !== 'requires_capture' || payment.capturePendingMinor !== null) return payment
+      // A void is asked for by a cancel or by the expiry: past captureBefore it was the expiry's.
+      const expired = payment.captureBefore !== null && Date.parse(payment.captureBefore) <= deps.clock()
+      return await deps.db.captures.finishVoid(transition(payment, 'canceled', at, expired ? 'authorization_expired' : 'requested'), deps.events?.payment)
     },
 
     async recover (options) {

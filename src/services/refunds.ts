@@ -61,7 +61,17 @@ export interface RefundService {
   cancelPayment: (paymentId: string, merchantId?: string) => Promise<Payment>
   /** Settles refunds left pending by an outage or a crash (the recovery worker's pass). */
   recoverPending: (options: RefundRecoveryOptions) => Promise<{ settled: number, stillPending: number }>
+  /**
+   * Settles a pending refund with the outcome its connector reported later (an Adyen REFUND or
+   * REFUND_FAILED notification): succeeded (refund.succeeded), or failed with its held amount released
+   * (refund.failed), with the payment in one transaction. A refund no longer pending is returned as it
+   * is (the caller compares); undefined when the payment has no such refund.
+   */
+  applyConnectorOutcome: (paymentId: string, refundId: string, outcome: ConnectorRefundOutcome) => Promise<Refund | undefined>
 }
+
+/** A refund's outcome as its connector reported it by itself. */
+export type ConnectorRefundOutcome = { status: 'succeeded' } | { status: 'failed', failureCode: string }
 
 /** The reason of the refund that gives back a charge found to have gone through when its payment was canceled. */
 export const CANCEL_REFUND_REASON = 'payment_canceled'
@@ -236,6 +246,19 @@ export function refundService (deps: RefundDeps): RefundService {
     async list (paymentId, page, merchantId) {
       await visiblePayment(paymentId, merchantId)
       return await deps.db.refunds.list(paymentId.toLowerCase(), page)
+    },
+
+    async applyConnectorOutcome (paymentId, refundId, outcome) {
+      const refund = await deps.db.refunds.get(paymentId, refundId)
+      if (refund === undefined || refund.status !== 'pending') return refund
+      const at = nowIso()
+      const final = transitionRefund(refund, outcome.status, at, outcome.status === 'failed' ? outcome.failureCode : null)
+      const stored = await deps.db.refunds.complete(refund.id, (current, payment) => ({
+        refund: final,
+        payment: final.status === 'succeeded' ? applySucceededRefund(payment, current.amountMinor, at) : releaseFailedRefund(payment, current.amountMinor, at)
+      }), undefined, deps.events?.refund)
+      deps.log.info({ refundId, paymentId, status: stored.refund.status, paymentStatus: stored.payment.status }, 'connector reported the refund\'s outcome')
+      return stored.refund
     },
 
     /**

@@ -20,5 +20,15 @@ export const connectorEventSchema: SchemaChange[] = [
         PRIMARY KEY (connector_id, event_id)
       )${d.table};
     `
+  },
+  {
+    // Issue 26: Adyen notifications are acted on from the stored item, so one recorded but never
+    // processed (a crash in between) is finished by the recovery worker without waiting for Adyen's retry.
+    version: 81,
+    name: 'connector events payload',
+    ddl: () => `
+      ALTER TABLE connector_events ADD COLUMN payload TEXT;
+      CREATE INDEX connector_events_unprocessed ON connector_events (received_at) WHERE processed_at IS NULL AND payload IS NOT NULL;
+    `
   }
 ]

@@ -553,6 +553,14 @@ export interface ConnectorAccountStore {
 }
 
 /** An event a PSP sent to a connector account's webhook route, as the inbox holds it. */
+/** A capture, refund or void that a connector accepted and has not reported on yet. */
+export interface AwaitingOutcome {
+  kind: 'capture' | 'refund' | 'void'
+  paymentId: string
+  refundId: string | null
+  since: string
+}
+
 export interface ConnectorEventRecord {
   connectorId: string
   /** The PSP's event id (Stripe: `evt_…`). */
@@ -569,8 +577,19 @@ export interface ConnectorEventRecord {
  */
 export interface ConnectorEventStore {
   /** Records the event unless it is recorded already; returns the record as stored (an earlier one wins). */
-  record: (event: { connectorId: string, eventId: string, type: string, receivedAt: string }) => Promise<ConnectorEventRecord>
+  record: (event: { connectorId: string, eventId: string, type: string, receivedAt: string, payload?: string }) => Promise<ConnectorEventRecord>
   get: (connectorId: string, eventId: string) => Promise<ConnectorEventRecord | undefined>
+  /**
+   * Events recorded with their payload before `receivedBefore` and never processed (a crash between
+   * receipt and processing), oldest first: what the recovery worker finishes.
+   */
+  unprocessed: (options: { receivedBefore: string, limit: number }) => Promise<Array<ConnectorEventRecord & { payload: string }>>
+  /**
+   * What waits on a connector's own report (an asynchronous connector such as Adyen) since before
+   * `before`, oldest first: captures in flight (since their reservation), pending refunds (since
+   * created) and authorizations past captureBefore that are not canceled yet (their void was received).
+   */
+  awaitingOutcomes: (options: { connectorType: string, before: string, limit: number }) => Promise<AwaitingOutcome[]>
   /** Marks a recorded event processed at `at`; false when it is unknown or was processed already. */
   markProcessed: (connectorId: string, eventId: string, at: string) => Promise<boolean>
 }

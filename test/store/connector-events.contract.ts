@@ -38,4 +38,24 @@ export function connectorEventStoreContract (t: Test, makeDatabase: () => Promis
     t.same((await db.connectorEvents.record({ connectorId: other, eventId: 'evt_1', type: 'refund.failed', receivedAt: T1 })).processedAt, null,
       'the same event id at another connector account is another event')
   })
+
+  t.test('unprocessed lists events recorded with a payload and never processed, oldest first, before a time', async (t) => {
+    const db = await fresh(t)
+    const connectorId = newId()
+    await db.connectorEvents.record({ connectorId, eventId: 'A:CAPTURE:true', type: 'adyen:CAPTURE', receivedAt: T1, payload: '{"a":1}' })
+    await db.connectorEvents.record({ connectorId, eventId: 'B:REFUND:true', type: 'adyen:REFUND', receivedAt: T0, payload: '{"b":2}' })
+    await db.connectorEvents.record({ connectorId, eventId: 'evt_no_payload', type: 'refund.failed', receivedAt: T0 })
+    await db.connectorEvents.record({ connectorId, eventId: 'C:REFUND:true', type: 'adyen:REFUND', receivedAt: T0, payload: '{}' })
+    await db.connectorEvents.markProcessed(connectorId, 'C:REFUND:true', T1)
+    const waiting = await db.connectorEvents.unprocessed({ receivedBefore: '2026-01-02T00:00:00.000Z', limit: 10 })
+    t.same(waiting.map((event) => [event.eventId, event.payload, event.processedAt]), [['B:REFUND:true', '{"b":2}', null], ['A:CAPTURE:true', '{"a":1}', null]])
+    t.same((await db.connectorEvents.unprocessed({ receivedBefore: T1, limit: 10 })).map((event) => event.eventId), ['B:REFUND:true'], 'only those received before')
+    t.equal((await db.connectorEvents.unprocessed({ receivedBefore: T1, limit: 0 })).length, 0)
+    t.same(await db.connectorEvents.get(connectorId, 'A:CAPTURE:true'), { connectorId, eventId: 'A:CAPTURE:true', type: 'adyen:CAPTURE', receivedAt: T1, processedAt: null })
+  })
+
+  t.test('awaitingOutcomes: nothing waits in an empty database', async (t) => {
+    const db = await fresh(t)
+    t.same(await db.connectorEvents.awaitingOutcomes({ connectorType: 'adyen', before: T1, limit: 10 }), [])
+  })
 }

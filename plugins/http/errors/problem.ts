@@ -42,7 +42,8 @@ export const problemTypes: Record<string, string> = {
   CAPTURE_FAILED: 'urn:problem-type:capture-failed',
   NO_CONNECTOR: 'urn:problem-type:no-connector',
   CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused',
-  CONNECTOR_EVENT_UNVERIFIED: 'urn:problem-type:connector-event-unverified'
+  CONNECTOR_EVENT_UNVERIFIED: 'urn:problem-type:connector-event-unverified',
+  ADYEN_NOTIFICATION_UNVERIFIED: 'urn:problem-type:adyen-notification-unverified'
 }
 
 const titles: Record<string, string> = {
@@ -65,7 +66,8 @@ const titles: Record<string, string> = {
   CAPTURE_FAILED: 'The capture was refused.',
   NO_CONNECTOR: 'No connector can take the payment.',
   CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.',
-  CONNECTOR_EVENT_UNVERIFIED: 'The connector event could not be verified.'
+  CONNECTOR_EVENT_UNVERIFIED: 'The connector event could not be verified.',
+  ADYEN_NOTIFICATION_UNVERIFIED: 'The Adyen notification could not be verified.'
 }
 
 export interface ProblemDocument {

@@ -1,0 +1,121 @@
+import { hmacValidator as HmacValidator } from '@adyen/api-library'
+import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
+
+/**
+ * Adyen's standard webhooks ("notifications"): a batch `{ live, notificationItems: [{ NotificationRequestItem }] }`,
+ * each item signed on its own (HMAC-SHA256 over pspReference, originalReference, merchantAccountCode,
+ * merchantReference, amount value and currency, eventCode and success, with the account's hex hmacKey),
+ * the signature in `additionalData.hmacSignature`.
+ */
+
+/** One notification item, as much of it as we read (and as the signature covers). */
+export interface AdyenNotificationItem {
+  eventCode: string
+  /** 'true' or 'false' (a string on the wire, and in the signed data). */
+  success: string
+  pspReference: string
+  /** For a modification (capture, refund, cancel): the pspReference of the payment it modifies; absent for AUTHORISATION. */
+  originalReference?: string
+  /** For AUTHORISATION our payment's id; for a modification the `reference` we sent with it. */
+  merchantReference: string
+  merchantAccountCode: string
+  amount: { value: number, currency: string }
+  reason?: string
+  eventDate?: string
+  additionalData?: Record<string, string | undefined>
+}
+
+/** The library's validator (stateless). */
+const validator = new HmacValidator()
+
+/** The body is not an Adyen notification batch (not a batch, or an item lacks a signed field). */
+export class AdyenNotificationFormatError extends Error {
+  override name = 'AdyenNotificationFormatError'
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isString = (value: unknown): value is string => typeof value === 'string'
+
+function itemOf (wrapper: unknown, index: number): AdyenNotificationItem {
+  const item = isRecord(wrapper) ? wrapper.NotificationRequestItem : undefined
+  if (!isRecord(item)) throw new AdyenNotificationFormatError(`notificationItems[${index}] has no NotificationRequestItem`)
+  const amount = item.amount
+  const fields = ['eventCode', 'success', 'pspReference', 'merchantReference', 'merchantAccountCode'] as const
+  const missing = fields.find((field) => !isString(item[field]))
+  if (missing !== undefined) throw new AdyenNotificationFormatError(`notificationItems[${index}] has no ${missing}`)
+  if (!isRecord(amount) || !Number.isSafeInteger(amount.value) || !isString(amount.currency)) {
+    throw new AdyenNotificationFormatError(`notificationItems[${index}] has no amount { value, currency }`)
+  }
+  if (item.originalReference !== undefined && !isString(item.originalReference)) throw new AdyenNotificationFormatError(`notificationItems[${index}].originalReference is not a string`)
+  return item as unknown as AdyenNotificationItem
+}
+
+/** The items of a notification batch (AdyenNotificationFormatError when it is none). */
+export function notificationItemsOf (body: unknown): AdyenNotificationItem[] {
+  if (!isRecord(body) || !Array.isArray(body.notificationItems)) throw new AdyenNotificationFormatError('the body has no notificationItems')
+  return body.notificationItems.map(itemOf)
+}
+
+/** True when the item carries an `hmacSignature` made with `hmacKey` (hex) over its signed fields (the library's validator, constant time). */
+export function hasValidSignature (item: AdyenNotificationItem, hmacKey: string): boolean {
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(hmacKey)) return false
+  try {
+    return validator.validateHMAC(item as unknown as NotificationRequestItem, hmacKey)
+  } catch {
+    // No hmacSignature in additionalData.
+    return false
+  }
+}
+
+/** The signature Adyen puts on an item (the library's calculation): for tests and local fakes that speak Adyen. */
+export function signatureOf (item: AdyenNotificationItem, hmacKey: string): string {
+  return validator.calculateHmac(item as unknown as NotificationRequestItem, hmacKey)
+}
+
+/** The inbox id of an item: Adyen repeats a notification with the same pspReference, eventCode and success. */
+export function notificationIdOf (item: AdyenNotificationItem): string {
+  return `${item.pspReference}:${item.eventCode}:${item.success}`
+}
+
+/** What an item says about our records, in connector-neutral words. */
+export type AdyenNotificationEffect =
+  /** A payment's authorisation: `paymentId` is our payment id (the `reference` of /payments); `pspReference` the charge's id. */
+  | { kind: 'authorisation', paymentId: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
+  /** A capture (CAPTURE / CAPTURE_FAILED) of the payment whose pspReference is `paymentReference`. */
+  | { kind: 'capture', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
+  /** A refund (REFUND / REFUND_FAILED): `reference` is the modification's reference, our refund id. */
+  | { kind: 'refund', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
+  /** A cancel (CANCELLATION; CANCEL_OR_REFUND when it canceled an uncaptured payment). */
+  | { kind: 'cancellation', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, orRefund: boolean }
+  | { kind: 'none' }
+
+/** Adyen's event codes that change our records; every other code is recorded and ignored. */
+export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect {
+  const success = item.success === 'true'
+  const reason = isString(item.reason) && item.reason !== '' ? item.reason : undefined
+  const paymentReference = isString(item.originalReference) && item.originalReference !== '' ? item.originalReference : undefined
+  const money = { amountMinor: item.amount.value, currency: item.amount.currency.toUpperCase() }
+  const modification = { paymentReference, reference: item.merchantReference, success, reason }
+  switch (item.eventCode) {
+    case 'AUTHORISATION':
+      return { kind: 'authorisation', paymentId: item.merchantReference, pspReference: item.pspReference, success, reason, ...money }
+    case 'CAPTURE': return { kind: 'capture', ...modification, ...money }
+    // A CAPTURE_FAILED arrives with success "true" (the failure happened): it is a failure either way.
+    case 'CAPTURE_FAILED': return { kind: 'capture', ...modification, success: false, ...money }
+    case 'REFUND': return { kind: 'refund', ...modification, ...money }
+    case 'REFUND_FAILED': return { kind: 'refund', ...modification, success: false, ...money }
+    case 'CANCELLATION': return { kind: 'cancellation', ...modification, orRefund: false }
+    case 'CANCEL_OR_REFUND': return { kind: 'cancellation', ...modification, orRefund: true }
+    default: return { kind: 'none' }
+  }
+}
+
+/**
+ * Adyen's `reason` text as one of our codes (lower-case words joined by `_`, as every decline and failure
+ * code is): "CVC Declined" → `cvc_declined`, "Insufficient balance" → `insufficient_balance`; `fallback`
+ * when there is none.
+ */
+export function reasonCodeOf (reason: string | undefined, fallback: string): string {
+  const code = (reason ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+  return code === '' ? fallback : code
+}

@@ -1,0 +1,246 @@
+import { AdyenNotificationUnverifiedError } from '../domain/adyen-notifications'
+import { isGuid } from '../domain/ids'
+import type { Payment } from '../domain/payments'
+import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
+import {
+  AdyenNotificationFormatError, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
+  type AdyenNotificationEffect, type AdyenNotificationItem
+} from '../gateway/adyen-notifications'
+import type { AwaitingOutcome, Database } from '../store/types'
+import type { CaptureService } from './captures'
+import type { Logger, PaymentService } from './payments'
+import type { RefundService } from './refunds'
+
+export interface AdyenNotificationDeps {
+  db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
+  /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
+  accounts: Pick<ConnectorAccountSource, 'byId'>
+  payments: Pick<PaymentService, 'applyConnectorOutcome'>
+  captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
+  refunds: Pick<RefundService, 'applyConnectorOutcome'>
+  clock: () => number
+  log: Logger
+}
+
+export interface AdyenNotificationReceipt {
+  /** The items' inbox ids (`pspReference:eventCode:success`). */
+  ids: string[]
+  /** How many had been processed already (a repeated notification): nothing was done again for them. */
+  duplicates: number
+}
+
+export interface AdyenNotificationService {
+  /**
+   * Verifies every item of an Adyen notification batch for connector account `connectorId` with the
+   * account's hmacKey (AdyenNotificationUnverifiedError when any fails: nothing recorded), records them
+   * all in the inbox with their payload, then acts on each not processed yet and marks it processed.
+   */
+  receive: (connectorId: string, body: unknown) => Promise<AdyenNotificationReceipt>
+  /**
+   * The recovery worker's pass: acts on the items recorded more than `ageSeconds` ago and never
+   * processed (a crash between receipt and processing), and marks them processed.
+   */
+  drainInbox: (options: { ageSeconds: number, batchSize?: number }) => Promise<{ processed: number }>
+  /**
+   * What Adyen accepted more than `ageSeconds` ago and never reported on (captures in flight, pending
+   * refunds, authorizations past captureBefore whose void was received), counted by kind for the
+   * operators' metric, with one warning line per item the first time a pass sees it. Adyen offers no
+   * read of a modification's outcome, so nothing here is settled: a person looks (Customer Area), or
+   * the notification is re-sent from there.
+   */
+  awaitingNotification: (options: { ageSeconds: number, limit?: number }) => Promise<Record<AwaitingOutcome['kind'], number>>
+}
+
+/** Adyen notifications usually arrive within minutes; after this a modification is reported as awaiting one. */
+export const AWAITING_NOTIFICATION_AFTER_SECONDS = 3600
+
+type Effect<K extends AdyenNotificationEffect['kind']> = Extract<AdyenNotificationEffect, { kind: K }>
+
+/** The `type` an item is recorded under in the inbox (the connector_events table serves every PSP). */
+const INBOX_TYPE_PREFIX = 'adyen:'
+
+/**
+ * Adyen's notifications settle what Adyen accepted and decided later: captures, refunds and cancels
+ * answered `received`, and authorisations whose answer we never recorded. Only our records still
+ * waiting on this account move, through the services' own transitions; everything else is recorded,
+ * logged and left alone (Adyen retries anything but `[accepted]`, so nothing here is an error to it).
+ */
+export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNotificationService {
+  const nowIso = (): string => new Date(deps.clock()).toISOString()
+  /** The items the last pass warned about: each is warned about once while it keeps waiting (bounded by the pass's limit). */
+  let warned = new Set<string>()
+
+  async function verifiedItems (connectorId: string, body: unknown): Promise<{ account: RoutableAccount, items: AdyenNotificationItem[] }> {
+    const refuse = (reason: string, id = connectorId.slice(0, 64)): never => {
+      deps.log.info({ connectorId: id, reason }, 'Adyen notification refused')
+      throw new AdyenNotificationUnverifiedError()
+    }
+    const account = isGuid(connectorId) ? await deps.accounts.byId(connectorId.toLowerCase()) : undefined
+    if (account === undefined) return refuse('unknown_connector')
+    const hmacKey = account.type === 'adyen' ? account.credentials.hmacKey : undefined
+    if (hmacKey === undefined || hmacKey === '') return refuse(account.type === 'adyen' ? 'no_hmac_key' : 'not_adyen', account.id)
+    let items: AdyenNotificationItem[]
+    try {
+      items = notificationItemsOf(body)
+    } catch (err) {
+      if (err instanceof AdyenNotificationFormatError) return refuse(err.message, account.id)
+      throw err
+    }
+    const forged = items.findIndex((item) => !hasValidSignature(item, hmacKey))
+    if (forged !== -1) return refuse(`notificationItems[${forged}]: HMAC signature missing or wrong`, account.id)
+    return { account, items }
+  }
+
+  /** Our payment on this account: by Adyen's pspReference of the payment when given, else by our id in the reference. */
+  async function paymentOf (account: RoutableAccount, pspReference: string | undefined, paymentId: string | undefined): Promise<Payment | undefined> {
+    const byReference = pspReference === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, pspReference)
+    if (byReference !== undefined) return byReference
+    if (paymentId === undefined || !isGuid(paymentId)) return undefined
+    const byId = await deps.db.payments.get(paymentId.toLowerCase())
+    return byId?.connector.id === account.id ? byId : undefined
+  }
+
+  async function applyAuthorisation (account: RoutableAccount, effect: Effect<'authorisation'>, context: object): Promise<void> {
+    const payment = await paymentOf(account, undefined, effect.paymentId)
+    if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
+    if (payment.status !== 'pending') return
+    if (payment.amountMinor !== effect.amountMinor || payment.currency !== effect.currency) {
+      return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen AUTHORISATION amount or currency differs from the payment; not settled, needs follow-up')
+    }
+    const result = !effect.success
+      ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: reasonCodeOf(effect.reason, 'refused') }
+      : { outcome: payment.captureMethod === 'manual' ? 'authorized' as const : 'succeeded' as const, chargeId: effect.pspReference }
+    const settled = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)
+    deps.log.info({ ...context, paymentId: payment.id, status: settled?.status }, 'Adyen notification settled a pending payment')
+  }
+
+  async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
+    const payment = await paymentOf(account, effect.paymentReference, effect.reference)
+    if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
+    if (payment.capturePendingMinor === null) {
+      // Settled by an earlier notification (or never asked for by us): nothing to do; a contrary one is for a person.
+      if (effect.success && payment.status === 'requires_capture') deps.log.error({ ...context, paymentId: payment.id }, 'Adyen reports a capture this service did not reserve; left unchanged, needs follow-up')
+      return
+    }
+    if (effect.success && effect.currency !== payment.currency) {
+      return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen CAPTURE currency differs from the payment; not settled, needs follow-up')
+    }
+    const outcome = effect.success ? { captured: true as const, amountMinor: effect.amountMinor } : { captured: false as const, failureCode: reasonCodeOf(effect.reason, 'capture_failed') }
+    const stored = await deps.captures.applyConnectorCapture(payment.id, { id: account.id, type: account.type }, outcome)
+    if (!effect.success) deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a capture; the payment still requires capture')
+    deps.log.info({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a capture')
+  }
+
+  async function applyRefund (account: RoutableAccount, effect: Effect<'refund'>, context: object): Promise<void> {
+    const payment = await paymentOf(account, effect.paymentReference, undefined)
+    const refund = payment === undefined || !isGuid(effect.reference) ? undefined : await deps.db.refunds.get(payment.id, effect.reference.toLowerCase())
+    if (payment === undefined || refund === undefined) return deps.log.info(context, 'Adyen notification names no refund of ours on this connector; ignored')
+    const reported = effect.success ? 'succeeded' : 'failed'
+    if (refund.status === reported) return
+    if (refund.status !== 'pending') {
+      // Succeeded and failed are terminal: a contrary report is for a person to resolve with the merchant.
+      return deps.log.error({ ...context, refundId: refund.id, paymentId: payment.id, recorded: refund.status, reported },
+        'Adyen reports a refund outcome contrary to the one recorded; left unchanged, needs follow-up')
+    }
+    const outcome = effect.success ? { status: 'succeeded' as const } : { status: 'failed' as const, failureCode: reasonCodeOf(effect.reason, 'refund_failed') }
+    const stored = await deps.refunds.applyConnectorOutcome(payment.id, refund.id, outcome)
+    deps.log.info({ ...context, refundId: refund.id, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a pending refund')
+  }
+
+  async function applyCancellation (account: RoutableAccount, effect: Effect<'cancellation'>, context: object): Promise<void> {
+    const payment = await paymentOf(account, effect.paymentReference, effect.reference)
+    if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
+    if (!effect.success) {
+      return deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a cancel; the payment is left as it is')
+    }
+    const stored = await deps.captures.applyConnectorVoid(payment.id, { id: account.id, type: account.type })
+    if (stored?.status !== 'canceled') {
+      // CANCEL_OR_REFUND of a captured payment refunded it: we never ask for that, so it is for a person.
+      deps.log.error({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen reports a cancel of a payment that cannot be canceled here; left unchanged, needs follow-up')
+      return
+    }
+    deps.log.info({ ...context, paymentId: payment.id, status: stored.status }, 'Adyen notification canceled a payment')
+  }
+
+  async function apply (account: RoutableAccount, item: AdyenNotificationItem): Promise<void> {
+    const effect = effectOf(item)
+    const context = { connectorId: account.id, notification: notificationIdOf(item), merchantReference: item.merchantReference.slice(0, 80) }
+    const merchantAccount = account.credentials.merchantAccount
+    if (merchantAccount !== undefined && item.merchantAccountCode !== merchantAccount) {
+      return deps.log.warn(context, 'Adyen notification is for another merchant account; ignored')
+    }
+    switch (effect.kind) {
+      case 'authorisation': return await applyAuthorisation(account, effect, context)
+      case 'capture': return await applyCapture(account, effect, context)
+      case 'refund': return await applyRefund(account, effect, context)
+      case 'cancellation': return await applyCancellation(account, effect, context)
+      case 'none':
+    }
+  }
+
+  /** Acts on a recorded item and marks it processed. */
+  async function process (account: RoutableAccount, item: AdyenNotificationItem): Promise<void> {
+    await apply(account, item)
+    await deps.db.connectorEvents.markProcessed(account.id, notificationIdOf(item), nowIso())
+  }
+
+  return {
+    async receive (connectorId, body) {
+      const { account, items } = await verifiedItems(connectorId, body)
+      const receivedAt = nowIso()
+      // Every item is stored before any is acted on: a crash meanwhile leaves them for Adyen's retry and the worker.
+      const records = []
+      for (const item of items) {
+        records.push(await deps.db.connectorEvents.record({
+          connectorId: account.id, eventId: notificationIdOf(item), type: `${INBOX_TYPE_PREFIX}${item.eventCode}`, receivedAt, payload: JSON.stringify(item)
+        }))
+      }
+      let duplicates = 0
+      for (const [index, item] of items.entries()) {
+        if (records[index]?.processedAt !== null) {
+          duplicates++
+          continue
+        }
+        await process(account, item)
+      }
+      return { ids: items.map(notificationIdOf), duplicates }
+    },
+
+    async drainInbox (options) {
+      const receivedBefore = new Date(deps.clock() - options.ageSeconds * 1000).toISOString()
+      const waiting = await deps.db.connectorEvents.unprocessed({ receivedBefore, limit: options.batchSize ?? 50 })
+      let processed = 0
+      for (const record of waiting) {
+        if (!record.type.startsWith(INBOX_TYPE_PREFIX)) continue
+        const account = await deps.accounts.byId(record.connectorId)
+        if (account?.type !== 'adyen') continue
+        try {
+          await process(account, JSON.parse(record.payload) as AdyenNotificationItem)
+          processed++
+          deps.log.info({ connectorId: account.id, notification: record.eventId }, 'recovery processed an Adyen notification left unprocessed')
+        } catch (err) {
+          deps.log.error({ err, connectorId: account.id, notification: record.eventId }, 'recovery of an Adyen notification failed')
+        }
+      }
+      return { processed }
+    },
+
+    async awaitingNotification (options) {
+      const before = new Date(deps.clock() - options.ageSeconds * 1000).toISOString()
+      const waiting = await deps.db.connectorEvents.awaitingOutcomes({ connectorType: 'adyen', before, limit: options.limit ?? 1000 })
+      const counts = { capture: 0, refund: 0, void: 0 }
+      const seen = new Set<string>()
+      for (const item of waiting) {
+        counts[item.kind]++
+        const key = `${item.kind}:${item.paymentId}:${item.refundId ?? ''}`
+        seen.add(key)
+        if (!warned.has(key)) {
+          deps.log.warn({ kind: item.kind, paymentId: item.paymentId, refundId: item.refundId ?? undefined, since: item.since },
+            'Adyen accepted this long ago and sent no notification yet; check it in the Adyen Customer Area')
+        }
+      }
+      warned = seen
+      return counts
+    }
+  }
+}

@@ -1,0 +1,302 @@
+import t, { type Test } from 'tap'
+import { Writable } from 'node:stream'
+import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } from '../../helpers/app'
+import { spyGateway, type SpyGateway } from '../../helpers/gateway'
+import { adyenAccount, HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
+import type { App } from '../../../src/app'
+import type { ConnectorFactory } from '../../../src/gateway/connectors'
+import { GatewayError, type ChargeRequest, type ChargeResult } from '../../../src/gateway/types'
+import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'
+
+const NO_KEY = { authorization: undefined }
+
+interface Setup {
+  app: App
+  gateway: SpyGateway
+  merchant: MerchantCredentials
+  connectorId: string
+  url: string
+  lines: string[]
+  /** What the next charges answer (default: Adyen authorises, reference PSP-{paymentId}). */
+  charge: { next: (request: ChargeRequest) => Promise<ChargeResult> }
+}
+
+const pspOf = (paymentId: string): string => `PSP-${paymentId}`
+
+/** An app whose adyen account's gateway answers captures, refunds and cancels `received`, as Adyen does. */
+async function setup (t: Test): Promise<Setup> {
+  const charge: Setup['charge'] = {
+    next: async (request) => ({ outcome: request.captureMethod === 'manual' ? 'authorized' : 'succeeded', chargeId: pspOf(request.paymentId) })
+  }
+  const gateway = spyGateway(
+    async (request) => await charge.next(request),
+    (request) => ({ outcome: 'received', gatewayRefundId: `REF-${request.idempotencyKey}` }),
+    () => ({ outcome: 'received' }),
+    { capture: (request) => ({ outcome: 'received', captureId: `CAP-${request.idempotencyKey}` }) }
+  )
+  const factory: ConnectorFactory = () => ({ gateway, verify: async () => {} })
+  const lines: string[] = []
+  const logger = { level: 'info', stream: new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } }) }
+  const app = await buildTestApp(t, {}, { connectorFactory: factory, logger })
+  const merchant = await merchantWithKey(app)
+  const connectorId = await adyenAccount(app, merchant.merchantId)
+  return { app, gateway, merchant, connectorId, url: `/connectors/${connectorId}/adyen-notifications`, lines, charge }
+}
+
+async function deliver (s: Setup, ...items: AdyenNotificationItem[]) {
+  return await s.app.inject({ method: 'POST', url: s.url, headers: { ...NO_KEY, 'content-type': 'application/json' }, payload: notificationBody(...items) as object })
+}
+
+async function pay (s: Setup, fields: Record<string, unknown> = {}) {
+  return await s.app.inject({ method: 'POST', url: '/api/payments', headers: s.merchant.auth, payload: { amount: 10, currency: 'USD', paymentMethod: 'stored-1', ...fields } })
+}
+
+async function paymentOf (s: Setup, id: string) {
+  return (await s.app.inject({ method: 'GET', url: `/api/payments/${id}`, headers: s.merchant.auth })).json()
+}
+
+async function eventTypes (s: Setup, resourceId: string): Promise<string[]> {
+  const page = await s.app.db.events.list({ merchantId: s.merchant.merchantId, limit: 100 })
+  return page.data.filter((e) => e.resourceId === resourceId).map((e) => e.type).reverse()
+}
+
+/** An authorization (manual capture) whose capture Adyen received: the capture is reserved, 202. */
+async function captureReceived (s: Setup, amount = 7.5): Promise<string> {
+  const created = await pay(s, { captureMethod: 'manual' })
+  t.equal(created.statusCode, 201)
+  const id = created.json().id as string
+  const capture = await s.app.inject({ method: 'POST', url: `/api/payments/${id}/capture`, headers: s.merchant.auth, payload: { amount } })
+  t.equal(capture.statusCode, 202)
+  return id
+}
+
+/** A succeeded payment with a refund of 4.00 that Adyen received (pending). */
+async function refundReceived (s: Setup): Promise<{ paymentId: string, refundId: string }> {
+  const created = await pay(s)
+  const paymentId = created.json().id as string
+  const refund = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/refunds`, headers: s.merchant.auth, payload: { amount: 4 } })
+  t.equal(refund.statusCode, 202)
+  return { paymentId, refundId: refund.json().id as string }
+}
+
+t.test('no API key: verified items are answered [accepted] as text/plain; other event codes are recorded and ignored', async (t) => {
+  const s = await setup(t)
+  t.equal(s.app.routeAccess().find((route) => route.url === '/connectors/:connectorId/adyen-notifications')?.auth, 'public')
+  const item = notificationItem({ eventCode: 'REPORT_AVAILABLE', merchantReference: 'report', pspReference: 'REPORT1' })
+  const res = await deliver(s, item)
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, '[accepted]')
+  t.match(res.headers['content-type'], /^text\/plain/)
+  t.match(await s.app.db.connectorEvents.get(s.connectorId, 'REPORT1:REPORT_AVAILABLE:true'), { type: 'adyen:REPORT_AVAILABLE', processedAt: String })
+})
+
+t.test('a bad HMAC anywhere in the batch is 401, nothing recorded or changed; unknown or non-adyen accounts too', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const payment = await paymentOf(s, paymentId)
+  const good = notificationItem({ eventCode: 'CAPTURE', merchantReference: paymentId, originalReference: payment.connectorReference, amount: { value: 750, currency: 'USD' }, pspReference: 'CAP1' })
+  const forged = { ...good, amount: { value: 1000, currency: 'USD' }, pspReference: 'CAP2' }
+  const otherKey = notificationItem({ eventCode: 'CAPTURE', merchantReference: paymentId, pspReference: 'CAP3' }, 'AB'.repeat(32))
+  const unsigned = { ...good, pspReference: 'CAP4', additionalData: {} }
+  const simulated = await s.app.inject({ method: 'POST', url: `/merchants/${s.merchant.merchantId}/connectors`, headers: ADMIN_AUTH, payload: { type: 'simulated' } })
+  const cases: Array<[string, Awaited<ReturnType<typeof deliver>>]> = [
+    ['a tampered item after a good one', await deliver(s, good, forged)],
+    ['signed with another key', await deliver(s, otherKey)],
+    ['no signature', await deliver(s, unsigned)],
+    ['an item without its signed fields', await s.app.inject({ method: 'POST', url: s.url, headers: NO_KEY, payload: { notificationItems: [{ NotificationRequestItem: { eventCode: 'CAPTURE' } }] } })],
+    ['an unknown connector', await s.app.inject({ method: 'POST', url: '/connectors/019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809/adyen-notifications', headers: NO_KEY, payload: notificationBody(good) as object })],
+    ['a connector id that is no id', await s.app.inject({ method: 'POST', url: '/connectors/nope/adyen-notifications', headers: NO_KEY, payload: notificationBody(good) as object })],
+    ['a simulated account', await s.app.inject({ method: 'POST', url: `/connectors/${String(simulated.json().id)}/adyen-notifications`, headers: NO_KEY, payload: notificationBody(good) as object })]
+  ]
+  for (const [name, res] of cases) {
+    t.equal(res.statusCode, 401, name)
+    t.match(res.json(), { type: 'urn:problem-type:adyen-notification-unverified', status: 401 }, name)
+    t.notOk(res.body.includes(HMAC_KEY), `${name}: the key is never quoted`)
+  }
+  t.equal(await s.app.db.connectorEvents.get(s.connectorId, 'CAP1:CAPTURE:true'), undefined, 'the good item of a forged batch is not recorded either')
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCapturePending: 7.5 }, 'nothing changed')
+  t.ok(s.lines.join('').includes('Adyen notification refused'), 'the refusal is logged')
+  t.notOk(s.lines.join('').includes(HMAC_KEY), 'the key is in no log line')
+  const notBatch = await s.app.inject({ method: 'POST', url: s.url, headers: NO_KEY, payload: { hello: 'world' } })
+  t.equal(notBatch.statusCode, 400, 'a body that is no batch is 400')
+})
+
+t.test('CAPTURE settles the reserved capture once (a repeat, and a second CAPTURE, change nothing)', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  t.equal(reference, pspOf(paymentId))
+  const capture = notificationItem({ eventCode: 'CAPTURE', merchantReference: `${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' } })
+  t.equal((await deliver(s, capture)).body, '[accepted]')
+  const captured = await paymentOf(s, paymentId)
+  t.match(captured, { status: 'succeeded', amountCaptured: 7.5 })
+  t.notOk('amountCapturePending' in captured, 'the reservation is gone')
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded'])
+  t.equal((await deliver(s, capture)).statusCode, 200, 'Adyen repeats it: accepted')
+  const again = notificationItem({ eventCode: 'CAPTURE', merchantReference: `${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' } })
+  t.equal((await deliver(s, again)).statusCode, 200, 'another CAPTURE of it: accepted')
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded'], 'applied once')
+})
+
+t.test('CAPTURE_FAILED releases the reservation: still requires_capture, capturable again', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  const failed = notificationItem({ eventCode: 'CAPTURE_FAILED', merchantReference: paymentId, originalReference: reference, amount: { value: 750, currency: 'USD' }, reason: 'Insufficient balance' })
+  t.equal((await deliver(s, failed)).statusCode, 200)
+  const payment = await paymentOf(s, paymentId)
+  t.match(payment, { status: 'requires_capture', amountCapturable: 10 })
+  t.notOk('amountCapturePending' in payment)
+  t.ok(s.lines.join('').includes('Adyen refused a capture'), 'logged')
+  const retry = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/capture`, headers: s.merchant.auth, payload: {} })
+  t.equal(retry.statusCode, 202, 'a new capture may be asked for')
+})
+
+t.test('REFUND settles the pending refund (refund.succeeded); REFUND_FAILED fails it and releases the hold (refund.failed)', async (t) => {
+  const s = await setup(t)
+  const first = await refundReceived(s)
+  const reference = pspOf(first.paymentId)
+  const refunded = notificationItem({ eventCode: 'REFUND', merchantReference: first.refundId, originalReference: reference, amount: { value: 400, currency: 'USD' } })
+  t.equal((await deliver(s, refunded, refunded)).statusCode, 200, 'twice in one batch')
+  const refund = (await s.app.inject({ method: 'GET', url: `/api/payments/${first.paymentId}/refunds/${first.refundId}`, headers: s.merchant.auth })).json()
+  t.equal(refund.status, 'succeeded')
+  t.match(await paymentOf(s, first.paymentId), { status: 'partially_refunded', amountRefunded: 4 })
+  t.same(await eventTypes(s, first.refundId), ['refund.succeeded'], 'once')
+  // A contrary report later is for a person.
+  const contrary = notificationItem({ eventCode: 'REFUND_FAILED', merchantReference: first.refundId, originalReference: reference, amount: { value: 400, currency: 'USD' } })
+  t.equal((await deliver(s, contrary)).statusCode, 200)
+  t.ok(s.lines.join('').includes('contrary to the one recorded'))
+
+  const second = await refundReceived(s)
+  const failed = notificationItem({ eventCode: 'REFUND_FAILED', merchantReference: second.refundId, originalReference: pspOf(second.paymentId), amount: { value: 400, currency: 'USD' }, reason: 'Insufficient balance' })
+  t.equal((await deliver(s, failed)).statusCode, 200)
+  t.match((await s.app.inject({ method: 'GET', url: `/api/payments/${second.paymentId}/refunds/${second.refundId}`, headers: s.merchant.auth })).json(),
+    { status: 'failed', failureCode: 'insufficient_balance' })
+  t.match(await paymentOf(s, second.paymentId), { status: 'succeeded', amountRefunded: 0 }, 'the held amount is released')
+  t.same(await eventTypes(s, second.refundId), ['refund.failed'])
+})
+
+t.test('CANCELLATION cancels an authorization whose void Adyen received; a REFUND after it names no refund of ours', async (t) => {
+  const s = await setup(t)
+  const created = await pay(s, { captureMethod: 'manual' })
+  const paymentId = created.json().id as string
+  const cancel = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/cancel`, headers: s.merchant.auth })
+  t.equal(cancel.statusCode, 202)
+  t.equal((await paymentOf(s, paymentId)).status, 'requires_capture')
+  const reference = pspOf(paymentId)
+  const canceled = notificationItem({ eventCode: 'CANCELLATION', merchantReference: paymentId, originalReference: reference })
+  t.equal((await deliver(s, canceled)).statusCode, 200)
+  t.match(await paymentOf(s, paymentId), { status: 'canceled', cancellationReason: 'requested' })
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.canceled'])
+  const late = notificationItem({ eventCode: 'REFUND', merchantReference: '019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809', originalReference: reference })
+  t.equal((await deliver(s, late)).statusCode, 200, 'out of order and naming nothing: accepted')
+  t.ok(s.lines.join('').includes('names no refund of ours'))
+  t.equal((await paymentOf(s, paymentId)).status, 'canceled')
+})
+
+t.test('unknown references are accepted and logged; a notification for another merchant account is ignored', async (t) => {
+  const s = await setup(t)
+  const unknown = notificationItem({ eventCode: 'AUTHORISATION', merchantReference: 'order-42', pspReference: 'UNKNOWN1' })
+  const unknownCapture = notificationItem({ eventCode: 'CAPTURE', merchantReference: 'x', originalReference: 'NOSUCHPSP' })
+  t.equal((await deliver(s, unknown, unknownCapture)).body, '[accepted]')
+  t.ok(s.lines.join('').includes('names no payment of ours'))
+  const created = await pay(s, { captureMethod: 'manual' })
+  const paymentId = created.json().id as string
+  const elsewhere = notificationItem({ eventCode: 'CANCELLATION', merchantReference: paymentId, originalReference: pspOf(paymentId), merchantAccountCode: 'SomeoneElse' })
+  t.equal((await deliver(s, elsewhere)).statusCode, 200)
+  t.equal((await paymentOf(s, paymentId)).status, 'requires_capture')
+  t.ok(s.lines.join('').includes('another merchant account'))
+})
+
+t.test('AUTHORISATION settles a payment left pending; a refused one declines it with the reason', async (t) => {
+  const s = await setup(t)
+  s.charge.next = async () => { throw new GatewayError('unavailable', 'Adyen answered 500') }
+  const pending = await pay(s)
+  t.equal(pending.statusCode, 503)
+  const paymentId = pending.json().paymentId as string
+  const manual = await pay(s, { captureMethod: 'manual' })
+  const manualId = manual.json().paymentId as string
+  const refused = await pay(s)
+  const refusedId = refused.json().paymentId as string
+  const wrongAmount = await pay(s)
+  const wrongId = wrongAmount.json().paymentId as string
+  const res = await deliver(s,
+    notificationItem({ eventCode: 'AUTHORISATION', merchantReference: paymentId, pspReference: 'AUTH1' }),
+    notificationItem({ eventCode: 'AUTHORISATION', merchantReference: manualId, pspReference: 'AUTH2' }),
+    notificationItem({ eventCode: 'AUTHORISATION', merchantReference: refusedId, pspReference: 'AUTH3', success: 'false', reason: 'CVC Declined' }),
+    notificationItem({ eventCode: 'AUTHORISATION', merchantReference: wrongId, pspReference: 'AUTH4', amount: { value: 999, currency: 'USD' } }))
+  t.equal(res.statusCode, 200)
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', connectorReference: 'AUTH1', connector: { id: s.connectorId, type: 'adyen' } })
+  t.match(await paymentOf(s, manualId), { status: 'requires_capture', connectorReference: 'AUTH2' })
+  t.match(await paymentOf(s, refusedId), { status: 'declined', declineCode: 'cvc_declined' })
+  t.equal((await paymentOf(s, wrongId)).status, 'pending', 'a different amount settles nothing')
+  t.ok(s.lines.join('').includes('amount or currency differs'))
+  t.same(await eventTypes(s, paymentId), ['payment.pending', 'payment.succeeded'])
+})
+
+t.test('AUTHORISATION that arrives before our own /payments answer committed: settled once; our answer is what is stored', async (t) => {
+  const s = await setup(t)
+  let notified!: () => void
+  const applied = new Promise<void>((resolve) => { notified = resolve })
+  let paymentId = ''
+  s.charge.next = async (request) => {
+    paymentId = request.paymentId
+    // Adyen sends the notification while our call is still in flight; the answer arrives after it was applied.
+    const res = await deliver(s, notificationItem({ eventCode: 'AUTHORISATION', merchantReference: request.paymentId, pspReference: pspOf(request.paymentId) }))
+    t.equal(res.statusCode, 200)
+    notified()
+    return { outcome: 'succeeded', chargeId: pspOf(request.paymentId) }
+  }
+  const created = await pay(s)
+  await applied
+  t.equal(created.statusCode, 201)
+  t.match(created.json(), { id: paymentId, status: 'succeeded', connectorReference: pspOf(paymentId) })
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', connectorReference: pspOf(paymentId) })
+  t.same(await eventTypes(s, paymentId), ['payment.succeeded'], 'one event')
+  t.equal(s.gateway.calls.length, 1)
+})
+
+t.test('an item recorded but never processed (a crash in between) is processed by the next delivery, or by the recovery worker, once', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const item = notificationItem({ eventCode: 'CAPTURE', merchantReference: paymentId, originalReference: pspOf(paymentId), amount: { value: 750, currency: 'USD' } })
+  const id = `${item.pspReference}:CAPTURE:true`
+  // What a crash after the inbox write leaves: the item recorded with its payload, unprocessed.
+  await s.app.db.connectorEvents.record({ connectorId: s.connectorId, eventId: id, type: 'adyen:CAPTURE', receivedAt: new Date(Date.now() - 120_000).toISOString(), payload: JSON.stringify(item) })
+  t.equal((await s.app.adyenNotifications.drainInbox({ ageSeconds: 600 })).processed, 0, 'not yet old enough')
+  t.same(await s.app.adyenNotifications.drainInbox({ ageSeconds: 60 }), { processed: 1 })
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 7.5 })
+  t.match(await s.app.db.connectorEvents.get(s.connectorId, id), { processedAt: String })
+  t.same(await s.app.adyenNotifications.drainInbox({ ageSeconds: 0 }), { processed: 0 }, 'processed once')
+  t.equal((await deliver(s, item)).statusCode, 200, 'Adyen\'s retry is accepted')
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded'], 'and applied once')
+
+  const second = await captureReceived(s)
+  const next = notificationItem({ eventCode: 'CAPTURE', merchantReference: second, originalReference: pspOf(second), amount: { value: 750, currency: 'USD' } })
+  await s.app.db.connectorEvents.record({ connectorId: s.connectorId, eventId: `${next.pspReference}:CAPTURE:true`, type: 'adyen:CAPTURE', receivedAt: new Date().toISOString(), payload: JSON.stringify(next) })
+  t.equal((await deliver(s, next)).statusCode, 200)
+  t.match(await paymentOf(s, second), { status: 'succeeded' }, 'the redelivery processes what was recorded only')
+})
+
+t.test('reconciliation: what waits on a notification is counted by kind and warned about once; the worker drains and sets the metric', async (t) => {
+  const s = await setup(t)
+  const captureId = await captureReceived(s)
+  const { refundId } = await refundReceived(s)
+  const authorization = (await pay(s, { captureMethod: 'manual' })).json().id as string
+  await s.app.inject({ method: 'POST', url: `/api/payments/${authorization}/cancel`, headers: s.merchant.auth })
+  // Past its captureBefore and still requires_capture: its void was received, no CANCELLATION came.
+  const held = await s.app.db.payments.get(authorization)
+  t.ok(held)
+  t.same(await s.app.adyenNotifications.awaitingNotification({ ageSeconds: 0 }), { capture: 1, refund: 1, void: 0 })
+  const later = await s.app.adyenNotifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
+  t.same(later, { capture: 1, refund: 1, void: 1 }, 'an authorization past captureBefore counts as a void awaiting its notification')
+  const warnings = (): string[] => s.lines.filter((line) => line.includes('sent no notification yet'))
+  t.equal(warnings().length, 3, 'one warning per item')
+  t.ok(warnings().some((line) => line.includes(captureId)) && warnings().some((line) => line.includes(refundId)))
+  await s.app.adyenNotifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
+  t.equal(warnings().length, 3, 'not again while it keeps waiting')
+
+  t.same(await s.app.backgroundJobs.reconcileAdyenNotifications(), { processed: 0, awaiting: { capture: 0, refund: 0, void: 0 } }, 'nothing is an hour old yet')
+  const metrics = await s.app.metrics.registry.getSingleMetricAsString('connector_outcomes_awaiting_notification')
+  t.match(metrics, /connector_outcomes_awaiting_notification\{kind="capture"\} 0/)
+})
