@@ -28,4 +28,3 @@ export function toAdyenValue (amountMinor: number, currency: string): number {
   if (!Number.isSafeInteger(value)) throw new AmountNotExpressibleError(`${currency} ${amountMinor} (minor units) has no exact value in Adyen's units`)
   return value
 }
-

@@ -28,9 +28,10 @@ export interface RecordedRequest {
  * Faults for the next request(s): hangAfterWork does the work and never answers; holdAnswer does it and
  * answers `holdAnswerMs` later; dropAfterWork does it and destroys the socket; status500 answers 500
  * without doing anything (nothing kept under the key); rateLimit429 answers 429 without doing anything;
- * inProgress704 answers 422 errorCode 704 (another request under the key is being processed).
+ * inProgress704 answers 422 errorCode 704 (another request under the key is being processed); invalid167
+ * answers 422 errorCode 167 (a validation error: nothing done).
  */
-export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'inProgress704'
+export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'inProgress704' | 'invalid167'
 
 export interface FakePayment {
   pspReference: string
@@ -157,6 +158,7 @@ export class FakeAdyen {
     if (fault === 'rateLimit429') return send(error(429, '000', 'Too Many Requests', 'security'))
     if (fault === 'status500') return send({ status: 500, body: { status: 500, errorCode: '905', message: 'Payment details are not supported', errorType: 'configuration' } })
     if (fault === 'inProgress704') return send(error(422, '704', 'request already processed or in progress', 'validation'))
+    if (fault === 'invalid167') return send(error(422, '167', 'Original pspReference required for this operation', 'validation'))
     if (typeof body.merchantAccount !== 'string' || !accounts.has(body.merchantAccount)) return send(error(403, '901', 'Invalid Merchant Account', 'security'))
 
     const idempotencyKey = request.method === 'POST' ? request.headers['idempotency-key'] : undefined
