@@ -28,10 +28,14 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
   if (new URL(app.config.STRIPE_API_URL).origin !== new URL(STRIPE_DEFAULT_API_URL).origin) {
     app.log.warn({ stripeApiUrl: app.config.STRIPE_API_URL }, 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead')
   }
+  if (app.config.ADYEN_CHECKOUT_URL !== undefined) {
+    app.log.warn({ adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }, 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint')
+  }
   const factory = opts.factory ?? connectorFactory({
     ledger: app.db.ledger,
     simulatedLatencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
     stripeApiUrl: app.config.STRIPE_API_URL,
+    ...(app.config.ADYEN_CHECKOUT_URL === undefined ? {} : { adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }),
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS
   })
   app.decorate('connectorFactory', factory)

@@ -18,7 +18,7 @@ const exampleConnector = {
   updatedAt: '2026-01-15T09:00:00.000Z'
 }
 
-const type = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP: `stripe`, or `simulated` (the built-in test gateway).' })
+const type = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP: `stripe`, `adyen`, or `simulated` (the built-in test gateway).' })
 const status = Type.Unsafe<typeof CONNECTOR_STATUSES[number]>({
   type: 'string',
   enum: [...CONNECTOR_STATUSES],
@@ -37,7 +37,7 @@ export const ConnectorAccount = Type.Object({
   priority,
   status,
   description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: 'Your label.' })),
-  credentialsHint: Type.Optional(Type.String({ maxLength: 8, description: 'The last 4 characters of the secret key, to tell keys apart (absent for `simulated`). The credentials themselves are never returned.' })),
+  credentialsHint: Type.Optional(Type.String({ maxLength: 8, description: 'The last 4 characters of the secret key (Stripe) or API key (Adyen), to tell keys apart (absent for `simulated`). The credentials themselves are never returned.' })),
   createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
   updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
 }, { title: 'Connector account', description: 'A merchant\'s account at a PSP (never its credentials).', additionalProperties: false, examples: [exampleConnector] })
@@ -73,11 +73,36 @@ const credentials = Type.Object({
     maxLength: 255,
     description: 'Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account\'s events to `/connectors/{connectorId}/stripe-events`.',
     examples: ['whsec_0123456789abcdef']
+  })),
+  apiKey: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Adyen: the API key of a web service user with the Checkout webservice role (Customer Area: Developers › API credentials). Required for `adyen`.',
+    examples: ['AQEyhmfxEXAMPLEonlyNOTaREALkey0000']
+  })),
+  merchantAccount: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Adyen: the merchant account that processes the payments. Required for `adyen`.',
+    examples: ['YourCompanyECOM']
+  })),
+  hmacKey: Type.Optional(Type.String({
+    minLength: 32,
+    maxLength: 128,
+    description: 'Adyen: the HMAC key (hex) of the Standard webhook that sends this account\'s notifications to `/connectors/{connectorId}/adyen-notifications`. Required for `adyen`.',
+    examples: ['44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056']
+  })),
+  liveUrlPrefix: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'Adyen, live accounts only: the prefix of the live endpoints (Customer Area: Developers › API URLs); requests then go to ' +
+      '`https://{liveUrlPrefix}-checkout-live.adyenpayments.com/checkout`. Without it the account is a test account (`https://checkout-test.adyen.com`).',
+    examples: ['1797a841fbb37ca7-AdyenDemo']
   }))
 }, {
   additionalProperties: false,
-  description: 'Write-only: checked with one read-only call to the PSP (Stripe: `GET /v1/balance`) before anything is stored, then stored encrypted; ' +
-    'never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`).'
+  description: 'Write-only: checked with one read-only call to the PSP (Stripe: `GET /v1/balance`; Adyen: `POST /paymentMethods` for the merchant account) ' +
+    'before anything is stored, then stored encrypted; never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`).'
 })
 
 export const CreateConnectorBody = Type.Object({
@@ -88,7 +113,15 @@ export const CreateConnectorBody = Type.Object({
 }, {
   title: 'Connector account request',
   additionalProperties: false,
-  examples: [{ type: 'stripe', credentials: { secretKey: 'rk_test_51HxEXAMPLEonlyNOTaREALkey4242' }, priority: 0, description: 'Stripe EU account' }]
+  examples: [
+    { type: 'stripe', credentials: { secretKey: 'rk_test_51HxEXAMPLEonlyNOTaREALkey4242' }, priority: 0, description: 'Stripe EU account' },
+    {
+      type: 'adyen',
+      credentials: { apiKey: 'AQEyhmfxEXAMPLEonlyNOTaREALkey0000', merchantAccount: 'YourCompanyECOM', hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' },
+      priority: 1,
+      description: 'Adyen fallback (test)'
+    }
+  ]
 })
 
 export const UpdateConnectorBody = Type.Object({

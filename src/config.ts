@@ -50,6 +50,11 @@ export const ConfigSchema = Type.Object({
    * https URL is accepted, loopback included (tests and local fakes); start-up warns when it is not Stripe's.
    */
   STRIPE_API_URL: Type.String({ minLength: 1, default: 'https://api.stripe.com' }),
+  /**
+   * Base URL of Adyen's Checkout API (without the version) for every Adyen connector, e.g. a local fake in tests.
+   * Unset: each account's own endpoint (test, or live with its liveUrlPrefix). Operator configuration like STRIPE_API_URL.
+   */
+  ADYEN_CHECKOUT_URL: Type.Optional(Type.String({ minLength: 1 })),
   IDEMPOTENCY_LOCK_SECONDS: Type.Integer({ ...PositiveInt, default: 60 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ ...PositiveInt, default: 24 }),
   REAPER_INTERVAL_MS: Type.Integer({ minimum: 0, default: 60_000 }),
@@ -157,6 +162,9 @@ export function loadConfig (source: EnvSource = process.env): Config {
   }
   if (!isHttpUrl(config.STRIPE_API_URL)) {
     throw new ConfigError(`invalid configuration: STRIPE_API_URL must be an http or https URL (got ${JSON.stringify(config.STRIPE_API_URL)})`)
+  }
+  if (config.ADYEN_CHECKOUT_URL !== undefined && !isHttpUrl(config.ADYEN_CHECKOUT_URL)) {
+    throw new ConfigError(`invalid configuration: ADYEN_CHECKOUT_URL must be an http or https URL (got ${JSON.stringify(config.ADYEN_CHECKOUT_URL)})`)
   }
   const badOrigin = corsOrigins(config.CORS_ORIGINS).find((origin) => !isOrigin(origin))
   if (badOrigin !== undefined) {

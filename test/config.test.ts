@@ -176,3 +176,9 @@ t.test('STRIPE_API_URL: Stripe\'s by default; any http or https URL, loopback in
   t.throws(() => loadConfig({ STRIPE_API_URL: 'ftp://stripe.example' }), { name: 'ConfigError', message: /STRIPE_API_URL must be an http or https URL/ })
   t.throws(() => loadConfig({ STRIPE_API_URL: 'not a url' }), { name: 'ConfigError', message: /STRIPE_API_URL/ })
 })
+
+t.test('ADYEN_CHECKOUT_URL: unset by default (each account\'s test or live endpoint); any http or https URL; anything else stops start-up', async (t) => {
+  t.equal(loadConfig({}).ADYEN_CHECKOUT_URL, undefined)
+  t.equal(loadConfig({ ADYEN_CHECKOUT_URL: 'http://127.0.0.1:8080' }).ADYEN_CHECKOUT_URL, 'http://127.0.0.1:8080')
+  t.throws(() => loadConfig({ ADYEN_CHECKOUT_URL: 'ftp://adyen.example' }), { name: 'ConfigError', message: /ADYEN_CHECKOUT_URL must be an http or https URL/ })
+})

@@ -12,7 +12,7 @@ export type ConnectorCredentials = Readonly<Record<string, string>>
 export interface Connector {
   gateway: PaymentGateway
   /**
-   * One read-only, authenticated call to the PSP (Stripe: GET /v1/balance): resolves when the
+   * One read-only, authenticated call to the PSP (Stripe: GET /v1/balance; Adyen: POST /paymentMethods): resolves when the
    * credentials work; CredentialsRefusedError when the PSP refuses them; GatewayError when it cannot be reached.
    */
   verify: () => Promise<void>

@@ -2,6 +2,7 @@ import type { LedgerStore } from '../store/types'
 import type { PaymentGateway } from './types'
 import { simulatedGateway } from './simulated'
 import { stripeConnector } from './stripe'
+import { adyenConnector } from './adyen'
 
 import type { ConnectorRef, ConnectorType } from '../domain/routing'
 export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domain/routing'
@@ -31,6 +32,8 @@ export interface ConnectorFactoryOptions {
   simulatedLatencyMs: number
   /** Base URL of Stripe's API (STRIPE_API_URL); tests point it at a local server. */
   stripeApiUrl: string
+  /** Base URL of Adyen's Checkout API for every Adyen account (ADYEN_CHECKOUT_URL); unset: each account's test or live endpoint. */
+  adyenCheckoutUrl?: string
   /** Bounds every PSP call (GATEWAY_TIMEOUT_MS). */
   timeoutMs: number
 }
@@ -61,7 +64,10 @@ export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFa
       case 'stripe':
         return stripeConnector(credentials, { apiUrl: options.stripeApiUrl, timeoutMs: options.timeoutMs })
       case 'adyen':
-        throw new Error('the Adyen connector is not built yet')
+        return adyenConnector(credentials, {
+          ...(options.adyenCheckoutUrl === undefined ? {} : { checkoutUrl: options.adyenCheckoutUrl }),
+          timeoutMs: options.timeoutMs
+        })
     }
   }
 }

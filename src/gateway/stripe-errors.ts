@@ -7,7 +7,7 @@ import { GatewayError } from './types'
  * only written once the handshake is done). Anything else from the socket (ECONNRESET, EPIPE, "socket
  * hang up", a body cut short) may come after Stripe received the request, so it is unknown.
  */
-const NEVER_SENT: Readonly<Record<string, string>> = {
+export const NEVER_SENT: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection_refused',
   EHOSTUNREACH: 'connection_refused',
   ENETUNREACH: 'connection_refused',

@@ -2,6 +2,7 @@ import t from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import { connectorFactory, CredentialsRefusedError } from '../../src/gateway/connectors'
 import { FakeStripe } from '../helpers/fake-stripe'
+import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../helpers/fake-adyen'
 
 t.test('the factory builds a Stripe connector on STRIPE_API_URL with the account\'s secret key', async (t) => {
   const fake = await FakeStripe.start()
@@ -20,4 +21,19 @@ t.test('the factory builds a Stripe connector on STRIPE_API_URL with the account
   ])
   await t.rejects(factory('stripe', { secretKey: 'sk_test_other' }, 'conn_2').verify(), CredentialsRefusedError)
   t.throws(() => factory('stripe', {}, 'conn_3'), CredentialsRefusedError, 'no secret key')
+})
+
+t.test('the factory builds an Adyen connector on ADYEN_CHECKOUT_URL with the account\'s API key and merchant account', async (t) => {
+  const fake = await FakeAdyen.start()
+  t.teardown(async () => { await fake.close() })
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  t.teardown(async () => { await db.close() })
+  const factory = connectorFactory({ ledger: db.ledger, simulatedLatencyMs: 0, stripeApiUrl: 'http://127.0.0.1:9', adyenCheckoutUrl: fake.url, timeoutMs: 1000 })
+  const credentials = { apiKey: FAKE_ADYEN_API_KEY, merchantAccount: FAKE_ADYEN_MERCHANT, hmacKey: '00'.repeat(32) }
+  const connector = factory('adyen', credentials, 'conn_a1')
+  await connector.verify()
+  t.match(await connector.gateway.charge({ idempotencyKey: 'payment-pay_a1', paymentId: 'pay_a1', paymentMethod: 'stored_visa', shopperReference: 'shopper_1', amountMinor: 1000, amount: '10.00', currency: 'EUR' }),
+    { outcome: 'succeeded', chargeId: /^FAKE/ })
+  t.same(fake.requests.map((request) => [request.path, request.headers['x-api-key']]), [['/v72/paymentMethods', FAKE_ADYEN_API_KEY], ['/v72/payments', FAKE_ADYEN_API_KEY]])
+  t.throws(() => factory('adyen', { merchantAccount: FAKE_ADYEN_MERCHANT }, 'conn_a2'), CredentialsRefusedError, 'no API key')
 })

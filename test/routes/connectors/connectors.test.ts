@@ -77,7 +77,7 @@ t.test('simulated takes no credentials and shows no hint; a stripe account witho
   t.equal(malformed.statusCode, 400)
   t.same(Object.keys(malformed.json().errors).sort(), ['credentials.secretKey', 'credentials.webhookSecret'])
   t.notOk(malformed.body.includes('pk_test_12345678'), 'the problem never quotes the credentials')
-  const unknownType = await app.inject({ method: 'POST', url, payload: { type: 'adyen', priority: 1001 } })
+  const unknownType = await app.inject({ method: 'POST', url, payload: { type: 'worldpay', priority: 1001 } })
   t.equal(unknownType.statusCode, 400)
   t.ok(unknownType.json().errors.type)
   t.ok(unknownType.json().errors.priority)

@@ -1,0 +1,306 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/**
+ * A local server speaking Adyen's documented Checkout API (v72, JSON), for the Adyen connector's tests:
+ * `X-API-Key` authentication, merchant accounts, error objects `{ status, errorCode, message, errorType }`,
+ * Idempotency-Key replay (per API key, whatever the body, as Adyen keeps keys per company account),
+ * stored payment methods by id, /payments, /paymentMethods, and the modifications that Adyen only
+ * accepts (`received`): captures, refunds, cancels (by pspReference or by our reference). What a
+ * modification will do is decided at once and kept in `modifications`, for the notifications Adyen
+ * would send later.
+ */
+
+export const FAKE_ADYEN_API_KEY = 'AQEfake_test_api_key'
+export const FAKE_ADYEN_MERCHANT = 'TestMerchantECOM'
+/** The API version of the library's Checkout paths. */
+export const FAKE_ADYEN_VERSION = 'v72'
+
+/** A request as the server received it. */
+export interface RecordedRequest {
+  method: string
+  path: string
+  headers: Record<string, string | undefined>
+  body: Record<string, unknown>
+}
+
+/**
+ * Faults for the next request(s): hangAfterWork does the work and never answers; holdAnswer does it and
+ * answers `holdAnswerMs` later; dropAfterWork does it and destroys the socket; status500 answers 500
+ * without doing anything (nothing kept under the key); rateLimit429 answers 429 without doing anything;
+ * inProgress704 answers 422 errorCode 704 (another request under the key is being processed); invalid167
+ * answers 422 errorCode 167 (a validation error: nothing done).
+ */
+export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'inProgress704' | 'invalid167'
+
+export interface FakePayment {
+  pspReference: string
+  merchantReference: string
+  merchantAccount: string
+  shopperReference: string
+  storedPaymentMethodId: string
+  amount: { value: number, currency: string }
+  resultCode: string
+  refusalReasonCode?: string
+  manualCapture: boolean
+  /** authorised (held), captured, refused, cancelled. */
+  status: 'authorised' | 'captured' | 'refused' | 'cancelled' | 'pending'
+  capturedValue: number
+  refundedValue: number
+}
+
+/** A modification Adyen accepted; `success` is what its notification (CAPTURE, REFUND, CANCELLATION, …) will say. */
+export interface FakeModification {
+  eventCode: 'CAPTURE' | 'REFUND' | 'CANCELLATION'
+  pspReference: string
+  /** The payment's pspReference (originalReference in the notification); absent for a cancel by our reference that found nothing. */
+  originalReference?: string
+  merchantReference: string
+  amount?: { value: number, currency: string }
+  success: boolean
+  reason: string
+}
+
+interface Answer { status: number, body: unknown }
+
+/** Test stored payment methods: what /payments answers with each (as Adyen's test refusal reasons). */
+const STORED_METHODS: Readonly<Record<string, { resultCode: string, refusalReasonCode?: string, refusalReason?: string }>> = {
+  stored_visa: { resultCode: 'Authorised' },
+  stored_refused: { resultCode: 'Refused', refusalReasonCode: '2', refusalReason: 'Refused' },
+  stored_insufficient: { resultCode: 'Refused', refusalReasonCode: '12', refusalReason: 'Not enough balance' },
+  stored_3ds: { resultCode: 'RedirectShopper' },
+  stored_pending: { resultCode: 'Received' }
+}
+
+const error = (status: number, errorCode: string, message: string, errorType: string): Answer =>
+  ({ status, body: { status, errorCode, message, errorType } })
+
+export class FakeAdyen {
+  readonly requests: RecordedRequest[] = []
+  readonly payments = new Map<string, FakePayment>()
+  readonly modifications: FakeModification[] = []
+  /** API keys it accepts, and the merchant accounts each may use (others: 403 901). */
+  readonly keys = new Map<string, Set<string>>([[FAKE_ADYEN_API_KEY, new Set([FAKE_ADYEN_MERCHANT])]])
+  /** The shopper each test stored payment method belongs to (any shopper when absent). */
+  readonly owners = new Map<string, string>()
+  holdAnswerMs = 3000
+  url = ''
+  private readonly server: Server
+  private readonly faults: Fault[] = []
+  private readonly saved = new Map<string, Answer>()
+  private sequence = 0
+
+  constructor () {
+    this.server = createServer((req, res) => { this.handle(req, res).catch(() => { res.destroy() }) })
+  }
+
+  static async start (): Promise<FakeAdyen> {
+    const fake = new FakeAdyen()
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve))
+    fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`
+    return fake
+  }
+
+  /** A URL on which nothing listens (connection refused). */
+  static async closedPortUrl (): Promise<string> {
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    await new Promise<void>((resolve) => server.close(() => { resolve() }))
+    return `http://127.0.0.1:${port}`
+  }
+
+  /** The next `times` requests meet `fault`. */
+  failNext (fault: Fault, times = 1): void {
+    for (let i = 0; i < times; i++) this.faults.push(fault)
+  }
+
+  /** The payments made with this reference (our payment id). */
+  paymentsOf (merchantReference: string): FakePayment[] {
+    return [...this.payments.values()].filter((payment) => payment.merchantReference === merchantReference)
+  }
+
+  /** Stops accepting connections (and drops open ones): requests are then refused. */
+  async stopListening (): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => { resolve() }))
+    this.server.closeAllConnections()
+    await closed
+  }
+
+  async close (): Promise<void> {
+    if (this.server.listening) await this.stopListening()
+  }
+
+  private nextReference (): string {
+    this.sequence += 1
+    return `FAKE${String(this.sequence).padStart(12, '0')}`
+  }
+
+  private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let text = ''
+    for await (const chunk of req) text += String(chunk)
+    const headers: Record<string, string | undefined> = {}
+    for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value
+    let body: Record<string, unknown> = {}
+    try { body = JSON.parse(text === '' ? '{}' : text) as Record<string, unknown> } catch {}
+    const request: RecordedRequest = { method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'http://fake').pathname, headers, body }
+    this.requests.push(request)
+    const fault = this.faults.shift()
+    const send = (answer: Answer): void => {
+      const key = request.headers['idempotency-key']
+      res.writeHead(answer.status, { 'content-type': 'application/json', pspReference: this.nextReference(), ...(key === undefined ? {} : { 'idempotency-key': key }) })
+      res.end(JSON.stringify(answer.body))
+    }
+
+    const apiKey = request.headers['x-api-key']
+    const accounts = apiKey === undefined ? undefined : this.keys.get(apiKey)
+    if (accounts === undefined) return send(error(401, '000', 'HTTP Status Response - Unauthorized', 'security'))
+    if (fault === 'rateLimit429') return send(error(429, '000', 'Too Many Requests', 'security'))
+    if (fault === 'status500') return send({ status: 500, body: { status: 500, errorCode: '905', message: 'Payment details are not supported', errorType: 'configuration' } })
+    if (fault === 'inProgress704') return send(error(422, '704', 'request already processed or in progress', 'validation'))
+    if (fault === 'invalid167') return send(error(422, '167', 'Original pspReference required for this operation', 'validation'))
+    if (typeof body.merchantAccount !== 'string' || !accounts.has(body.merchantAccount)) return send(error(403, '901', 'Invalid Merchant Account', 'security'))
+
+    const idempotencyKey = request.method === 'POST' ? request.headers['idempotency-key'] : undefined
+    const savedKey = `${apiKey ?? ''}:${idempotencyKey ?? ''}`
+    let answer = idempotencyKey === undefined ? undefined : this.saved.get(savedKey)
+    if (answer === undefined) {
+      answer = this.route(request)
+      if (idempotencyKey !== undefined) this.saved.set(savedKey, answer)
+    }
+    if (fault === 'hangAfterWork') return
+    if (fault === 'holdAnswer') await new Promise((resolve) => setTimeout(resolve, this.holdAnswerMs))
+    if (req.socket.destroyed) return
+    if (fault === 'dropAfterWork') { req.socket.destroy(); return }
+    send(answer)
+  }
+
+  private route (request: RecordedRequest): Answer {
+    const { method, path, body } = request
+    const prefix = `/${FAKE_ADYEN_VERSION}`
+    if (method !== 'POST' || !path.startsWith(`${prefix}/`)) return error(404, '000', 'Not Found', 'validation')
+    const route = path.slice(prefix.length)
+    if (route === '/paymentMethods') return { status: 200, body: { paymentMethods: [{ type: 'scheme', name: 'Cards', brands: ['visa', 'mc', 'amex'] }] } }
+    if (route === '/payments') return this.pay(body)
+    if (route === '/cancels') return this.cancelByReference(body)
+    const match = /^\/payments\/([^/]+)\/(captures|refunds|cancels)$/.exec(route)
+    if (match === null) return error(404, '000', 'Not Found', 'validation')
+    const [, pspReference = '', operation] = match
+    if (operation === 'captures') return this.capture(pspReference, body)
+    if (operation === 'refunds') return this.refund(pspReference, body)
+    return this.cancel(pspReference, body)
+  }
+
+  private amountOf (body: Record<string, unknown>): { value: number, currency: string } | Answer {
+    const amount = body.amount as { value?: unknown, currency?: unknown } | undefined
+    if (amount === undefined) return error(422, '100', 'No amount specified', 'validation')
+    if (typeof amount.value !== 'number' || !Number.isInteger(amount.value) || amount.value < 0) return error(422, '137', 'Invalid amount specified', 'validation')
+    if (typeof amount.currency !== 'string' || !/^[A-Z]{3}$/.test(amount.currency)) return error(422, '138', 'Unsupported currency specified', 'validation')
+    return { value: amount.value, currency: amount.currency }
+  }
+
+  private pay (body: Record<string, unknown>): Answer {
+    const amount = this.amountOf(body)
+    if ('status' in amount) return amount
+    if (typeof body.reference !== 'string' || body.reference === '') return error(422, '130', 'Required field \'reference\' is not provided.', 'validation')
+    const method = body.paymentMethod as { type?: unknown, storedPaymentMethodId?: unknown } | undefined
+    const storedId = typeof method?.storedPaymentMethodId === 'string' ? method.storedPaymentMethodId : ''
+    const shopperReference = typeof body.shopperReference === 'string' ? body.shopperReference : ''
+    const behaviour = STORED_METHODS[storedId]
+    const owner = this.owners.get(storedId)
+    if (behaviour === undefined || shopperReference === '' || (owner !== undefined && owner !== shopperReference)) {
+      return error(422, '803', 'PaymentDetail not found', 'validation')
+    }
+    const additional = (body.additionalData ?? {}) as Record<string, unknown>
+    const manualCapture = additional.manualCapture === 'true'
+    const payment: FakePayment = {
+      pspReference: this.nextReference(),
+      merchantReference: body.reference,
+      merchantAccount: String(body.merchantAccount),
+      shopperReference,
+      storedPaymentMethodId: storedId,
+      amount,
+      resultCode: behaviour.resultCode,
+      ...(behaviour.refusalReasonCode === undefined ? {} : { refusalReasonCode: behaviour.refusalReasonCode }),
+      manualCapture,
+      status: behaviour.resultCode === 'Authorised' ? (manualCapture ? 'authorised' : 'captured') : behaviour.resultCode === 'Refused' ? 'refused' : 'pending',
+      capturedValue: behaviour.resultCode === 'Authorised' && !manualCapture ? amount.value : 0,
+      refundedValue: 0
+    }
+    this.payments.set(payment.pspReference, payment)
+    return {
+      status: 200,
+      body: {
+        pspReference: payment.pspReference,
+        resultCode: behaviour.resultCode,
+        merchantReference: payment.merchantReference,
+        amount,
+        ...(behaviour.refusalReasonCode === undefined ? {} : { refusalReason: behaviour.refusalReason, refusalReasonCode: behaviour.refusalReasonCode }),
+        ...(behaviour.resultCode === 'RedirectShopper' ? { action: { type: 'redirect', method: 'GET', url: 'https://checkoutshopper-test.adyen.com/redirect', paymentMethodType: 'scheme' } } : {})
+      }
+    }
+  }
+
+  private received (eventCode: FakeModification['eventCode'], payment: FakePayment | undefined, body: Record<string, unknown>, modification: Omit<FakeModification, 'eventCode' | 'pspReference' | 'merchantReference'>): Answer {
+    const pspReference = this.nextReference()
+    this.modifications.push({ eventCode, pspReference, merchantReference: typeof body.reference === 'string' ? body.reference : '', ...modification })
+    return {
+      status: 201,
+      body: {
+        merchantAccount: body.merchantAccount,
+        ...(payment === undefined ? {} : { paymentPspReference: payment.pspReference }),
+        pspReference,
+        ...(body.reference === undefined ? {} : { reference: body.reference }),
+        ...(body.amount === undefined ? {} : { amount: body.amount }),
+        ...(body.paymentReference === undefined ? {} : { paymentReference: body.paymentReference }),
+        status: 'received'
+      }
+    }
+  }
+
+  private capture (pspReference: string, body: Record<string, unknown>): Answer {
+    const amount = this.amountOf(body)
+    if ('status' in amount) return amount
+    const payment = this.payments.get(pspReference)
+    const failure = payment === undefined
+      ? 'Original pspReference not found'
+      : payment.status !== 'authorised'
+        ? `Payment is ${payment.status}`
+        : amount.currency !== payment.amount.currency || amount.value > payment.amount.value ? 'Invalid amount' : undefined
+    if (payment !== undefined && failure === undefined) {
+      payment.status = 'captured'
+      payment.capturedValue = amount.value
+    }
+    return this.received('CAPTURE', payment, body, { originalReference: pspReference, amount, success: failure === undefined, reason: failure ?? '' })
+  }
+
+  private refund (pspReference: string, body: Record<string, unknown>): Answer {
+    const amount = this.amountOf(body)
+    if ('status' in amount) return amount
+    const payment = this.payments.get(pspReference)
+    const failure = payment === undefined
+      ? 'Original pspReference not found'
+      : payment.status !== 'captured'
+        ? `Payment is ${payment.status}`
+        : amount.currency !== payment.amount.currency || amount.value > payment.capturedValue - payment.refundedValue ? 'Amount exceeds the captured amount' : undefined
+    if (payment !== undefined && failure === undefined) payment.refundedValue += amount.value
+    return this.received('REFUND', payment, body, { originalReference: pspReference, amount, success: failure === undefined, reason: failure ?? '' })
+  }
+
+  private cancel (pspReference: string, body: Record<string, unknown>): Answer {
+    const payment = this.payments.get(pspReference)
+    return this.cancelPayment(payment, body, pspReference)
+  }
+
+  private cancelByReference (body: Record<string, unknown>): Answer {
+    if (typeof body.paymentReference !== 'string' || body.paymentReference === '') return error(422, '000', 'Required field \'paymentReference\' is not provided.', 'validation')
+    const [payment] = this.paymentsOf(body.paymentReference)
+    return this.cancelPayment(payment, body, payment?.pspReference)
+  }
+
+  private cancelPayment (payment: FakePayment | undefined, body: Record<string, unknown>, originalReference: string | undefined): Answer {
+    const failure = payment === undefined ? undefined : payment.status === 'authorised' || payment.status === 'cancelled' ? undefined : `Payment is ${payment.status}`
+    if (payment !== undefined && failure === undefined) payment.status = 'cancelled'
+    return this.received('CANCELLATION', payment, body, { ...(originalReference === undefined ? {} : { originalReference }), success: failure === undefined, reason: failure ?? '' })
+  }
+}
