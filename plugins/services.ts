@@ -68,9 +68,9 @@ export default fp(async (app) => {
     db: app.db,
     accounts,
     payments: app.payments,
+    refunds: app.refunds,
     clock: app.clock,
-    log: app.log,
-    events
+    log: app.log
   }))
   app.decorate('adyenNotifications', adyenNotificationService({
     db: app.db,

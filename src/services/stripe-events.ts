@@ -1,22 +1,20 @@
 import { ConnectorEventUnverifiedError } from '../domain/connectors'
-import type { EventFactory } from '../domain/events'
 import { isGuid } from '../domain/ids'
-import { applySucceededRefund, releaseFailedRefund, type Payment } from '../domain/payments'
-import { transitionRefund } from '../domain/refunds'
+import type { Payment } from '../domain/payments'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
 import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect, type VerifiedStripeEvent } from '../gateway/stripe-events'
 import type { Database } from '../store/types'
 import type { Logger, PaymentService } from './payments'
+import type { RefundService } from './refunds'
 
 export interface StripeEventDeps {
   db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
   /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
   accounts: Pick<ConnectorAccountSource, 'byId'>
   payments: Pick<PaymentService, 'applyConnectorOutcome'>
+  refunds: Pick<RefundService, 'applyConnectorOutcome'>
   clock: () => number
   log: Logger
-  /** The events of refund changes (written with the change); undefined: none (core tests). */
-  events?: EventFactory
 }
 
 export interface StripeEventReceipt {
@@ -102,13 +100,9 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
     // Not an outcome yet (Stripe's refunds are never 'received'; the type allows it for asynchronous connectors).
     if (reported === 'received') return
     if (refund.status === 'pending') {
-      const at = nowIso()
-      const failureCode = effect.result.outcome === 'failed' ? effect.result.failureCode : null
-      const stored = await deps.db.refunds.complete(refund.id, (current, held) => ({
-        refund: transitionRefund(current, reported, at, failureCode),
-        payment: reported === 'succeeded' ? applySucceededRefund(held, current.amountMinor, at) : releaseFailedRefund(held, current.amountMinor, at)
-      }), undefined, deps.events?.refund)
-      deps.log.info({ ...context, refundId: refund.id, paymentId: refund.paymentId, status: stored.refund.status }, 'Stripe event settled a pending refund')
+      const settled = await deps.refunds.applyConnectorOutcome(refund.paymentId, refund.id,
+        reported === 'succeeded' ? { status: 'succeeded' } : { status: 'failed', failureCode: effect.result.outcome === 'failed' ? effect.result.failureCode : 'refund_failed' })
+      deps.log.info({ ...context, refundId: refund.id, paymentId: refund.paymentId, status: settled?.status }, 'Stripe event settled a pending refund')
       return
     }
     if (refund.status === reported) return
