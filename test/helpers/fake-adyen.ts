@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { LocalPsp } from './local-psp'
 
 /**
  * A local server speaking Adyen's documented Checkout API (v72, JSON), for the Adyen connector's tests:
@@ -75,7 +75,7 @@ const STORED_METHODS: Readonly<Record<string, { resultCode: string, refusalReaso
 const error = (status: number, errorCode: string, message: string, errorType: string): Answer =>
   ({ status, body: { status, errorCode, message, errorType } })
 
-export class FakeAdyen {
+export class FakeAdyen extends LocalPsp<Fault> {
   readonly requests: RecordedRequest[] = []
   readonly payments = new Map<string, FakePayment>()
   readonly modifications: FakeModification[] = []
@@ -83,36 +83,11 @@ export class FakeAdyen {
   readonly keys = new Map<string, Set<string>>([[FAKE_ADYEN_API_KEY, new Set([FAKE_ADYEN_MERCHANT])]])
   /** The shopper each test stored payment method belongs to (any shopper when absent). */
   readonly owners = new Map<string, string>()
-  holdAnswerMs = 3000
-  url = ''
-  private readonly server: Server
-  private readonly faults: Fault[] = []
   private readonly saved = new Map<string, Answer>()
   private sequence = 0
 
-  constructor () {
-    this.server = createServer((req, res) => { this.handle(req, res).catch(() => { res.destroy() }) })
-  }
-
   static async start (): Promise<FakeAdyen> {
-    const fake = new FakeAdyen()
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve))
-    fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`
-    return fake
-  }
-
-  /** A URL on which nothing listens (connection refused). */
-  static async closedPortUrl (): Promise<string> {
-    const server = createServer()
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
-    await new Promise<void>((resolve) => server.close(() => { resolve() }))
-    return `http://127.0.0.1:${port}`
-  }
-
-  /** The next `times` requests meet `fault`. */
-  failNext (fault: Fault, times = 1): void {
-    for (let i = 0; i < times; i++) this.faults.push(fault)
+    return await new FakeAdyen().listen()
   }
 
   /** The payments made with this reference (our payment id). */
@@ -120,23 +95,12 @@ export class FakeAdyen {
     return [...this.payments.values()].filter((payment) => payment.merchantReference === merchantReference)
   }
 
-  /** Stops accepting connections (and drops open ones): requests are then refused. */
-  async stopListening (): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => { resolve() }))
-    this.server.closeAllConnections()
-    await closed
-  }
-
-  async close (): Promise<void> {
-    if (this.server.listening) await this.stopListening()
-  }
-
   private nextReference (): string {
     this.sequence += 1
     return `FAKE${String(this.sequence).padStart(12, '0')}`
   }
 
-  private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
     let text = ''
     for await (const chunk of req) text += String(chunk)
     const headers: Record<string, string | undefined> = {}

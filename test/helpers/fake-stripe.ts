@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { LocalPsp } from './local-psp'
 
 /**
  * A local server speaking Stripe's documented wire format, for the Stripe connector's tests: form-encoded
@@ -69,44 +69,18 @@ function parseForm (text: string): Record<string, unknown> {
   return result
 }
 
-export class FakeStripe {
+export class FakeStripe extends LocalPsp<Fault> {
   readonly requests: RecordedRequest[] = []
   readonly intents = new Map<string, Intent>()
   readonly refunds = new Map<string, Record<string, unknown>>()
   /** Secret keys it accepts; others get 401. Keys in `restrictedKeys` get 403 on the balance. */
   readonly keys = new Set<string>(['sk_test_fake'])
   readonly restrictedKeys = new Set<string>()
-  /** How long the holdAnswer fault keeps the answer back after doing the work. */
-  holdAnswerMs = 3000
-  url = ''
-  private readonly server: Server
-  private readonly faults: Fault[] = []
   private readonly saved = new Map<string, { fingerprint: string, answer: Answer }>()
   private sequence = 0
 
-  constructor () {
-    this.server = createServer((req, res) => { this.handle(req, res).catch(() => { res.destroy() }) })
-  }
-
   static async start (): Promise<FakeStripe> {
-    const fake = new FakeStripe()
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve))
-    fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`
-    return fake
-  }
-
-  /** A URL on which nothing listens (connection refused). */
-  static async closedPortUrl (): Promise<string> {
-    const server = createServer()
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
-    await new Promise<void>((resolve) => server.close(() => { resolve() }))
-    return `http://127.0.0.1:${port}`
-  }
-
-  /** The next `times` requests meet `fault`. */
-  failNext (fault: Fault, times = 1): void {
-    for (let i = 0; i < times; i++) this.faults.push(fault)
+    return await new FakeStripe().listen()
   }
 
   /** The PaymentIntents whose metadata carries this payment id. */
@@ -114,23 +88,12 @@ export class FakeStripe {
     return [...this.intents.values()].filter((intent) => intent.metadata.payment_id === paymentId)
   }
 
-  /** Stops accepting connections (and drops open ones): requests are then refused. */
-  async stopListening (): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => { resolve() }))
-    this.server.closeAllConnections()
-    await closed
-  }
-
-  async close (): Promise<void> {
-    if (this.server.listening) await this.stopListening()
-  }
-
   private nextId (prefix: string): string {
     this.sequence += 1
     return `${prefix}_fake${String(this.sequence).padStart(6, '0')}`
   }
 
-  private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
     let text = ''
     for await (const chunk of req) text += String(chunk)
     const url = new URL(req.url ?? '/', 'http://fake')
