@@ -53,12 +53,12 @@ export type CreatedApiKeyType = Static<typeof CreatedApiKey>
 
 export const ApiKeyList = Type.Object({
   data: Type.Array(Type.Ref(ApiKey), { maxItems: MAX_ACTIVE_API_KEYS, description: `The merchant's keys that are not revoked, oldest first (expired ones included): at most ${MAX_ACTIVE_API_KEYS}.` })
-}, { title: 'API keys', additionalProperties: false })
+}, { $id: 'ApiKeyCollection', title: 'API keys', additionalProperties: false })
 
 export const CreateApiKeyBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label (default `API key`).', examples: ['checkout server'] })),
   expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'When the key stops working (ISO 8601, in the future). Default: never.', examples: ['2027-01-01T00:00:00Z'] }))
-}, { title: 'API key request', additionalProperties: false })
+}, { $id: 'CreateApiKeyRequest', title: 'API key request', additionalProperties: false })
 export type CreateApiKeyBodyType = Static<typeof CreateApiKeyBody>
 
 export const ApiKeyParams = Type.Object({
@@ -71,6 +71,6 @@ export const apiKeyResponses = {
     ...jsonResponse('The key. `secret` is shown only here (`Cache-Control: no-store`).', Type.Ref(CreatedApiKey)),
     headers: { 'cache-control': { type: 'string', description: '`no-store`: the response carries a secret.' } }
   },
-  list: jsonResponse('The merchant\'s active keys.', ApiKeyList),
+  list: jsonResponse('The merchant\'s active keys.', Type.Ref(ApiKeyList)),
   revoked: { description: 'Revoked: refused from the next request on (other instances: within milliseconds through Redis, at most AUTH_CACHE_TTL_MS without it).', type: 'null' }
 }

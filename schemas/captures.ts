@@ -15,7 +15,7 @@ export const CaptureBody = Type.Object({
       'Simulated gateway: 3001.00 is unavailable, 3002.00 times out (captured, the answer lost), 3003.00 is refused.',
     examples: [7.5]
   }))
-}, { title: 'Capture request', additionalProperties: false, examples: [{ amount: 7.5 }] })
+}, { $id: 'CaptureRequest', title: 'Capture request', additionalProperties: false, examples: [{ amount: 7.5 }] })
 export type CaptureBodyType = Static<typeof CaptureBody>
 
 /** How an example payment was routed: one Stripe connector account that answered at once. */

@@ -43,6 +43,7 @@ export const StripeEventBody = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 255, description: 'Stripe\'s event id (`evt_…`): a redelivery carries the same id and is acted on once.' }),
   type: Type.String({ minLength: 1, maxLength: 255, description: 'The event type, e.g. `payment_intent.succeeded`, `refund.failed`.' })
 }, {
+  $id: 'StripeEvent',
   title: 'Stripe event',
   description: 'A Stripe Event object, exactly as Stripe sends it (other members are accepted as they are; the signature covers the raw bytes).',
   additionalProperties: true,
@@ -51,7 +52,7 @@ export const StripeEventBody = Type.Object({
 
 export const StripeEventReceived = Type.Object({
   received: Type.Literal(true)
-}, { title: 'Stripe event received', additionalProperties: false, examples: [{ received: true }] })
+}, { $id: 'StripeEventReceived', title: 'Stripe event received', additionalProperties: false, examples: [{ received: true }] })
 
 export const stripeEventUnverified = {
   ...problemResponse('The event was not verified, so nothing was recorded or changed: no such connector account, not a stripe account, ' +
@@ -102,6 +103,7 @@ export const AdyenNotificationBody = Type.Object({
     description: 'The batch\'s items, each signed on its own; every one must verify, or none is recorded.'
   })
 }, {
+  $id: 'AdyenNotification',
   title: 'Adyen notification',
   description: 'Adyen\'s standard webhook (notification) body, exactly as Adyen sends it (other members are accepted as they are).',
   additionalProperties: true,

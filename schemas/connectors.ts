@@ -40,7 +40,7 @@ export const ConnectorAccount = Type.Object({
   credentialsHint: Type.Optional(Type.String({ maxLength: 8, description: 'The last 4 characters of the secret key (Stripe) or API key (Adyen), to tell keys apart (absent for `simulated`). The credentials themselves are never returned.' })),
   createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
   updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
-}, { title: 'Connector account', description: 'A merchant\'s account at a PSP (never its credentials).', additionalProperties: false, examples: [exampleConnector] })
+}, { $id: 'ConnectorAccount', title: 'Connector account', description: 'A merchant\'s account at a PSP (never its credentials).', additionalProperties: false, examples: [exampleConnector] })
 export type ConnectorAccountType = Static<typeof ConnectorAccount>
 
 /** A connector account as the API shows it: never its credentials, only their hint. */
@@ -58,8 +58,8 @@ export function toPublicConnector (account: DomainConnectorAccount): ConnectorAc
 }
 
 export const ConnectorAccountList = Type.Object({
-  data: Type.Array(ConnectorAccount, { maxItems: MAX_CONNECTORS_PER_MERCHANT, description: 'The merchant\'s connector accounts in routing order (priority, then the oldest first).' })
-}, { title: 'Connector accounts', additionalProperties: false, examples: [{ data: [exampleConnector] }] })
+  data: Type.Array(Type.Ref(ConnectorAccount), { maxItems: MAX_CONNECTORS_PER_MERCHANT, description: 'The merchant\'s connector accounts in routing order (priority, then the oldest first).' })
+}, { $id: 'ConnectorAccountCollection', title: 'Connector accounts', additionalProperties: false, examples: [{ data: [exampleConnector] }] })
 
 const credentials = Type.Object({
   secretKey: Type.Optional(Type.String({
@@ -111,6 +111,7 @@ export const CreateConnectorBody = Type.Object({
   priority: Type.Optional({ ...priority, description: `${priority.description} Default 0.`, examples: [0] }),
   description: Type.Optional(Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH, description: 'A label.', examples: ['Stripe EU account'] }))
 }, {
+  $id: 'CreateConnectorRequest',
   title: 'Connector account request',
   additionalProperties: false,
   examples: [
@@ -129,7 +130,7 @@ export const UpdateConnectorBody = Type.Object({
   status: Type.Optional(status),
   description: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], { description: 'A label; null removes it.' })),
   credentials: Type.Optional(credentials)
-}, { title: 'Connector account changes', additionalProperties: false, examples: [{ status: 'disabled' }, { priority: 10 }] })
+}, { $id: 'UpdateConnectorRequest', title: 'Connector account changes', additionalProperties: false, examples: [{ status: 'disabled' }, { priority: 10 }] })
 
 export const ConnectorParams = Type.Object({
   id: MerchantParams.properties.id,

@@ -36,7 +36,7 @@ export const Event = Type.Object({
     id: Type.String({ maxLength: 64, description: 'Its id.' })
   }, { additionalProperties: false, description: 'The resource the event is about.' }),
   data: Type.Object({}, { additionalProperties: true, description: 'The resource as the API returns it, at the time of the event.' })
-}, { title: 'Event', additionalProperties: false, examples: [exampleEvent] })
+}, { $id: 'Event', title: 'Event', additionalProperties: false, examples: [exampleEvent] })
 
 export type EventType = Static<typeof Event>
 

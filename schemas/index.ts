@@ -1,9 +1,34 @@
 import { ErrorEnvelope, ProblemDetails } from './common'
-import { Product } from './products'
-import { Payment } from './payments'
-import { Refund } from './refunds'
-import { Merchant } from './merchants'
-import { ApiKey, CreatedApiKey } from './api-keys'
+import { Product, ProductBody } from './products'
+import { CreatePaymentBody, Payment, PaymentList } from './payments'
+import { CaptureBody } from './captures'
+import { CreateRefundBody, Refund, RefundList } from './refunds'
+import { CreateMerchantBody, Merchant, MerchantList, MerchantPatchBody } from './merchants'
+import { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey } from './api-keys'
+import { Event, EventList } from './events'
+import {
+  CreateWebhookEndpointBody, ReplayBody, ReplayResult, RotateSecretBody, UpdateWebhookEndpointBody,
+  WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret
+} from './webhooks'
+import { ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody } from './connectors'
+import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './connector-events'
+import { Health, ServiceIndex } from './health'
 
-/** Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them. */
-export const componentSchemas = [ErrorEnvelope, ProblemDetails, Product, Payment, Refund, Merchant, ApiKey, CreatedApiKey]
+/**
+ * Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them: every
+ * request and response body is one of them (a named component in the document), referenced with Type.Ref.
+ */
+export const componentSchemas = [
+  ErrorEnvelope, ProblemDetails,
+  Product, ProductBody,
+  Payment, PaymentList, CreatePaymentBody, CaptureBody,
+  Refund, RefundList, CreateRefundBody,
+  Merchant, MerchantList, CreateMerchantBody, MerchantPatchBody,
+  ApiKey, ApiKeyList, CreatedApiKey, CreateApiKeyBody,
+  Event, EventList,
+  WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret, CreateWebhookEndpointBody, UpdateWebhookEndpointBody,
+  RotateSecretBody, ReplayBody, ReplayResult, WebhookDelivery, WebhookDeliveryList,
+  ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody,
+  StripeEventBody, AdyenNotificationBody, StripeEventReceived,
+  Health, ServiceIndex
+]

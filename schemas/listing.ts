@@ -54,11 +54,13 @@ export const PageQuery = Type.Object(pageQueryProperties, { additionalProperties
 
 /**
  * `{ data, hasMore }`: a page of items, newest first (created time, then id). A page never skips or
- * repeats an item while new ones arrive: cursors are positions in that order.
+ * repeats an item while new ones arrive: cursors are positions in that order. One shape for every list: the
+ * component `<Item>List` (`$id`), whose items are a reference to the item's component.
  */
-export function pageOf (item: TSchema, title: string, example: unknown) {
+export function pageOf<T extends TSchema> (item: T, title: string, example: unknown) {
+  if (item.$id === undefined) throw new Error(`pageOf(${title}): the item schema needs an $id`)
   return Type.Object({
-    data: Type.Array(item, { maxItems: LIST_LIMIT_MAX, description: 'The items of this page, newest first.' }),
+    data: Type.Array(Type.Ref(item), { maxItems: LIST_LIMIT_MAX, description: 'The items of this page, newest first.' }),
     hasMore: Type.Boolean({ description: 'True when more items lie beyond this page in the direction requested.' })
-  }, { title, additionalProperties: false, examples: [{ data: [example], hasMore: false }] })
+  }, { $id: `${item.$id}List`, title, additionalProperties: false, examples: [{ data: [example], hasMore: false }] })
 }

@@ -115,6 +115,7 @@ export const CreateMerchantBody = Type.Object({
   createdAt: readOnlyInRequest('set by the service'),
   updatedAt: readOnlyInRequest('set by the service')
 }, {
+  $id: 'CreateMerchantRequest',
   title: 'Merchant creation',
   additionalProperties: false,
   description: 'Unknown fields are rejected.',
@@ -140,6 +141,7 @@ export const MerchantPatchBody = Type.Object({
   createdAt: readOnlyInRequest('set by the service'),
   updatedAt: readOnlyInRequest('set by the service')
 }, {
+  $id: 'MerchantPatch',
   title: 'Merchant merge patch',
   additionalProperties: false,
   description: 'A JSON Merge Patch (RFC 7396): members that are absent stay unchanged, `null` removes an optional member, ' +
@@ -228,7 +230,7 @@ export const merchantErrors = {
 
 export const MerchantListQuery = PageQuery
 
-export const MerchantList = pageOf(Type.Ref(Merchant), 'Merchant list', {
+export const MerchantList = pageOf(Merchant, 'Merchant list', {
   id: exampleId,
   name: 'Blue Bottle Roasters',
   email: 'ops@bluebottle.example',

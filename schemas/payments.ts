@@ -186,7 +186,7 @@ export const CreatePaymentBody = Type.Object({
     examples: ['USD']
   }),
   metadata: Type.Optional(Metadata)
-}, { title: 'Payment request', additionalProperties: false, examples: [{ amount: 10.1, currency: 'USD', metadata: { orderId: 'A-1042' } }] })
+}, { $id: 'CreatePaymentRequest', title: 'Payment request', additionalProperties: false, examples: [{ amount: 10.1, currency: 'USD', metadata: { orderId: 'A-1042' } }] })
 export type CreatePaymentBodyType = Static<typeof CreatePaymentBody>
 
 export const PaymentParams = Type.Object({
@@ -214,7 +214,7 @@ export const PaymentListQuery = Type.Object({
   createdLt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
 }, { additionalProperties: false })
 
-export const PaymentList = pageOf(Type.Ref(Payment), 'Payment list', {
+export const PaymentList = pageOf(Payment, 'Payment list', {
   id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
   status: 'succeeded',
   amount: 10.1,

@@ -42,7 +42,7 @@ export const ProductBody = Type.Object({
     description: `Required, a finite number from 0 to ${PRODUCT_PRICE_MAX}.`,
     examples: [12.5]
   })
-}, { title: 'Product replacement', additionalProperties: false, examples: [{ name: 'Espresso cup', price: 12.5 }] })
+}, { $id: 'ProductReplacement', title: 'Product replacement', additionalProperties: false, examples: [{ name: 'Espresso cup', price: 12.5 }] })
 export type ProductBodyType = Static<typeof ProductBody>
 
 export const productErrors = {

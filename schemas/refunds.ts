@@ -67,7 +67,7 @@ export const CreateRefundBody = Type.Object({
   })),
   reason: Type.Optional(Type.String({ minLength: 1, maxLength: REFUND_REASON_MAX_LENGTH, description: 'Free text, stored and returned.', examples: ['requested_by_customer'] })),
   metadata: Type.Optional(Metadata)
-}, { title: 'Refund request', additionalProperties: false, examples: [{ amount: 2.5, reason: 'requested_by_customer', metadata: { returnId: 'R-77' } }] })
+}, { $id: 'CreateRefundRequest', title: 'Refund request', additionalProperties: false, examples: [{ amount: 2.5, reason: 'requested_by_customer', metadata: { returnId: 'R-77' } }] })
 export type CreateRefundBodyType = Static<typeof CreateRefundBody>
 
 export const RefundParams = Type.Object({
@@ -77,7 +77,7 @@ export const RefundParams = Type.Object({
 
 export const RefundListQuery = PageQuery
 
-export const RefundList = pageOf(Type.Ref(Refund), 'Refund list', exampleRefund)
+export const RefundList = pageOf(Refund, 'Refund list', exampleRefund)
 
 export const refundErrors = {
   validation: problemResponse('Validation failure: `errors` names each field (e.g. `amount` ≤ 0 or with too many decimals for the currency, `metadata`).'),

@@ -33,7 +33,7 @@ const endpointFields = {
   updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
 }
 
-export const WebhookEndpoint = Type.Object(endpointFields, { title: 'Webhook endpoint', description: 'A webhook endpoint (never its secret).', additionalProperties: false, examples: [exampleEndpoint] })
+export const WebhookEndpoint = Type.Object(endpointFields, { $id: 'WebhookEndpoint', title: 'Webhook endpoint', description: 'A webhook endpoint (never its secret).', additionalProperties: false, examples: [exampleEndpoint] })
 export type WebhookEndpointType = Static<typeof WebhookEndpoint>
 
 /** An endpoint as the API shows it (responses, event data): never its secrets. */
@@ -54,11 +54,11 @@ export function toEndpointResource (endpoint: StoredEndpoint): WebhookEndpointTy
 export const WebhookEndpointWithSecret = Type.Object({
   ...endpointFields,
   secret: Type.String({ maxLength: 100, description: 'The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this response: store it now.', examples: [exampleSecret] })
-}, { title: 'Webhook endpoint with its secret', additionalProperties: false, examples: [{ ...exampleEndpoint, secret: exampleSecret }] })
+}, { $id: 'WebhookEndpointWithSecret', title: 'Webhook endpoint with its secret', additionalProperties: false, examples: [{ ...exampleEndpoint, secret: exampleSecret }] })
 
 export const WebhookEndpointList = Type.Object({
-  data: Type.Array(WebhookEndpoint, { maxItems: MAX_ENDPOINTS_PER_MERCHANT, description: 'The merchant\'s endpoints, oldest first.' })
-}, { title: 'Webhook endpoints', additionalProperties: false, examples: [{ data: [exampleEndpoint] }] })
+  data: Type.Array(Type.Ref(WebhookEndpoint), { maxItems: MAX_ENDPOINTS_PER_MERCHANT, description: 'The merchant\'s endpoints, oldest first.' })
+}, { $id: 'WebhookEndpointCollection', title: 'Webhook endpoints', additionalProperties: false, examples: [{ data: [exampleEndpoint] }] })
 
 const url = Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH, description: 'An https URL that resolves to public addresses only (private, loopback and link-local addresses are refused, also at delivery time).', examples: ['https://shop.example/webhooks/payments'] })
 const enabledEvents = Type.Array(eventTypeOrAll, { minItems: 1, maxItems: EVENT_TYPES.length + 1, description: 'Event types to receive; omitted or `["*"]`: all.', examples: [['payment.succeeded', 'refund.succeeded']] })
@@ -67,14 +67,14 @@ export const CreateWebhookEndpointBody = Type.Object({
   url,
   enabledEvents: Type.Optional(enabledEvents),
   description: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A label.', examples: ['order fulfilment'] }))
-}, { title: 'Webhook endpoint request', additionalProperties: false })
+}, { $id: 'CreateWebhookEndpointRequest', title: 'Webhook endpoint request', additionalProperties: false })
 
 export const UpdateWebhookEndpointBody = Type.Object({
   url: Type.Optional(url),
   enabledEvents: Type.Optional(enabledEvents),
   description: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], { description: 'A label; null removes it.' })),
   disabled: Type.Optional(Type.Boolean({ description: 'true disables the endpoint; false enables it again (also after an automatic disable).' }))
-}, { title: 'Webhook endpoint changes', additionalProperties: false, examples: [{ disabled: false }] })
+}, { $id: 'UpdateWebhookEndpointRequest', title: 'Webhook endpoint changes', additionalProperties: false, examples: [{ disabled: false }] })
 
 export const RotateSecretBody = Type.Object({
   overlapSeconds: Type.Optional(Type.Integer({
@@ -84,7 +84,7 @@ export const RotateSecretBody = Type.Object({
     description: `How long the previous secret keeps signing next to the new one (default ${ROTATION_OVERLAP_DEFAULT_SECONDS}; 0: at once retired).`,
     examples: [3600]
   }))
-}, { title: 'Secret rotation', additionalProperties: false })
+}, { $id: 'RotateWebhookSecretRequest', title: 'Secret rotation', additionalProperties: false })
 
 export const ReplayBody = Type.Object({
   from: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created at or after this instant.', examples: ['2026-01-15T00:00:00Z'] }),
@@ -94,13 +94,13 @@ export const ReplayBody = Type.Object({
     description: 'Continue a replay: the `nextStartingAfter` of the previous answer (with the same `from` and `to`).',
     examples: ['019aa9f1-2b3c-7d4e-8f50-6172839a4b5c']
   }))
-}, { title: 'Replay range', additionalProperties: false })
+}, { $id: 'ReplayWebhookEventsRequest', title: 'Replay range', additionalProperties: false })
 
 export const ReplayResult = Type.Object({
   replayed: Type.Integer({ format: 'int32', minimum: 0, maximum: REPLAY_BATCH_EVENTS, description: `New deliveries scheduled: the events of this batch (at most ${REPLAY_BATCH_EVENTS} events of the range, oldest first) that this endpoint receives.` }),
   hasMore: Type.Boolean({ description: 'true: the range holds more events; send the same request with `startingAfter` = `nextStartingAfter` to replay the next batch.' }),
   nextStartingAfter: Type.Optional(Type.String({ maxLength: 64, format: 'uuid', description: 'With `hasMore`: the last event of this batch, where the next call continues.' }))
-}, { title: 'Replay result', additionalProperties: false, examples: [{ replayed: 12, hasMore: false }, { replayed: 1000, hasMore: true, nextStartingAfter: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c' }] })
+}, { $id: 'ReplayResult', title: 'Replay result', additionalProperties: false, examples: [{ replayed: 12, hasMore: false }, { replayed: 1000, hasMore: true, nextStartingAfter: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c' }] })
 
 const Attempt = Type.Object({
   attempt: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
@@ -135,7 +135,7 @@ export const WebhookDelivery = Type.Object({
   attemptLog: Type.Array(Attempt, { maxItems: ATTEMPT_LOG_MAX, description: 'The attempts, oldest first (the last 20).' }),
   createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
   updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
-}, { title: 'Webhook delivery', additionalProperties: false, examples: [exampleDelivery] })
+}, { $id: 'WebhookDelivery', title: 'Webhook delivery', additionalProperties: false, examples: [exampleDelivery] })
 
 export type WebhookDeliveryType = Static<typeof WebhookDelivery>
 

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
@@ -47,9 +48,9 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
       security: publicOperation,
       params: ConnectorEventParams,
       headers: StripeSignatureHeaders,
-      body: StripeEventBody,
+      body: Type.Ref(StripeEventBody),
       response: {
-        200: jsonResponse('The event is verified and recorded (and acted on, once).', StripeEventReceived),
+        200: jsonResponse('The event is verified and recorded (and acted on, once).', Type.Ref(StripeEventReceived)),
         400: stripeEventUnverified,
         413: merchantErrors.tooLarge,
         415: merchantErrors.createUnsupportedMediaType,
@@ -81,7 +82,7 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
         'nothing of ours, are recorded and ignored. The answer is `[accepted]`, which Adyen requires; anything else makes Adyen retry.',
       security: publicOperation,
       params: ConnectorEventParams,
-      body: AdyenNotificationBody,
+      body: Type.Ref(AdyenNotificationBody),
       response: {
         200: adyenNotificationAccepted,
         400: adyenNotificationInvalid,

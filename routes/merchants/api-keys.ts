@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { MAX_ACTIVE_API_KEYS } from '../../src/domain/api-keys'
 import { problemResponse } from '../../schemas/common'
@@ -27,7 +28,7 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
         'No Idempotency-Key: a replay would have to store the secret; a retried creation makes a second key, which you can revoke.',
       security: requiresKey,
       params: MerchantParams,
-      body: CreateApiKeyBody,
+      body: Type.Ref(CreateApiKeyBody),
       response: {
         201: apiKeyResponses.created,
         400: merchantErrors.createValidation,

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { connectorInputErrors, MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
@@ -46,9 +47,9 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
         'No Idempotency-Key (like the area\'s other sub-resources): a retried creation makes a second account, which you can delete.',
       security: requiresKey,
       params: MerchantParams,
-      body: CreateConnectorBody,
+      body: Type.Ref(CreateConnectorBody),
       response: {
-        201: jsonResponse('The connector account (`Location` names it).', ConnectorAccount),
+        201: jsonResponse('The connector account (`Location` names it).', Type.Ref(ConnectorAccount)),
         400: validation,
         ...authErrors,
         404: notFound,
@@ -72,7 +73,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
       description: `${who} In routing order: priority (lowest first), then the oldest first. Deleted accounts are not listed; credentials never are.`,
       security: requiresKey,
       params: MerchantParams,
-      response: { 200: jsonResponse('The merchant\'s connector accounts.', ConnectorAccountList), ...authErrors, 404: notFound, ...common }
+      response: { 200: jsonResponse('The merchant\'s connector accounts.', Type.Ref(ConnectorAccountList)), ...authErrors, 404: notFound, ...common }
     }
   }, async (request) => ({ data: (await app.connectorAccounts.list(request.params.id)).map(toPublicConnector) }))
 
@@ -85,7 +86,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
       description: who,
       security: requiresKey,
       params: ConnectorParams,
-      response: { 200: jsonResponse('The connector account.', ConnectorAccount), ...authErrors, 404: notFound, ...common }
+      response: { 200: jsonResponse('The connector account.', Type.Ref(ConnectorAccount)), ...authErrors, 404: notFound, ...common }
     }
   }, async (request) => toPublicConnector(await app.connectorAccounts.get(request.params.id, request.params.connectorId)))
 
@@ -100,9 +101,9 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
         'creation before they replace the old ones: refused 400, unreachable 503, nothing changed). Changing only priority, status or description calls no PSP.',
       security: requiresKey,
       params: ConnectorParams,
-      body: UpdateConnectorBody,
+      body: Type.Ref(UpdateConnectorBody),
       response: {
-        200: jsonResponse('The connector account as changed.', ConnectorAccount),
+        200: jsonResponse('The connector account as changed.', Type.Ref(ConnectorAccount)),
         400: validation,
         ...authErrors,
         404: notFound,

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { PreconditionFailedError, UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
@@ -106,7 +107,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
         'Needs the admin key (a merchant key is 403).',
       security: requiresKey,
       headers: IdempotencyHeaders,
-      body: CreateMerchantBody,
+      body: Type.Ref(CreateMerchantBody),
       response: {
         201: merchantResponses.created,
         400: merchantErrors.createValidation,
@@ -139,7 +140,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       querystring: MerchantListQuery,
       response: {
-        200: jsonResponse('A page of merchants.', MerchantList),
+        200: jsonResponse('A page of merchants.', Type.Ref(MerchantList)),
         400: merchantErrors.createValidation,
         ...listErrors,
         429: merchantErrors.rateLimited,
@@ -206,7 +207,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
       headers: ConditionalPatchHeaders,
       // Documented as a merge patch first (Swagger UI sends that), plain JSON accepted as the same.
       consumes: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE],
-      body: MerchantPatchBody,
+      body: Type.Ref(MerchantPatchBody),
       response: {
         200: merchantResponses.patched,
         400: merchantErrors.patchValidation,

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { mayDirectWebhooks } from '../../src/domain/api-keys'
@@ -52,8 +53,8 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
         '(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer is the only time the signing `secret` is shown.',
       security: requiresKey,
       params: MerchantParams,
-      body: CreateWebhookEndpointBody,
-      response: { 201: { ...jsonResponse('The endpoint with its secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret) }, 400: validation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
+      body: Type.Ref(CreateWebhookEndpointBody),
+      response: { 201: { ...jsonResponse('The endpoint with its secret (`Cache-Control: no-store`).', Type.Ref(WebhookEndpointWithSecret)) }, 400: validation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
     refuseSuspended(request)
@@ -72,7 +73,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       description: `${who} Secrets are never listed.`,
       security: requiresKey,
       params: MerchantParams,
-      response: { 200: jsonResponse('The merchant\'s endpoints.', WebhookEndpointList), ...authErrors, 404: notFound, ...common }
+      response: { 200: jsonResponse('The merchant\'s endpoints.', Type.Ref(WebhookEndpointList)), ...authErrors, 404: notFound, ...common }
     }
   }, async (request) => ({ data: (await app.webhooks.list(request.params.id)).map(toEndpointResource) }))
 
@@ -85,7 +86,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       description: who,
       security: requiresKey,
       params: EndpointParams,
-      response: { 200: jsonResponse('The endpoint.', WebhookEndpoint), ...authErrors, 404: notFound, ...common }
+      response: { 200: jsonResponse('The endpoint.', Type.Ref(WebhookEndpoint)), ...authErrors, 404: notFound, ...common }
     }
   }, async (request) => toEndpointResource(await app.webhooks.get(request.params.id, request.params.endpointId)))
 
@@ -99,8 +100,8 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
         'A suspended merchant\'s key may change `description` and set `disabled: true` only (403 otherwise).',
       security: requiresKey,
       params: EndpointParams,
-      body: UpdateWebhookEndpointBody,
-      response: { 200: jsonResponse('The endpoint as changed.', WebhookEndpoint), 400: validation, ...sendingAuthErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
+      body: Type.Ref(UpdateWebhookEndpointBody),
+      response: { 200: jsonResponse('The endpoint as changed.', Type.Ref(WebhookEndpoint)), 400: validation, ...sendingAuthErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
     }
   }, async (request) => {
     if (widensDelivery(request.body)) refuseSuspended(request)
@@ -134,8 +135,8 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
         '`webhook-signature` carries both signatures (space-separated) while you deploy the new one.',
       security: requiresKey,
       params: EndpointParams,
-      body: RotateSecretBody,
-      response: { 200: jsonResponse('The endpoint with its new secret (`Cache-Control: no-store`).', WebhookEndpointWithSecret), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
+      body: Type.Ref(RotateSecretBody),
+      response: { 200: jsonResponse('The endpoint with its new secret (`Cache-Control: no-store`).', Type.Ref(WebhookEndpointWithSecret)), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
     const { endpoint, secret } = await app.webhooks.rotateSecret(request.params.id, request.params.endpointId, request.body.overlapSeconds)
@@ -152,7 +153,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       params: EndpointParams,
       querystring: DeliveryListQuery,
-      response: { 200: jsonResponse('A page of deliveries.', WebhookDeliveryList), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...common }
+      response: { 200: jsonResponse('A page of deliveries.', Type.Ref(WebhookDeliveryList)), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, ...common }
     },
     preValidation: integerQuery(['limit'])
   }, async (request) => {
@@ -170,7 +171,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
         'While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once.',
       security: requiresKey,
       params: DeliveryParams,
-      response: { 202: jsonResponse('The delivery, due now.', WebhookDelivery), ...sendingAuthErrors, 404: notFound, 409: inFlight, ...common }
+      response: { 202: jsonResponse('The delivery, due now.', Type.Ref(WebhookDelivery)), ...sendingAuthErrors, 404: notFound, 409: inFlight, ...common }
     }
   }, async (request, reply) => {
     refuseSuspended(request)
@@ -189,8 +190,8 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
         '(oldest first); with `hasMore`, send the same request with `startingAfter` = `nextStartingAfter` for the next batch.',
       security: requiresKey,
       params: EndpointParams,
-      body: ReplayBody,
-      response: { 202: jsonResponse('How many deliveries this batch scheduled, and where the next one starts.', ReplayResult), 400: merchantErrors.createValidation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
+      body: Type.Ref(ReplayBody),
+      response: { 202: jsonResponse('How many deliveries this batch scheduled, and where the next one starts.', Type.Ref(ReplayResult)), 400: merchantErrors.createValidation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
     refuseSuspended(request)

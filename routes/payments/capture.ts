@@ -36,7 +36,7 @@ const captureRoutes: FastifyPluginAsyncTypebox<CaptureRoutesOptions> = async (ap
         'progress: retry with the same Idempotency-Key, or the recovery worker finishes it). `Idempotency-Key` works exactly as on refunds.',
       params: PaymentParams,
       headers: IdempotencyHeaders,
-      body: Type.Optional(CaptureBody),
+      body: Type.Optional(Type.Ref(CaptureBody)),
       security: requiresKey,
       response: {
         200: jsonResponse('The payment, captured (`succeeded`); a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), capturedPaymentExample),

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../../src/domain/errors'
@@ -30,7 +31,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       querystring: EventListQuery,
       security: requiresKey,
       response: {
-        200: jsonResponse('A page of events.', EventList),
+        200: jsonResponse('A page of events.', Type.Ref(EventList)),
         400: paymentErrors.validation,
         ...authErrors,
         429: paymentErrors.rateLimited,
@@ -59,7 +60,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       params: EventParams,
       security: requiresKey,
       response: {
-        200: jsonResponse('The event.', Event),
+        200: jsonResponse('The event.', Type.Ref(Event)),
         ...authErrors,
         404: problemResponse('No such event (or it is another merchant\'s, or past retention).'),
         429: paymentErrors.rateLimited,

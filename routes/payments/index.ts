@@ -74,7 +74,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         '(it does not act on a merchant\'s behalf). Idempotency-Keys are scoped to the merchant and this operation.',
       security: requiresKey,
       headers: IdempotencyHeaders,
-      body: CreatePaymentBody,
+      body: Type.Ref(CreatePaymentBody),
       response: {
         201: jsonResponse('The payment succeeded (or, with `captureMethod: manual`, is authorized: `requires_capture`, see the ' +
           'authorization example of the Payment schema). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), {
@@ -143,7 +143,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       querystring: PaymentListQuery,
       security: requiresKey,
       response: {
-        200: jsonResponse('A page of payments.', PaymentList),
+        200: jsonResponse('A page of payments.', Type.Ref(PaymentList)),
         400: paymentErrors.validation,
         ...listAuthErrors,
         429: paymentErrors.rateLimited,
@@ -230,7 +230,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         'recovery worker) finish it. `Idempotency-Key` works exactly as on payments.',
       params: PaymentParams,
       headers: IdempotencyHeaders,
-      body: CreateRefundBody,
+      body: Type.Ref(CreateRefundBody),
       security: requiresKey,
       response: {
         201: jsonResponse('The refund succeeded. `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Refund)),
@@ -268,7 +268,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       querystring: RefundListQuery,
       security: requiresKey,
       response: {
-        200: jsonResponse('A page of refunds.', RefundList),
+        200: jsonResponse('A page of refunds.', Type.Ref(RefundList)),
         400: paymentErrors.validation,
         ...refundAuthErrors,
         404: refundErrors.notFound,

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { MethodNotAllowedError, PreconditionFailedError, ValidationError, type DomainError } from '../../src/domain/errors'
 import { contentEtag, evaluatePreconditions } from '../../plugins/http/conditional'
@@ -97,7 +98,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       security: requiresKey,
       params: ProductParams,
       headers: ProductConditionalPutHeaders,
-      body: ProductBody,
+      body: Type.Ref(ProductBody),
       response: { 200: productResponse, 400: productErrors.badRequest, ...productAuthErrors, 412: productErrors.preconditionFailed, ...commonErrors }
     }
   }, async (request, reply) => {

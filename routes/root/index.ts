@@ -2,12 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { publicOperation } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
-
-const ServiceIndex = Type.Object({
-  name: Type.String({ maxLength: 100, description: 'The service.', examples: ['product-payment-service'] }),
-  docs: Type.String({ maxLength: 100, format: 'uri-reference', description: 'Swagger UI: the API reference, with try-it-out.', examples: ['/docs'] }),
-  openapi: Type.String({ maxLength: 100, format: 'uri-reference', description: 'The OpenAPI 3.1 document (JSON; YAML at /docs/yaml).', examples: ['/docs/json'] })
-}, { title: 'Service index', additionalProperties: false })
+import { ServiceIndex } from '../../schemas/health'
 
 /** `GET /`: where the documentation is, for a human with a browser or curl and for tools (RFC 8631 links). */
 const root: FastifyPluginAsyncTypebox = async (app) => {
@@ -22,7 +17,7 @@ const root: FastifyPluginAsyncTypebox = async (app) => {
       security: publicOperation,
       response: {
         200: {
-          ...jsonResponse('Links to the documentation.', ServiceIndex),
+          ...jsonResponse('Links to the documentation.', Type.Ref(ServiceIndex)),
           headers: { link: { type: 'string', maxLength: 100, description: '`</docs>; rel="service-doc", </docs/json>; rel="service-desc"`' } }
         }
       }
