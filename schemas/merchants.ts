@@ -52,7 +52,10 @@ const statusSchema = (description: string) => Type.Unsafe<MerchantStatus>({
   examples: ['active']
 })
 
+// Accepted by the validator (a POST that sends them gets a 400 naming them; a PATCH may repeat the current value) but
+// `readOnly`: the OpenAPI document leaves them out of request bodies, so generated clients do not offer them.
 const readOnlyInRequest = (what: string) => Type.Optional(Type.Unknown({
+  readOnly: true,
   description: `Read-only (${what}). ` +
     'On POST it must not be sent; on PATCH it may only repeat the current value, anything else is 400.'
 }))

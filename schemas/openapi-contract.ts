@@ -35,6 +35,7 @@ interface Operation {
   operationId?: string
   tags?: string[]
   parameters?: Array<Json & { in?: string, name?: string, schema?: Json }>
+  requestBody?: Json & { required?: boolean, content?: Record<string, Json> }
   responses?: Record<string, Json & { headers?: Record<string, unknown>, content?: Record<string, Json> }>
 }
 
@@ -113,6 +114,23 @@ export const responseHeaders: Record<string, Json> = {
     schema: { type: 'string', enum: ['application/merge-patch+json, application/json'] }
   }
 }
+
+/** Retry-After on a 409 that may be `idempotency-key-in-use` (and is absent on the other 409s). */
+const IN_USE_RETRY_AFTER = 'Retry-After-Idempotency-Key-In-Use'
+responseHeaders[IN_USE_RETRY_AFTER] = {
+  description: 'Present when the problem `type` is urn:problem-type:idempotency-key-in-use (the first request with this key is ' +
+    'still being processed): seconds to wait before repeating the request with the same key. Absent on the other conflicts.',
+  schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86400, examples: [1] }
+}
+
+/** Operations that answer a 409 `idempotency-key-in-use` (those handled by the idempotency plugin). */
+const IDEMPOTENT_OPERATIONS = ['createPayment', 'createRefund', 'createMerchant', 'capturePayment']
+
+/** Operations whose route takes a missing body as `{}` (a full refund, a full capture, all defaults). */
+const OPTIONAL_BODY_OPERATIONS = ['createRefund', 'capturePayment', 'rotateWebhookSecret', 'createApiKey']
+
+/** Reads of a resource with an ETag: the tag comes with the 412 of a failed If-Match too. */
+const ETAG_READS = ['getProduct', 'getProduct-head', 'getMerchant', 'getMerchant-head']
 
 const ref = (name: string): Json => ({ $ref: `#/components/headers/${name}` })
 
@@ -302,6 +320,7 @@ function headersFor (operation: Operation, method: string, template: string, sta
   const replayable = ['createPayment', 'createRefund', 'createMerchant'].includes(operation.operationId ?? '')
   if (replayable && (status === 201 || status === 402)) names.push('Idempotent-Replayed')
   if (template === '/products/{id}' && (method === 'get' || method === 'head' || method === 'put') && (status === 200 || status === 304)) names.push('ETag')
+  if (status === 412 && ETAG_READS.includes(operation.operationId ?? '')) names.push('ETag')
   return names
 }
 
@@ -336,6 +355,29 @@ function addCommonResponses (operation: Operation, template: string): void {
   }
 }
 
+/**
+ * Request body components lose their `readOnly` members (accepted by the validator to answer a precise 400, never
+ * meant to be sent): a generated client then does not offer them.
+ */
+function omitReadOnlyMembersOfRequestBodies (doc: Json & { components?: Json, paths?: Record<string, Record<string, Operation>> }): void {
+  const schemas = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, { properties?: Record<string, Json>, required?: string[] }>
+  const bodies = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item))
+    .flatMap((operation) => Object.values(operation.requestBody?.content ?? {}))
+    .map((media) => String((media.schema as Json | undefined)?.$ref ?? '').replace('#/components/schemas/', ''))
+  for (const name of new Set(bodies)) {
+    const schema = schemas[name]
+    if (schema?.properties === undefined) continue
+    const readOnly = Object.keys(schema.properties).filter((member) => schema.properties?.[member]?.readOnly === true)
+    if (readOnly.length === 0) continue
+    // A copy: the document's schema objects may be the very ones the routes validate with.
+    schemas[name] = {
+      ...schema,
+      properties: Object.fromEntries(Object.entries(schema.properties).filter(([member]) => !readOnly.includes(member))),
+      ...(schema.required !== undefined ? { required: schema.required.filter((member) => !readOnly.includes(member)) } : {})
+    }
+  }
+}
+
 const METHODS = ['get', 'head', 'put', 'post', 'patch', 'delete', 'options', 'trace']
 
 /** Adds what every operation shares to the generated document (in place) and returns it. */
@@ -346,6 +388,7 @@ export function completeContract<T extends Json> (document: T): T {
   doc.servers = [{ url: '/', description: 'Production, and every other environment: the origin this document is served from.', 'x-internal': false }]
   const components = (doc.components ??= {}) as Json
   components.headers = { ...(components.headers as Json | undefined), ...responseHeaders }
+  omitReadOnlyMembersOfRequestBodies(doc)
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue
@@ -355,6 +398,7 @@ export function completeContract<T extends Json> (document: T): T {
         }
       }
       addCommonResponses(operation, template)
+      if (operation.requestBody !== undefined && OPTIONAL_BODY_OPERATIONS.includes(operation.operationId ?? '')) operation.requestBody.required = false
       for (const [statusText, response] of Object.entries(operation.responses ?? {})) {
         const status = Number(statusText)
         const headers: Record<string, unknown> = {}
@@ -363,6 +407,7 @@ export function completeContract<T extends Json> (document: T): T {
           headers[component ?? name] = component === undefined ? header : ref(component)
         }
         for (const name of headersFor(operation, method, template, status)) headers[name] ??= ref(name)
+        if (status === 409 && IDEMPOTENT_OPERATIONS.includes(operation.operationId ?? '')) headers['Retry-After'] ??= ref(IN_USE_RETRY_AFTER)
         response.headers = headers
         if (status < 400) continue
         for (const [mediaType, media] of Object.entries(response.content ?? {})) {

@@ -155,3 +155,52 @@ t.test('security: a bearer scheme; every operation states its security, public o
   const keys = new Set((await generateOpenApiYaml()).match(/sk_[A-Za-z0-9_-]{8,}/g) ?? [])
   t.same([...keys], ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a'], 'the only key in the document is the marked example')
 })
+
+interface BodyOperation extends Operation {
+  requestBody?: { required?: boolean, content?: Record<string, { schema?: Record<string, unknown> }> }
+  responses?: Record<string, Response & { headers?: Record<string, { $ref?: string }> }>
+}
+
+t.test('every JSON request and response body is a named component', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  const inline: string[] = []
+  for (const [name, operation] of operations(doc) as Array<[string, BodyOperation]>) {
+    for (const [mediaType, media] of Object.entries(operation.requestBody?.content ?? {})) {
+      if (media.schema?.$ref === undefined) inline.push(`${name} request ${mediaType}`)
+    }
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      for (const [mediaType, media] of Object.entries(response.content ?? {})) {
+        if (mediaType.endsWith('json') && media.schema?.$ref === undefined) inline.push(`${name} ${status} ${mediaType}`)
+      }
+    }
+  }
+  t.same(inline, [], 'no inline JSON body')
+  for (const name of ['Event', 'EventList', 'WebhookEndpoint', 'WebhookDelivery', 'ConnectorAccount', 'PaymentList', 'CreatePaymentRequest', 'CreateRefundRequest', 'CaptureRequest', 'MerchantPatch']) {
+    t.ok(doc.components.schemas[name], `${name} is a component`)
+  }
+  const page = doc.components.schemas.EventList as { properties: { data: { items: unknown } } }
+  t.same(page.properties.data.items, { $ref: '#/components/schemas/Event' }, 'a page refers to its item component')
+})
+
+t.test('headers and bodies the server really sends or accepts', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  const byId = new Map((operations(doc) as Array<[string, BodyOperation]>).map(([, operation]) => [operation.operationId, operation]))
+  for (const id of ['createPayment', 'createRefund', 'createMerchant', 'capturePayment']) {
+    t.same(byId.get(id)?.responses?.['409']?.headers?.['Retry-After'], { $ref: '#/components/headers/Retry-After-Idempotency-Key-In-Use' }, `${id} 409 declares Retry-After`)
+  }
+  for (const id of ['getProduct', 'getMerchant']) {
+    t.same(byId.get(id)?.responses?.['412']?.headers?.ETag, { $ref: '#/components/headers/ETag' }, `${id} 412 declares ETag`)
+  }
+  for (const id of ['createRefund', 'capturePayment', 'rotateWebhookSecret', 'createApiKey']) {
+    t.equal(byId.get(id)?.requestBody?.required, false, `${id} takes no body as well`)
+  }
+  t.equal(byId.get('createPayment')?.requestBody?.required, true, 'createPayment needs its body')
+  for (const name of ['CreateMerchantRequest', 'MerchantPatch']) {
+    const members = Object.keys((doc.components.schemas[name] as { properties: object }).properties)
+    t.notOk(members.some((member) => ['id', 'createdAt', 'updatedAt'].includes(member)), `${name} does not offer read-only members`)
+  }
+  for (const id of ['createApiKey', 'listApiKeys', 'revokeApiKey']) {
+    t.notOk(byId.get(id)?.responses?.['403'], `${id}: no 403 (another merchant's key is 404)`)
+    t.ok(byId.get(id)?.responses?.['503'], `${id}: 503 when the database is away`)
+  }
+})

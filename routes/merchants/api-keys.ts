@@ -7,9 +7,10 @@ import { ApiKeyParams, CreateApiKeyBody, apiKeyResponses, toApiKeyResource } fro
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 
 const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys'
-const authErrors = problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
-  'The API key is valid but may not do this.')
-const notFound = merchantErrors.notFound
+// The admin key or the merchant's own: any other valid key is 404 (below), so there is no 403 to declare.
+const authErrors = { 401: problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
+  'The API key is valid but may not do this.')[401] }
+const notFound = problemResponse('No merchant has this id, or the key is another merchant\'s (answered 404 as if the merchant did not exist; also for an id that is not a GUID).')
 const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
 
 /** /merchants/{id}/api-keys: a merchant's keys (inside the merchants area: problem documents). */
@@ -38,7 +39,8 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
         413: merchantErrors.tooLarge,
         415: merchantErrors.createUnsupportedMediaType,
         429: merchantErrors.rateLimited,
-        500: merchantErrors.internal
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
       }
     }
   }, async (request, reply) => {
@@ -61,7 +63,8 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
         ...authErrors,
         404: notFound,
         429: merchantErrors.rateLimited,
-        500: merchantErrors.internal
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
       }
     }
   }, async (request) => {
@@ -84,7 +87,8 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
         ...authErrors,
         404: problemAuthNotFound(),
         429: merchantErrors.rateLimited,
-        500: merchantErrors.internal
+        500: merchantErrors.internal,
+        503: merchantErrors.unavailable
       }
     }
   }, async (request, reply) => {
@@ -94,7 +98,7 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
 }
 
 function problemAuthNotFound () {
-  return { ...notFound, description: 'No such merchant, or it has no active key with this id.' }
+  return { ...notFound, description: 'No such merchant (or the key is another merchant\'s), or it has no active key with this id.' }
 }
 
 export default apiKeys
