@@ -8,8 +8,10 @@ import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 
 const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys'
 // The admin key or the merchant's own: any other valid key is 404 (below), so there is no 403 to declare.
-const authErrors = { 401: problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
-  'The API key is valid but may not do this.')[401] }
+const authErrors = {
+  401: problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
+    'The API key is valid but may not do this.')[401]
+}
 const notFound = problemResponse('No merchant has this id, or the key is another merchant\'s (answered 404 as if the merchant did not exist; also for an id that is not a GUID).')
 const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
 
