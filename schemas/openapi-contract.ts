@@ -7,6 +7,7 @@
  *
  * Runs as @fastify/swagger's `transformObject`, so /docs/json, /docs/yaml and openapi.yaml all get it.
  */
+import { problemComponents } from './problems'
 
 /** X-Request-Id values the service honours (plugins/request-id.ts). */
 export const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
@@ -200,6 +201,7 @@ const specificProblems: Record<string, Json> = {
     type: 'urn:problem-type:refund-failed',
     title: 'The refund was refused.',
     detail: 'The gateway refused the refund (refund_declined).',
+    paymentId: PAYMENT_ID,
     refundId: REFUND_ID,
     failureCode: 'refund_declined'
   },
@@ -207,6 +209,7 @@ const specificProblems: Record<string, Json> = {
     type: 'urn:problem-type:refund-exceeds-remaining',
     title: 'The refund exceeds the refundable amount.',
     detail: 'A refund of 20 USD exceeds what remains refundable on this payment (7.5 USD).',
+    paymentId: PAYMENT_ID,
     requestedAmount: 20,
     remainingAmount: 7.5
   },
@@ -225,6 +228,7 @@ const specificProblems: Record<string, Json> = {
     type: 'urn:problem-type:payment-not-cancelable',
     title: 'The payment cannot be canceled.',
     detail: 'Only a pending payment can be canceled; this one is succeeded.',
+    paymentId: PAYMENT_ID,
     paymentStatus: 'succeeded'
   },
   'createMerchant 409': {
@@ -389,6 +393,8 @@ export function completeContract<T extends Json> (document: T): T {
   const components = (doc.components ??= {}) as Json
   components.headers = { ...(components.headers as Json | undefined), ...responseHeaders }
   omitReadOnlyMembersOfRequestBodies(doc)
+  const problems = problemComponents()
+  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union }
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue

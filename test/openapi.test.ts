@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import { parse } from 'yaml'
 import { buildTestApp } from './helpers/app'
 import { generateOpenApiYaml } from '../scripts/openapi-document'
+import { problemTypes } from '../plugins/http/errors/problem'
 
 const COMMITTED = resolve(__dirname, '..', 'openapi.yaml')
 const STALE = 'openapi.yaml is out of date with the route schemas: run `npm run openapi` and commit openapi.yaml'
@@ -203,4 +204,20 @@ t.test('headers and bodies the server really sends or accepts', async (t) => {
     t.notOk(byId.get(id)?.responses?.['403'], `${id}: no 403 (another merchant's key is 404)`)
     t.ok(byId.get(id)?.responses?.['503'], `${id}: 503 when the database is away`)
   }
+})
+
+t.test('problem documents: one component per problem type, in a oneOf discriminated by type', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  const union = doc.components.schemas.ProblemDetails as { oneOf: Array<{ $ref: string }>, discriminator: { propertyName: string, mapping: Record<string, string> } }
+  t.equal(union.discriminator.propertyName, 'type')
+  t.same(Object.keys(union.discriminator.mapping).sort(), Object.values(problemTypes).sort(), 'every problem type of the service has its component')
+  for (const [type, target] of Object.entries(union.discriminator.mapping)) {
+    const component = doc.components.schemas[target.replace('#/components/schemas/', '')] as { properties: { type: { const: string } } }
+    t.equal(component.properties.type.const, type, `${target} is ${type}`)
+    t.ok(union.oneOf.some((member) => member.$ref === target), `${target} is in the oneOf`)
+  }
+  const declined = doc.components.schemas.PaymentDeclinedProblem as { required: string[] }
+  t.ok(['paymentId', 'declineCode'].every((member) => declined.required.includes(member)), 'payment-declined carries paymentId and declineCode')
+  const exceeds = doc.components.schemas.RefundExceedsRemainingProblem as { required: string[] }
+  t.ok(exceeds.required.includes('remainingAmount'), 'refund-exceeds-remaining carries remainingAmount')
 })
