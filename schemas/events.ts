@@ -7,6 +7,7 @@ import { toMerchantResource } from './merchants'
 import { toEndpointResource } from './webhooks'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
+import { routedExample } from './captures'
 
 const exampleEvent = {
   id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c',
@@ -14,7 +15,19 @@ const exampleEvent = {
   createdAt: '2026-01-15T09:30:01.000Z',
   sequence: 1,
   resource: { type: 'payment', id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f' },
-  data: { id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f', status: 'succeeded', amount: 10.1, currency: 'USD', amountRefunded: 0, createdAt: '2026-01-15T09:30:00.000Z', updatedAt: '2026-01-15T09:30:01.000Z' }
+  data: {
+    id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+    status: 'succeeded',
+    amount: 10.1,
+    currency: 'USD',
+    amountRefunded: 0,
+    captureMethod: 'automatic',
+    amountCaptured: 10.1,
+    amountCapturable: 0,
+    ...routedExample,
+    createdAt: '2026-01-15T09:30:00.000Z',
+    updatedAt: '2026-01-15T09:30:01.000Z'
+  }
 }
 
 export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
@@ -89,3 +102,55 @@ export const EventParams = Type.Object({
 })
 
 export const eventsDescription = `Events are kept ${EVENT_RETENTION_DAYS} days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.`
+
+/** Each kind of resource an event is about: its component (the event's `data`) and the event types about it. */
+const eventResources = [
+  { variant: 'PaymentEvent', resource: 'payment', data: 'Payment', prefix: 'payment.' },
+  { variant: 'RefundEvent', resource: 'refund', data: 'Refund', prefix: 'refund.' },
+  { variant: 'MerchantEvent', resource: 'merchant', data: 'Merchant', prefix: 'merchant.' },
+  { variant: 'WebhookEndpointEvent', resource: 'webhook_endpoint', data: 'WebhookEndpoint', prefix: 'webhook_endpoint.' }
+]
+
+/**
+ * The document's `Event`: a `oneOf` of one variant per kind of resource, discriminated by `type`, whose `data` is that
+ * resource's component, so a generated client narrows `data` on `type`. Document only: the routes serialize events with
+ * `Event` (its `data` any object, as stored).
+ */
+export function typedEventComponents (): { components: Record<string, unknown>, union: Record<string, unknown> } {
+  const ref = (name: string) => `#/components/schemas/${name}`
+  const base = JSON.parse(JSON.stringify(Event)) as { properties: Record<string, Record<string, unknown>>, examples?: unknown, $id?: string }
+  delete base.$id
+  delete base.examples
+  const components: Record<string, unknown> = {}
+  const mapping: Record<string, string> = {}
+  for (const { variant, resource, data, prefix } of eventResources) {
+    const types = EVENT_TYPES.filter((type) => type.startsWith(prefix))
+    for (const type of types) mapping[type] = ref(variant)
+    const resourceSchema = base.properties.resource as { properties: Record<string, Record<string, unknown>> }
+    // A copy each: shared objects would become YAML anchors and aliases.
+    components[variant] = JSON.parse(JSON.stringify({
+      ...base,
+      title: variant,
+      description: `An event about a ${resource.replace('_', ' ')}: \`data\` is the ${data} at the time of the event.`,
+      properties: {
+        ...base.properties,
+        type: { ...base.properties.type, enum: types, examples: [types[0]] },
+        resource: {
+          ...resourceSchema,
+          properties: { ...resourceSchema.properties, type: { type: 'string', const: resource, description: 'The kind of resource.' } }
+        },
+        data: { $ref: ref(data) }
+      }
+    }))
+  }
+  return {
+    components,
+    union: {
+      title: 'Event',
+      description: 'A change to one of your resources: narrow on `type` (or `resource.type`) and `data` is that resource as the API returns it, at the time of the event.',
+      oneOf: eventResources.map(({ variant }) => ({ $ref: ref(variant) })),
+      discriminator: { propertyName: 'type', mapping },
+      examples: [exampleEvent]
+    }
+  }
+}

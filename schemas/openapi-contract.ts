@@ -8,6 +8,7 @@
  * Runs as @fastify/swagger's `transformObject`, so /docs/json, /docs/yaml and openapi.yaml all get it.
  */
 import { problemComponents } from './problems'
+import { typedEventComponents } from './events'
 
 /** X-Request-Id values the service honours (plugins/request-id.ts). */
 export const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
@@ -394,7 +395,8 @@ export function completeContract<T extends Json> (document: T): T {
   components.headers = { ...(components.headers as Json | undefined), ...responseHeaders }
   omitReadOnlyMembersOfRequestBodies(doc)
   const problems = problemComponents()
-  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union }
+  const events = typedEventComponents()
+  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union }
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue

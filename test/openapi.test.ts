@@ -5,6 +5,7 @@ import { parse } from 'yaml'
 import { buildTestApp } from './helpers/app'
 import { generateOpenApiYaml } from '../scripts/openapi-document'
 import { problemTypes } from '../plugins/http/errors/problem'
+import { EVENT_TYPES } from '../src/domain/events'
 
 const COMMITTED = resolve(__dirname, '..', 'openapi.yaml')
 const STALE = 'openapi.yaml is out of date with the route schemas: run `npm run openapi` and commit openapi.yaml'
@@ -220,4 +221,17 @@ t.test('problem documents: one component per problem type, in a oneOf discrimina
   t.ok(['paymentId', 'declineCode'].every((member) => declined.required.includes(member)), 'payment-declined carries paymentId and declineCode')
   const exceeds = doc.components.schemas.RefundExceedsRemainingProblem as { required: string[] }
   t.ok(exceeds.required.includes('remainingAmount'), 'refund-exceeds-remaining carries remainingAmount')
+})
+
+t.test('Event data is typed: a oneOf per kind of resource, discriminated by type', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  const event = doc.components.schemas.Event as { oneOf: Array<{ $ref: string }>, discriminator: { propertyName: string, mapping: Record<string, string> } }
+  t.equal(event.discriminator.propertyName, 'type')
+  t.same(Object.keys(event.discriminator.mapping).sort(), [...EVENT_TYPES].sort(), 'every event type maps to its variant')
+  const data: Record<string, string> = { PaymentEvent: 'Payment', RefundEvent: 'Refund', MerchantEvent: 'Merchant', WebhookEndpointEvent: 'WebhookEndpoint' }
+  for (const [variant, resource] of Object.entries(data)) {
+    const schema = doc.components.schemas[variant] as { properties: { data: unknown } }
+    t.same(schema.properties.data, { $ref: `#/components/schemas/${resource}` }, `${variant}.data is a ${resource}`)
+    t.ok(event.oneOf.some((member) => member.$ref === `#/components/schemas/${variant}`), `${variant} is in the oneOf`)
+  }
 })
