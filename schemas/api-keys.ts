@@ -17,11 +17,22 @@ const keyFields = {
   expiresAt: nullableDateTime('After this time the key is refused (401); null: it does not expire.')
 }
 
+const exampleKey = {
+  id: exampleKeyId,
+  name: 'checkout server',
+  prefix: 'sk_q3Zx',
+  last4: 'Hd8a',
+  createdAt: '2026-01-15T09:30:00.000Z',
+  lastUsedAt: '2026-01-15T10:12:00.000Z',
+  expiresAt: null
+}
+
 export const ApiKey = Type.Object(keyFields, {
   $id: 'ApiKey',
   title: 'API key',
   description: 'An API key as listed: never its secret.',
-  additionalProperties: false
+  additionalProperties: false,
+  examples: [exampleKey]
 })
 
 export type ApiKeyType = Static<typeof ApiKey>
@@ -48,17 +59,22 @@ export const CreatedApiKey = Type.Object({
       'The service keeps only its SHA-256.',
     examples: ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a']
   })
-}, { $id: 'CreatedApiKey', title: 'New API key (with its secret)', additionalProperties: false })
+}, {
+  $id: 'CreatedApiKey',
+  title: 'New API key (with its secret)',
+  additionalProperties: false,
+  examples: [{ ...exampleKey, lastUsedAt: null, secret: 'sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a' }]
+})
 export type CreatedApiKeyType = Static<typeof CreatedApiKey>
 
 export const ApiKeyList = Type.Object({
   data: Type.Array(Type.Ref(ApiKey), { maxItems: MAX_ACTIVE_API_KEYS, description: `The merchant's keys that are not revoked, oldest first (expired ones included): at most ${MAX_ACTIVE_API_KEYS}.` })
-}, { $id: 'ApiKeyCollection', title: 'API keys', additionalProperties: false })
+}, { $id: 'ApiKeyCollection', title: 'API keys', additionalProperties: false, examples: [{ data: [exampleKey] }] })
 
 export const CreateApiKeyBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label (default `API key`).', examples: ['checkout server'] })),
   expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'When the key stops working (ISO 8601, in the future). Default: never.', examples: ['2027-01-01T00:00:00Z'] }))
-}, { $id: 'CreateApiKeyRequest', title: 'API key request', additionalProperties: false })
+}, { $id: 'CreateApiKeyRequest', title: 'API key request', additionalProperties: false, examples: [{ name: 'checkout server', expiresAt: '2027-01-01T00:00:00Z' }] })
 export type CreateApiKeyBodyType = Static<typeof CreateApiKeyBody>
 
 export const ApiKeyParams = Type.Object({

@@ -132,7 +132,7 @@ const IDEMPOTENT_OPERATIONS = ['createPayment', 'createRefund', 'createMerchant'
 const OPTIONAL_BODY_OPERATIONS = ['createRefund', 'capturePayment', 'rotateWebhookSecret', 'createApiKey']
 
 /** Reads of a resource with an ETag: the tag comes with the 412 of a failed If-Match too. */
-const ETAG_READS = ['getProduct', 'getProduct-head', 'getMerchant', 'getMerchant-head']
+const ETAG_READS = ['getProduct', 'getProductHead', 'getMerchant', 'getMerchantHead']
 
 const ref = (name: string): Json => ({ $ref: `#/components/headers/${name}` })
 
@@ -400,6 +400,8 @@ export function completeContract<T extends Json> (document: T): T {
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue
+      // @fastify/swagger names a HEAD route `<get's operationId>-head`: camelCase like the others (a valid identifier in generated clients).
+      if (method === 'head' && operation.operationId?.endsWith('-head') === true) operation.operationId = `${operation.operationId.slice(0, -'-head'.length)}Head`
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in === 'path' && parameter.example === undefined && parameter.name !== undefined) {
           parameter.example = examplePath(template).split('/')[template.split('/').indexOf(`{${parameter.name}}`)]

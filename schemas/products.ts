@@ -24,7 +24,7 @@ export const Product = Type.Object({
   id: ProductId,
   name: Type.String({ maxLength: PRODUCT_NAME_MAX_LENGTH, description: 'Display name.', examples: ['Espresso cup'] }),
   price: Type.Number({ minimum: 0, maximum: PRODUCT_PRICE_MAX, description: 'Price as a floating-point number.', examples: [12.5] })
-}, { $id: 'Product', title: 'Product', additionalProperties: false })
+}, { $id: 'Product', title: 'Product', additionalProperties: false, examples: [{ id: 'sku-123', name: 'Espresso cup', price: 12.5 }] })
 export type ProductType = Static<typeof Product>
 
 export const ProductBody = Type.Object({

@@ -67,7 +67,12 @@ export const CreateWebhookEndpointBody = Type.Object({
   url,
   enabledEvents: Type.Optional(enabledEvents),
   description: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A label.', examples: ['order fulfilment'] }))
-}, { $id: 'CreateWebhookEndpointRequest', title: 'Webhook endpoint request', additionalProperties: false })
+}, {
+  $id: 'CreateWebhookEndpointRequest',
+  title: 'Webhook endpoint request',
+  additionalProperties: false,
+  examples: [{ url: 'https://shop.example/webhooks/payments', enabledEvents: ['payment.succeeded', 'refund.succeeded'], description: 'order fulfilment' }]
+})
 
 export const UpdateWebhookEndpointBody = Type.Object({
   url: Type.Optional(url),
@@ -84,7 +89,7 @@ export const RotateSecretBody = Type.Object({
     description: `How long the previous secret keeps signing next to the new one (default ${ROTATION_OVERLAP_DEFAULT_SECONDS}; 0: at once retired).`,
     examples: [3600]
   }))
-}, { $id: 'RotateWebhookSecretRequest', title: 'Secret rotation', additionalProperties: false })
+}, { $id: 'RotateWebhookSecretRequest', title: 'Secret rotation', additionalProperties: false, examples: [{ overlapSeconds: 3600 }] })
 
 export const ReplayBody = Type.Object({
   from: Type.String({ maxLength: 64, format: 'date-time', description: 'Events created at or after this instant.', examples: ['2026-01-15T00:00:00Z'] }),
@@ -94,7 +99,7 @@ export const ReplayBody = Type.Object({
     description: 'Continue a replay: the `nextStartingAfter` of the previous answer (with the same `from` and `to`).',
     examples: ['019aa9f1-2b3c-7d4e-8f50-6172839a4b5c']
   }))
-}, { $id: 'ReplayWebhookEventsRequest', title: 'Replay range', additionalProperties: false })
+}, { $id: 'ReplayWebhookEventsRequest', title: 'Replay range', additionalProperties: false, examples: [{ from: '2026-01-15T00:00:00Z', to: '2026-01-16T00:00:00Z' }] })
 
 export const ReplayResult = Type.Object({
   replayed: Type.Integer({ format: 'int32', minimum: 0, maximum: REPLAY_BATCH_EVENTS, description: `New deliveries scheduled: the events of this batch (at most ${REPLAY_BATCH_EVENTS} events of the range, oldest first) that this endpoint receives.` }),

@@ -235,3 +235,21 @@ t.test('Event data is typed: a oneOf per kind of resource, discriminated by type
     t.ok(event.oneOf.some((member) => member.$ref === `#/components/schemas/${variant}`), `${variant} is in the oneOf`)
   }
 })
+
+t.test('operation ids are identifiers; every success response and request body has an example', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document
+  const schemas = doc.components.schemas as Record<string, { examples?: unknown }>
+  const hasExample = (media: { schema?: Record<string, unknown>, example?: unknown, examples?: unknown }): boolean =>
+    media.example !== undefined || media.examples !== undefined ||
+    schemas[String(media.schema?.$ref ?? '').replace('#/components/schemas/', '')]?.examples !== undefined
+  for (const [name, operation] of operations(doc) as Array<[string, BodyOperation]>) {
+    t.match(operation.operationId, /^[a-z][A-Za-z]*$/, `${name}: ${String(operation.operationId)}`)
+    for (const [mediaType, media] of Object.entries(operation.requestBody?.content ?? {})) {
+      t.ok(hasExample(media), `${name} request ${mediaType} has an example`)
+    }
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      if (Number(status) >= 400) continue
+      for (const [mediaType, media] of Object.entries(response.content ?? {})) t.ok(hasExample(media), `${name} ${status} ${mediaType} has an example`)
+    }
+  }
+})
