@@ -69,6 +69,7 @@ export async function merchantWithKey (app: App, fields: { status?: 'active' | '
     defaultCurrency: null,
     metadata: {},
     status: fields.status ?? 'active',
+    apiVersion: '2026-11-25',
     version: 1,
     createdAt: now,
     updatedAt: now
