@@ -239,6 +239,7 @@ export const MerchantList = pageOf(Type.Ref(Merchant), 'Merchant list', {
   name: 'Blue Bottle Roasters',
   email: 'ops@bluebottle.example',
   status: 'active',
+  apiVersion: '2026-11-25',
   createdAt: '2026-01-15T09:30:00.000Z',
   updatedAt: '2026-01-15T09:30:00.000Z'
 })
