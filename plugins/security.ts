@@ -110,8 +110,8 @@ export default fp(async (app) => {
   await app.register(cors, {
     origin: (origin, callback) => { callback(null, origin !== undefined && origins.has(origin) ? origin : false) },
     methods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id'],
-    exposedHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id', 'Api-Version'],
+    exposedHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Api-Version', 'Deprecation', 'Sunset'],
     credentials: false,
     strictPreflight: false,
     maxAge: 600

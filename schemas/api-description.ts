@@ -15,6 +15,16 @@ key without the right is 403; another merchant's merchant record, keys or paymen
 Keys are checked before the request body is read. A merchant may hold several keys (rotate: create, deploy, revoke);
 a revoked key is refused from the next request on (by other instances within milliseconds; see \`revokeApiKey\`). Codes in the products envelope: \`UNAUTHENTICATED\`, \`FORBIDDEN\`.
 
+## Versioning
+Versions are date-named (\`2026-11-01\`, \`2026-11-25\` = current). Send \`Api-Version\` to choose one; without it a
+merchant key's requests are answered in the merchant's pinned \`apiVersion\` (PATCH the merchant to upgrade), other
+requests in the current version. Every response carries \`Api-Version\`; an unknown version is 400 listing the supported
+ones. Webhook endpoints have their own \`apiVersion\` (receivers cannot send headers): since \`2026-11-25\` a delivery's
+body is the Event resource, before it \`{type, timestamp, data, sequence}\`. Breaking changes (removing or renaming a field,
+changing a type, status code or webhook body) come only with a new version; additive changes (new fields, endpoints,
+event types) need none, so ignore members you do not know. A version being retired is announced on its answers with
+\`Deprecation\` (RFC 9745) and \`Sunset\` (RFC 8594), at least 6 months ahead.
+
 ## Error shapes
 * **Products** (and infrastructure routes) answer errors with the simple envelope
   \`{ "error": "<message>", "code": "<CODE>" }\`. Codes: \`VALIDATION\`, \`INVALID_JSON\`, \`EMPTY_BODY\`,

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_RETENTION_DAYS, EVENT_TYPES, paymentEventType, type DomainEvent, type EventFactory, type NewEvent } from '../src/domain/events'
 import { newId } from '../src/domain/ids'
+import { eventResource } from '../src/domain/api-versions'
 import { toPublicPayment } from './payments'
 import { toPublicRefund } from './refunds'
 import { toMerchantResource } from './merchants'
@@ -55,14 +56,8 @@ export type EventType = Static<typeof Event>
 
 /** An event as the API lists it and delivers it: its resource's representation at the time is its `data`. */
 export function toEventResource (event: DomainEvent): EventType {
-  return {
-    id: event.id,
-    type: event.type,
-    createdAt: event.createdAt,
-    sequence: event.sequence,
-    resource: { type: event.resourceType, id: event.resourceId },
-    data: event.data
-  }
+  // One rendering for the events API and the webhook body of the current version (src/domain/api-versions.ts).
+  return eventResource(event) as EventType
 }
 
 /** The events of changes, their `data` the changed resource as the API shows it (a JSON copy, as stored). */

@@ -3,6 +3,7 @@ import { MAX_PARAM_LENGTH, NON_BLANK_PATTERN } from './patterns'
 import { MERCHANT_EMAIL_MAX_LENGTH, MERCHANT_NAME_MAX_LENGTH, MERCHANT_STATUSES, type Merchant as StoredMerchant, type MerchantStatus } from '../src/domain/merchants'
 import { Metadata, metadataMember, MetadataPatch, PageQuery, pageOf } from './listing'
 import { jsonResponse, problemResponse } from './common'
+import { apiVersionField, apiVersionInput } from './api-versions'
 
 const exampleId = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
 
@@ -68,6 +69,7 @@ export const Merchant = Type.Object({
   defaultCurrency: Type.Optional(Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: `${currencyDescription} Omitted when not set.`, examples: ['USD'] })),
   status: statusSchema('`active` or `suspended`. A suspended merchant\'s keys create no payments (403) but still read, refund and cancel its payments.'),
   metadata: Type.Optional(Metadata),
+  apiVersion: apiVersionField('The API version the merchant\'s requests are answered in unless they send `Api-Version`, and new webhook endpoints are pinned to: the current version when the merchant was created (merchants created before versioning: 2026-11-01). PATCH it to upgrade.'),
   createdAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the merchant was created (ISO 8601, UTC).', examples: ['2026-01-15T09:30:00.000Z'] }),
   updatedAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the merchant last changed (ISO 8601, UTC). A patch that changes nothing leaves it as it is.', examples: ['2026-01-15T09:30:00.000Z'] })
 }, {
@@ -82,6 +84,7 @@ export const Merchant = Type.Object({
     defaultCurrency: 'USD',
     status: 'active',
     metadata: { crmId: 'C-981' },
+    apiVersion: '2026-11-25',
     createdAt: '2026-01-15T09:30:00.000Z',
     updatedAt: '2026-01-15T09:30:00.000Z'
   }]
@@ -102,6 +105,7 @@ export function toMerchantResource (merchant: StoredMerchant): MerchantType {
     ...(merchant.defaultCurrency !== null ? { defaultCurrency: merchant.defaultCurrency } : {}),
     status: merchant.status,
     ...metadataMember(merchant.metadata),
+    apiVersion: merchant.apiVersion,
     createdAt: merchant.createdAt,
     updatedAt: merchant.updatedAt
   }
@@ -114,6 +118,7 @@ export const CreateMerchantBody = Type.Object({
   defaultCurrency: Type.Optional(Type.String({ maxLength: 64, description: `Optional. ${currencyDescription}`, examples: ['USD'] })),
   status: Type.Optional(statusSchema('Optional: `active` (the default) or `suspended`.')),
   metadata: Type.Optional(Metadata),
+  apiVersion: Type.Optional(apiVersionInput('Optional: the API version to pin the merchant to; default the current one.')),
   id: readOnlyInRequest('assigned by the service'),
   createdAt: readOnlyInRequest('set by the service'),
   updatedAt: readOnlyInRequest('set by the service')
@@ -140,6 +145,7 @@ export const MerchantPatchBody = Type.Object({
   defaultCurrency: nullable(`${currencyDescription} \`null\` removes it.`, 'EUR'),
   status: Type.Optional(statusSchema('`active` or `suspended`. Cannot be null (required).')),
   metadata: Type.Optional(MetadataPatch),
+  apiVersion: Type.Optional(apiVersionInput('Moves the merchant (its requests without `Api-Version`, its new webhook endpoints) to this version: upgrade once your integration handles the changes listed for it. Cannot be null.')),
   id: readOnlyInRequest('assigned by the service'),
   createdAt: readOnlyInRequest('set by the service'),
   updatedAt: readOnlyInRequest('set by the service')
@@ -238,6 +244,7 @@ export const MerchantList = pageOf(Merchant, 'Merchant list', {
   name: 'Blue Bottle Roasters',
   email: 'ops@bluebottle.example',
   status: 'active',
+  apiVersion: '2026-11-25',
   createdAt: '2026-01-15T09:30:00.000Z',
   updatedAt: '2026-01-15T09:30:00.000Z'
 })

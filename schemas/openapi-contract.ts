@@ -10,6 +10,8 @@
 import { problemComponents } from './problems'
 import { typedEventComponents } from './events'
 
+import { API_VERSIONS, LATEST_API_VERSION } from '../src/domain/api-versions'
+
 /** X-Request-Id values the service honours (plugins/request-id.ts). */
 export const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
 /** The name of the one rate-limit policy, in `RateLimit` and `RateLimit-Policy`. */
@@ -50,8 +52,33 @@ const REFUND_ID = '019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2'
 const MERCHANT_ID = '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2'
 const KEY_ID = '019aa9e9-0a1b-7c2d-9e3f-4a5b6c7d8e9f'
 
+const versionSchema = { type: 'string', enum: [...API_VERSIONS], examples: [LATEST_API_VERSION] }
+
+/** The one `Api-Version` request parameter every operation shares (components.parameters). */
+export const apiVersionParameter: Json = {
+  name: 'Api-Version',
+  in: 'header',
+  required: false,
+  description: `The API version to answer in (date-named; supported: ${API_VERSIONS.join(', ')}). Without it, a merchant's requests are ` +
+    'answered in the merchant\'s pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones.',
+  schema: versionSchema
+}
+
 /** Reusable response headers (components.headers). */
 export const responseHeaders: Record<string, Json> = {
+  'Api-Version': {
+    description: 'The API version this answer was rendered in (the `Api-Version` sent, else the merchant\'s pinned version, else the current one).',
+    required: true,
+    schema: versionSchema
+  },
+  Deprecation: {
+    description: 'RFC 9745: present when the answer\'s API version is being retired; `@` + the epoch seconds since when it is deprecated. Upgrade before `Sunset`.',
+    schema: { type: 'string', maxLength: 24, pattern: '^@\\d+$', examples: ['@1795564800'] }
+  },
+  Sunset: {
+    description: 'RFC 8594: with `Deprecation`, the HTTP date after which this API version is no longer served.',
+    schema: { type: 'string', maxLength: 64, examples: ['Tue, 25 May 2027 00:00:00 GMT'] }
+  },
   'X-Request-Id': {
     description: 'The request id: yours when it is 1-128 characters of `A-Z a-z 0-9 . _ : -`, else a new UUID. Quote it to the operator.',
     required: true,
@@ -315,7 +342,7 @@ function envelopeExample (status: number): Json {
 
 /** Response headers an answer with `status` to `operation` carries. */
 function headersFor (operation: Operation, method: string, template: string, status: number): string[] {
-  const names = ['X-Request-Id', 'Cache-Control']
+  const names = ['X-Request-Id', 'Cache-Control', 'Api-Version', 'Deprecation', 'Sunset']
   names.push('Access-Control-Allow-Origin')
   if (!template.startsWith('/health')) names.push('RateLimit', 'RateLimit-Policy')
   if ((status === 429 || status === 503) && !template.startsWith('/health')) names.push('Retry-After')
@@ -397,6 +424,7 @@ export function completeContract<T extends Json> (document: T): T {
   const problems = problemComponents()
   const events = typedEventComponents()
   components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union }
+  components.parameters = { ...(components.parameters as Json | undefined), ApiVersion: apiVersionParameter }
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue
@@ -407,6 +435,7 @@ export function completeContract<T extends Json> (document: T): T {
           parameter.example = examplePath(template).split('/')[template.split('/').indexOf(`{${parameter.name}}`)]
         }
       }
+      operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/ApiVersion' }]
       addCommonResponses(operation, template)
       if (operation.requestBody !== undefined && OPTIONAL_BODY_OPERATIONS.includes(operation.operationId ?? '')) operation.requestBody.required = false
       for (const [statusText, response] of Object.entries(operation.responses ?? {})) {

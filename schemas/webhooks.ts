@@ -4,6 +4,7 @@ import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPO
 import { MerchantParams } from './merchants'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
+import { apiVersionField, apiVersionInput } from './api-versions'
 
 const exampleEndpointId = '019aa9f3-0c1d-7e2f-9a3b-4c5d6e7f8091'
 const exampleDeliveryId = '019aa9f5-2f3e-7d4c-9b5a-6e7f8091a2b3'
@@ -17,6 +18,7 @@ const exampleEndpoint = {
   description: 'order fulfilment',
   enabledEvents: ['payment.succeeded', 'refund.succeeded'],
   disabled: false,
+  apiVersion: '2026-11-25',
   createdAt: '2026-01-15T09:00:00.000Z',
   updatedAt: '2026-01-15T09:00:00.000Z'
 }
@@ -29,6 +31,7 @@ const endpointFields = {
   disabled: Type.Boolean({ description: 'A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled).' }),
   disabledReason: Type.Optional(Type.String({ enum: ['manual', 'gone', 'failing'], description: '`manual` (PATCH), `gone` (the receiver answered 410), `failing` (every attempt of a whole retry schedule failed).' })),
   secretRotatingUntil: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Until then the previous secret signs too (a second signature in `webhook-signature`).' })),
+  apiVersion: apiVersionField('The API version deliveries to this endpoint are rendered in (receivers cannot send `Api-Version`): since 2026-11-25 the body is the Event resource, before it `{type, timestamp, data, sequence}`. Set from the merchant\'s version at creation; PATCH it to upgrade.'),
   createdAt: Type.String({ maxLength: 64, format: 'date-time' }),
   updatedAt: Type.String({ maxLength: 64, format: 'date-time' })
 }
@@ -46,6 +49,7 @@ export function toEndpointResource (endpoint: StoredEndpoint): WebhookEndpointTy
     disabled: endpoint.disabled,
     ...(endpoint.disabledReason !== null ? { disabledReason: endpoint.disabledReason } : {}),
     ...(endpoint.previousSecretExpiresAt !== null ? { secretRotatingUntil: endpoint.previousSecretExpiresAt } : {}),
+    apiVersion: endpoint.apiVersion,
     createdAt: endpoint.createdAt,
     updatedAt: endpoint.updatedAt
   }
@@ -66,7 +70,8 @@ const enabledEvents = Type.Array(eventTypeOrAll, { minItems: 1, maxItems: EVENT_
 export const CreateWebhookEndpointBody = Type.Object({
   url,
   enabledEvents: Type.Optional(enabledEvents),
-  description: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A label.', examples: ['order fulfilment'] }))
+  description: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A label.', examples: ['order fulfilment'] })),
+  apiVersion: Type.Optional(apiVersionInput('The API version deliveries are rendered in; default the merchant\'s version.'))
 }, {
   $id: 'CreateWebhookEndpointRequest',
   title: 'Webhook endpoint request',
@@ -78,7 +83,8 @@ export const UpdateWebhookEndpointBody = Type.Object({
   url: Type.Optional(url),
   enabledEvents: Type.Optional(enabledEvents),
   description: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], { description: 'A label; null removes it.' })),
-  disabled: Type.Optional(Type.Boolean({ description: 'true disables the endpoint; false enables it again (also after an automatic disable).' }))
+  disabled: Type.Optional(Type.Boolean({ description: 'true disables the endpoint; false enables it again (also after an automatic disable).' })),
+  apiVersion: Type.Optional(apiVersionInput('Moves the endpoint\'s deliveries (also retries of earlier events) to this version.'))
 }, { $id: 'UpdateWebhookEndpointRequest', title: 'Webhook endpoint changes', additionalProperties: false, examples: [{ disabled: false }] })
 
 export const RotateSecretBody = Type.Object({

@@ -15,6 +15,7 @@ import databasePlugin from '../plugins/database'
 import readinessPlugin from '../plugins/readiness'
 import securityPlugin from '../plugins/security'
 import authPlugin from '../plugins/auth'
+import apiVersionPlugin from '../plugins/api-version'
 import redisPlugin from '../plugins/redis'
 import credentialCachePlugin from '../plugins/credential-cache'
 import docsPlugin from '../plugins/docs'
@@ -98,6 +99,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(workersPlugin)
   await app.register(webhooksPlugin, overrides.webhooks ?? {})
   await app.register(authPlugin)
+  await app.register(apiVersionPlugin)
   await app.register(securityPlugin)
   await app.register(requestHygienePlugin)
   await app.register(schemasPlugin)

@@ -3,6 +3,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ADMIN_KEY_MIN_LENGTH } from './domain/api-keys'
 import { parseRetryDelays } from './domain/webhooks'
+import { API_VERSIONS, parseSunsets } from './domain/api-versions'
 import { parseEncryptionKeys } from './secrets/encryption'
 
 function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
@@ -99,6 +100,8 @@ export const ConfigSchema = Type.Object({
    * Default: none — no cross-origin browser access; server-to-server clients are not affected by CORS.
    */
   CORS_ORIGINS: Type.String({ default: '' }),
+  /** API versions being retired, `version=YYYY-MM-DD` (the day it stops being served), comma separated: answers in one carry Deprecation and Sunset. */
+  API_VERSION_SUNSETS: Type.String({ default: '' }),
   /** Delays before the 2nd, 3rd, … webhook attempt (the Standard Webhooks schedule, about 28 h); units ms, s, m, h, d. */
   WEBHOOK_RETRY_DELAYS: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h' }),
   /** Time-out of one webhook attempt (connect, headers and body). */
@@ -143,6 +146,10 @@ export function loadConfig (source: EnvSource = process.env): Config {
       throw new ConfigError(`invalid configuration: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (got ${config.HEADERS_TIMEOUT_MS} > ${config.REQUEST_TIMEOUT_MS})`)
     }
     config.HEADERS_TIMEOUT_MS = config.REQUEST_TIMEOUT_MS
+  }
+  if (parseSunsets(config.API_VERSION_SUNSETS) === undefined) {
+    throw new ConfigError('invalid configuration: API_VERSION_SUNSETS must be comma-separated version=YYYY-MM-DD pairs naming supported versions ' +
+      `other than the current one (${API_VERSIONS.join(', ')}) (got ${JSON.stringify(config.API_VERSION_SUNSETS)})`)
   }
   if (parseRetryDelays(config.WEBHOOK_RETRY_DELAYS) === undefined) {
     throw new ConfigError('invalid configuration: WEBHOOK_RETRY_DELAYS must be 1-20 comma-separated durations such as 5s,5m,2h ' +

@@ -182,3 +182,10 @@ t.test('ADYEN_CHECKOUT_URL: unset by default (each account\'s test or live endpo
   t.equal(loadConfig({ ADYEN_CHECKOUT_URL: 'http://127.0.0.1:8080' }).ADYEN_CHECKOUT_URL, 'http://127.0.0.1:8080')
   t.throws(() => loadConfig({ ADYEN_CHECKOUT_URL: 'ftp://adyen.example' }), { name: 'ConfigError', message: /ADYEN_CHECKOUT_URL must be an http or https URL/ })
 })
+
+t.test('API_VERSION_SUNSETS: supported, non-current versions with a date', async (t) => {
+  t.equal(loadConfig({ DATABASE_URL: 'file::memory:', API_VERSION_SUNSETS: '2026-11-01=2027-11-25' }).API_VERSION_SUNSETS, '2026-11-01=2027-11-25')
+  for (const bad of ['2026-11-25=2027-11-25', 'v1=2027-01-01', '2026-11-01']) {
+    t.throws(() => loadConfig({ DATABASE_URL: 'file::memory:', API_VERSION_SUNSETS: bad }), { name: 'ConfigError', message: /API_VERSION_SUNSETS must be comma-separated version=YYYY-MM-DD pairs/ }, bad)
+  }
+})

@@ -16,7 +16,7 @@ const PAYMENT_ID = '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'
 function response (statusCode: number, contentType: string | undefined, body: unknown, extra: Record<string, string> = {}): ResponseLike {
   return {
     statusCode,
-    headers: { 'x-request-id': 'r1', 'cache-control': 'no-store', ...(contentType === undefined ? {} : { 'content-type': contentType }), ...extra },
+    headers: { 'x-request-id': 'r1', 'cache-control': 'no-store', 'api-version': '2026-11-25', ...(contentType === undefined ? {} : { 'content-type': contentType }), ...extra },
     body: typeof body === 'string' ? body : JSON.stringify(body)
   }
 }
@@ -60,7 +60,7 @@ t.test('an undocumented status, member, content type or shape fails', async (t) 
     ['an unknown path in the wrong shape', 'GET', '/api/nope', response(404, JSON_UTF8, { error: 'x', code: 'X' }), /expected application\/problem\+json/]
   ]
   cases.push(
-    ['no X-Request-Id', 'GET', '/products/a', { ...response(404, JSON_UTF8, { error: 'x', code: 'NOT_FOUND' }), headers: { 'content-type': JSON_UTF8, 'cache-control': 'no-store' } }, /required header X-Request-Id is missing/],
+    ['no X-Request-Id', 'GET', '/products/a', { ...response(404, JSON_UTF8, { error: 'x', code: 'NOT_FOUND' }), headers: { 'content-type': JSON_UTF8, 'cache-control': 'no-store', 'api-version': '2026-11-25' } }, /required header X-Request-Id is missing/],
     ['a product read without its ETag', 'GET', '/products/a', response(200, JSON_UTF8, { id: 'a', name: 'Cup', price: 1 }), /required header ETag is missing/],
     ['a 201 without Location', 'POST', '/api/payments', response(201, JSON_UTF8, payment), /required header Location is missing/],
     ['a malformed RateLimit', 'GET', '/products/a', response(404, JSON_UTF8, { error: 'x', code: 'NOT_FOUND' }, { ratelimit: 'r=1' }), /header RateLimit: "r=1" must match pattern/],

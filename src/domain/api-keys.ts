@@ -1,3 +1,4 @@
+import type { ApiVersion } from './api-versions'
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MerchantStatus } from './merchants'
 
@@ -74,7 +75,8 @@ export function isKeyUsable (key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now: 
 /** Who is calling. `credentialId` identifies the credential (for rate limits and logs), never the secret. */
 export type Principal =
   | { kind: 'admin', credentialId: string }
-  | { kind: 'merchant', credentialId: string, merchantId: string, merchantStatus: MerchantStatus }
+  /** `apiVersion`: the merchant's pinned version, so resolving a request's version reads no database. */
+  | { kind: 'merchant', credentialId: string, merchantId: string, merchantStatus: MerchantStatus, apiVersion: ApiVersion }
 
 /**
  * What a route requires:

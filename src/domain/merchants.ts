@@ -2,6 +2,7 @@ import { ConflictError, ValidationError, type FieldErrors } from './errors'
 import { isCountryCode } from './countries'
 import { invalidCurrencyMessage, isActiveCurrency } from './currencies'
 import { mergeMetadata, metadataErrors, type Metadata } from './metadata'
+import { isApiVersion, LATEST_API_VERSION, unknownVersionMessage, type ApiVersion } from './api-versions'
 
 export const MERCHANT_STATUSES = ['active', 'suspended'] as const
 export type MerchantStatus = typeof MERCHANT_STATUSES[number]
@@ -22,6 +23,8 @@ export interface Merchant {
   status: MerchantStatus
   /** The client's own key-value pairs ({} when none). */
   metadata: Metadata
+  /** The API version its requests are answered in unless they send `Api-Version`; changed by PATCH to upgrade. */
+  apiVersion: ApiVersion
   version: number
   /** ISO 8601 UTC timestamps. */
   createdAt: string
@@ -29,7 +32,7 @@ export interface Merchant {
 }
 
 /** The fields a client may set: everything but id, version and the timestamps. */
-export type MerchantFields = Pick<Merchant, 'name' | 'email' | 'country' | 'defaultCurrency' | 'status' | 'metadata'>
+export type MerchantFields = Pick<Merchant, 'name' | 'email' | 'country' | 'defaultCurrency' | 'status' | 'metadata' | 'apiVersion'>
 
 /** A second merchant with the same email (compared case-insensitively); mapped centrally to 409. */
 export class EmailTakenError extends ConflictError {
@@ -91,9 +94,15 @@ export interface MerchantCreateInput {
   defaultCurrency?: string
   status?: MerchantStatus
   metadata?: Metadata
+  /** Defaults to the current version. */
+  apiVersion?: string
   id?: unknown
   createdAt?: unknown
   updatedAt?: unknown
+}
+
+function apiVersionErrors (apiVersion: unknown): FieldErrors {
+  return apiVersion === undefined || isApiVersion(apiVersion) ? {} : { apiVersion: [unknownVersionMessage(String(apiVersion))] }
 }
 
 /** What a create request gets wrong besides its shape: read-only fields sent, unknown codes. Tolerates any types. */
@@ -110,7 +119,7 @@ export function createInputErrors (input: Partial<Record<keyof MerchantCreateInp
 
 /** Validates a create request and builds the new record (version 1). Throws ValidationError. */
 export function buildMerchant (input: MerchantCreateInput, id: string, now: string): Merchant {
-  const errors: FieldErrors = { ...createInputErrors(input), ...metadataErrors(input.metadata) }
+  const errors: FieldErrors = { ...createInputErrors(input), ...metadataErrors(input.metadata), ...apiVersionErrors(input.apiVersion) }
   throwIfAny(errors)
   return {
     id,
@@ -120,6 +129,7 @@ export function buildMerchant (input: MerchantCreateInput, id: string, now: stri
     defaultCurrency: input.defaultCurrency ?? null,
     status: input.status ?? 'active',
     metadata: input.metadata ?? {},
+    apiVersion: isApiVersion(input.apiVersion) ? input.apiVersion : LATEST_API_VERSION,
     version: 1,
     createdAt: now,
     updatedAt: now
@@ -135,6 +145,8 @@ export interface MerchantPatch {
   status?: MerchantStatus
   /** Merge-patched key by key: null removes a key. */
   metadata?: Record<string, string | null> | null
+  /** Moves the merchant to another supported version (an upgrade, or back while it migrates). */
+  apiVersion?: string
   id?: unknown
   createdAt?: unknown
   updatedAt?: unknown
@@ -172,7 +184,7 @@ export function applyMerchantPatch (current: Merchant, patch: MerchantPatch): Me
       errors[field] = [`The ${field} field is read-only: it ${readOnlyReasons[field]} and cannot be changed.`]
     }
   }
-  Object.assign(errors, codeErrors(patch), metadataErrors(patch.metadata ?? undefined, { allowNull: true }))
+  Object.assign(errors, codeErrors(patch), metadataErrors(patch.metadata ?? undefined, { allowNull: true }), apiVersionErrors(patch.apiVersion))
   throwIfAny(errors)
   // RFC 7396 recursively: `metadata: null` removes every key, an object patches key by key.
   const metadata = patch.metadata === undefined
@@ -185,7 +197,8 @@ export function applyMerchantPatch (current: Merchant, patch: MerchantPatch): Me
     country: patch.country === undefined ? current.country : patch.country,
     defaultCurrency: patch.defaultCurrency === undefined ? current.defaultCurrency : patch.defaultCurrency,
     status: patch.status ?? current.status,
-    metadata
+    metadata,
+    apiVersion: isApiVersion(patch.apiVersion) ? patch.apiVersion : current.apiVersion
   }
 }
 
@@ -196,6 +209,7 @@ export function isUnchanged (current: Merchant, fields: MerchantFields): boolean
     current.country === fields.country &&
     current.defaultCurrency === fields.defaultCurrency &&
     current.status === fields.status &&
+    current.apiVersion === fields.apiVersion &&
     JSON.stringify(current.metadata) === JSON.stringify(fields.metadata)
 }
 

@@ -1,6 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ConflictError, ValidationError } from './errors'
 import type { EventType } from './event-types'
+import type { DomainEvent } from './events'
+import { eventBodyIn, type ApiVersion } from './api-versions'
 
 /** Most events one replay call looks at (and so schedules): the work of one call stays small; a cursor continues. */
 export const REPLAY_BATCH_EVENTS = 1000
@@ -38,6 +40,8 @@ export interface WebhookEndpoint {
   /** Why it was disabled: `manual`, `gone` (the receiver answered 410) or `failing` (a whole retry schedule failed). */
   disabledReason: 'manual' | 'gone' | 'failing' | null
   lastSuccessAt: string | null
+  /** The API version its deliveries are rendered in (receivers cannot send `Api-Version`). */
+  apiVersion: ApiVersion
   createdAt: string
   updatedAt: string
 }
@@ -150,9 +154,12 @@ export function parseRetryAfter (value: string | undefined, now: number): number
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
-/** The delivery body (Standard Webhooks: `type`, `timestamp`, `data`), plus the event's per-resource `sequence`. */
-export function deliveryBody (event: { type: string, createdAt: string, sequence: number, data: unknown }): string {
-  return JSON.stringify({ type: event.type, timestamp: event.createdAt, data: event.data, sequence: event.sequence })
+/**
+ * The delivery body in the endpoint's API version: the Event resource since 2026-11-25; before it
+ * `{type, timestamp, data, sequence}` (see api-versions.ts). Signed as these exact bytes.
+ */
+export function deliveryBody (event: DomainEvent, version: ApiVersion): string {
+  return JSON.stringify(eventBodyIn(event, version))
 }
 
 /** enabledEvents: the types an endpoint receives; null means all. */

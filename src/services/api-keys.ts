@@ -144,10 +144,10 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
       }
       const match = await deps.apiKeys.findByHash(hash)
       if (match === undefined || !sameHash(match.key.secretHash, hash) || !isKeyUsable(match.key, now)) return undefined
-      const { key, merchantStatus } = match
+      const { key, merchantStatus, merchantApiVersion } = match
       let principal: Principal | undefined
-      if (key.role === 'merchant' && key.merchantId !== null && merchantStatus !== null) {
-        principal = { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus }
+      if (key.role === 'merchant' && key.merchantId !== null && merchantStatus !== null && merchantApiVersion !== null) {
+        principal = { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus, apiVersion: merchantApiVersion }
       } else if (key.role === 'admin' && adminHash === undefined) {
         // The generated admin key counts only while no ADMIN_API_KEY is configured: setting one retires it.
         principal = { kind: 'admin', credentialId: key.id }

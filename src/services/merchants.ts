@@ -24,7 +24,7 @@ export interface MerchantDeps {
   newId?: () => string
   /** merchant.updated, written with the update; undefined: no events. */
   updatedEvent?: EventOf<Merchant>
-  /** Called after a merchant is suspended or reactivated (its keys' cached lookups carry the status). */
+  /** Called after a merchant is suspended or reactivated, or changes API version (its keys' cached lookups carry both). */
   onStatusChanged?: () => Promise<void>
 }
 
@@ -103,7 +103,7 @@ export async function patchMerchant (
     if (isUnchanged(current, fields)) return current
     const result = await deps.merchants.update(current.id, current.version, fields, nowOf(deps), deps.updatedEvent)
     if (result.kind === 'updated') {
-      if (result.merchant.status !== current.status) await deps.onStatusChanged?.()
+      if (result.merchant.status !== current.status || result.merchant.apiVersion !== current.apiVersion) await deps.onStatusChanged?.()
       return result.merchant
     }
     if (result.kind === 'not_found') throw notFound(id)

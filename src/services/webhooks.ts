@@ -1,7 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
-import { merchantNotFoundMessage } from '../domain/merchants'
+import { merchantNotFoundMessage, type Merchant } from '../domain/merchants'
+import { isApiVersion, UnknownApiVersionError, type ApiVersion } from '../domain/api-versions'
 import type { EventType } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
@@ -21,6 +22,8 @@ export interface EndpointInput {
   /** Omitted or `['*']`: every type. */
   enabledEvents?: Array<EventType | '*'>
   description?: string
+  /** Defaults to the merchant's version. */
+  apiVersion?: string
 }
 
 export interface EndpointPatch {
@@ -28,6 +31,7 @@ export interface EndpointPatch {
   enabledEvents?: Array<EventType | '*'>
   description?: string | null
   disabled?: boolean
+  apiVersion?: string
 }
 
 /** Outcome of one pass of the delivery worker (for metrics and tests). */
@@ -82,6 +86,12 @@ function shortId (id: string): string {
   return id.length <= 64 ? id : `${id.slice(0, 64)}…`
 }
 
+/** The version asked for, checked: an unknown one is a 400 listing the supported versions. */
+function versionOf (asked: string | undefined): ApiVersion | undefined {
+  if (asked !== undefined && !isApiVersion(asked)) throw new UnknownApiVersionError('apiVersion', asked)
+  return asked
+}
+
 function typesOf (enabledEvents: Array<EventType | '*'> | undefined): EventType[] | null {
   if (enabledEvents === undefined || enabledEvents.includes('*')) return null
   return [...new Set(enabledEvents as EventType[])]
@@ -92,11 +102,12 @@ export function webhookService (deps: WebhookDeps): WebhookService {
   const random = deps.random ?? Math.random
   const webhooks = sealedWebhookStore(deps.db.webhooks, deps.secrets)
 
-  async function requireMerchant (merchantId: string): Promise<string> {
+  async function merchantOf (merchantId: string): Promise<Merchant> {
     const merchant = isGuid(merchantId) ? await deps.db.merchants.get(merchantId.toLowerCase()) : undefined
     if (merchant === undefined) throw new NotFoundError(merchantNotFoundMessage(merchantId))
-    return merchant.id
+    return merchant
   }
+  const requireMerchant = async (merchantId: string): Promise<string> => (await merchantOf(merchantId)).id
 
   async function endpointOf (merchantId: string, id: string): Promise<WebhookEndpoint> {
     const owner = await requireMerchant(merchantId)
@@ -152,7 +163,9 @@ export function webhookService (deps: WebhookDeps): WebhookService {
 
   return {
     async create (merchantId, input) {
-      const owner = await requireMerchant(merchantId)
+      const merchant = await merchantOf(merchantId)
+      const owner = merchant.id
+      const apiVersion = versionOf(input.apiVersion) ?? merchant.apiVersion
       await checkUrl(input.url)
       const at = nowIso()
       const secret = newSecret()
@@ -168,6 +181,8 @@ export function webhookService (deps: WebhookDeps): WebhookService {
         disabled: false,
         disabledReason: null,
         lastSuccessAt: null,
+        // Receivers cannot send Api-Version: the endpoint keeps the merchant's version until PATCHed.
+        apiVersion,
         createdAt: at,
         updatedAt: at
       }
@@ -179,6 +194,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     async list (merchantId) { return await webhooks.listEndpoints(await requireMerchant(merchantId)) },
     get: endpointOf,
     async update (merchantId, id, patch) {
+      const apiVersion = versionOf(patch.apiVersion)
       if (patch.url !== undefined) await checkUrl(patch.url)
       return await change(merchantId, id, (current) => {
         const disabled = patch.disabled ?? current.disabled
@@ -188,7 +204,8 @@ export function webhookService (deps: WebhookDeps): WebhookService {
           description: patch.description === undefined ? current.description : patch.description,
           enabledEvents: patch.enabledEvents === undefined ? current.enabledEvents : typesOf(patch.enabledEvents),
           disabled,
-          disabledReason: disabled ? current.disabledReason ?? 'manual' : null
+          disabledReason: disabled ? current.disabledReason ?? 'manual' : null,
+          apiVersion: apiVersion ?? current.apiVersion
         }
       })
     },

@@ -1,3 +1,4 @@
+import type { ApiVersion } from '../domain/api-versions'
 import type { MerchantStatus } from '../domain/merchants'
 import { API_KEY_COLUMNS, apiKeyFromRow, type ApiKeyRow } from './rows'
 import { raw, sql, type SqlRunner } from './sql'
@@ -10,8 +11,8 @@ export const apiKeySql = {
   insert: insertKey('apikey-insert', ''),
   insertAdmin: insertKey('apikey-insert-admin', ' ON CONFLICT DO NOTHING'),
   hasAdmin: sql('apikey-has-admin')`SELECT 1 AS found FROM api_keys WHERE role = 'admin'`,
-  byHash: sql<{ secretHash: string }, ApiKeyRow & { merchant_status: MerchantStatus | null }>('apikey-by-hash')`
-    SELECT ${raw(API_KEY_COLUMNS.split(', ').map((column) => `k.${column}`).join(', '))}, m.status AS merchant_status
+  byHash: sql<{ secretHash: string }, ApiKeyRow & { merchant_status: MerchantStatus | null, merchant_api_version: ApiVersion | null }>('apikey-by-hash')`
+    SELECT ${raw(API_KEY_COLUMNS.split(', ').map((column) => `k.${column}`).join(', '))}, m.status AS merchant_status, m.api_version AS merchant_api_version
     FROM api_keys k LEFT JOIN merchants m ON m.id = k.merchant_id WHERE k.secret_hash = ${'secretHash'}`,
   listForMerchant: sql<{ merchantId: string }, ApiKeyRow>('apikey-list')`
     SELECT ${raw(API_KEY_COLUMNS)} FROM api_keys WHERE merchant_id = ${'merchantId'} AND revoked_at IS NULL ORDER BY created_at, id`,
@@ -33,7 +34,7 @@ export function apiKeyStore (db: SqlRunner, recordUse: ApiKeyStore['recordUse'])
     async hasBootstrapAdmin () { return await db.get(apiKeySql.hasAdmin, {}) !== undefined },
     async findByHash (secretHash) {
       const row = await db.get(apiKeySql.byHash, { secretHash })
-      return row === undefined ? undefined : { key: apiKeyFromRow(row), merchantStatus: row.merchant_status }
+      return row === undefined ? undefined : { key: apiKeyFromRow(row), merchantStatus: row.merchant_status, merchantApiVersion: row.merchant_api_version }
     },
     async listForMerchant (merchantId) { return (await db.all(apiKeySql.listForMerchant, { merchantId })).map(apiKeyFromRow) },
     async revoke (merchantId, keyId, at) { return await db.write(apiKeySql.revoke, { merchantId, keyId, at }) === 1 },

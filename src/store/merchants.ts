@@ -4,7 +4,7 @@ import { merchantFromRow, type MerchantRow } from './rows'
 import { raw, sql, type SqlRunner } from './sql'
 import type { MerchantStore } from './types'
 
-const COLUMNS = raw('id, name, email, country, default_currency, status, metadata, version, created_at, updated_at')
+const COLUMNS = raw('id, name, email, country, default_currency, status, metadata, api_version, version, created_at, updated_at')
 
 /** Metadata is stored as JSON text. */
 type MerchantParams = Omit<Merchant, 'metadata'> & { metadata: string }
@@ -14,12 +14,12 @@ export const merchantSql = {
   get: sql<{ id: string }, MerchantRow>('merchant-get')`SELECT ${COLUMNS} FROM merchants WHERE id = ${'id'}`,
   insert: sql<MerchantParams>('merchant-insert')`
     INSERT INTO merchants (${COLUMNS})
-    VALUES (${'id'}, ${'name'}, ${'email'}, ${'country'}, ${'defaultCurrency'}, ${'status'}, ${'metadata'}, ${'version'}, ${'createdAt'}, ${'updatedAt'})`,
+    VALUES (${'id'}, ${'name'}, ${'email'}, ${'country'}, ${'defaultCurrency'}, ${'status'}, ${'metadata'}, ${'apiVersion'}, ${'version'}, ${'createdAt'}, ${'updatedAt'})`,
   /** The compare-and-set: only the writer that still sees `expectedVersion` wins (and gets the row back). */
   update: sql<UpdateParams, MerchantRow>('merchant-update')`
     UPDATE merchants
     SET name = ${'name'}, email = ${'email'}, country = ${'country'}, default_currency = ${'defaultCurrency'},
-        status = ${'status'}, metadata = ${'metadata'}, version = version + 1, updated_at = ${'updatedAt'}
+        status = ${'status'}, metadata = ${'metadata'}, api_version = ${'apiVersion'}, version = version + 1, updated_at = ${'updatedAt'}
     WHERE id = ${'id'} AND version = ${'expectedVersion'}
     RETURNING ${COLUMNS}`
 }

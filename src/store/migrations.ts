@@ -8,6 +8,7 @@ import { connectorSchema } from './connector-migrations'
 import { routingSchema } from './routing-migrations'
 import { paymentMethodSchema } from './payment-method-migrations'
 import { connectorEventSchema } from './connector-event-migrations'
+import { apiVersionSchema } from './api-version-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -145,7 +146,8 @@ const schema: SchemaChange[] = [
   ...connectorSchema,
   ...routingSchema,
   ...connectorEventSchema,
-  ...paymentMethodSchema
+  ...paymentMethodSchema,
+  ...apiVersionSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

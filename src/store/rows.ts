@@ -1,3 +1,4 @@
+import type { ApiVersion } from '../domain/api-versions'
 import type { ClaimRequest, ClaimResult, IdempotencyRecord, LedgerEntry, Payment, RecoveryPoint, Refund, ResourceCreation, StoredResponse } from './types'
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
@@ -242,6 +243,7 @@ export interface MerchantRow {
   default_currency: string | null
   status: string
   metadata: string
+  api_version: string
   version: number
   created_at: string
   updated_at: string
@@ -256,6 +258,7 @@ export function merchantFromRow (row: MerchantRow): Merchant {
     defaultCurrency: row.default_currency,
     status: row.status as MerchantStatus,
     metadata: metadataFromColumn(row.metadata),
+    apiVersion: row.api_version as ApiVersion,
     version: row.version,
     createdAt: row.created_at,
     updatedAt: row.updated_at

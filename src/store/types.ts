@@ -303,11 +303,13 @@ export interface MerchantStore {
 export type { ApiKey } from '../domain/api-keys'
 import type { ApiKey } from '../domain/api-keys'
 import type { MerchantStatus } from '../domain/merchants'
+import type { ApiVersion } from '../domain/api-versions'
 
 /** A key found by its hash, with its merchant's status (null for the admin key). */
 export interface ApiKeyMatch {
   key: ApiKey
   merchantStatus: MerchantStatus | null
+  merchantApiVersion: ApiVersion | null
 }
 
 export interface ApiKeyStore {

@@ -1,3 +1,4 @@
+import type { ApiVersion } from '../domain/api-versions'
 import type { DomainEvent, EventResourceType, EventType, NewEvent } from '../domain/events'
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../domain/webhooks'
 
@@ -43,12 +44,13 @@ export interface EndpointRow {
   previous_secret_expires_at: string | null
   disabled_reason: string | null
   last_success_at: string | null
+  api_version: string
   created_at: string
   updated_at: string
 }
 
 export const ENDPOINT_COLUMNS = ['id', 'merchant_id', 'url', 'description', 'enabled_events', 'secret', 'previous_secret',
-  'previous_secret_expires_at', 'disabled_reason', 'last_success_at', 'created_at', 'updated_at'] as const
+  'previous_secret_expires_at', 'disabled_reason', 'last_success_at', 'api_version', 'created_at', 'updated_at'] as const
 
 export function endpointFromRow (row: EndpointRow): WebhookEndpoint {
   return {
@@ -63,13 +65,14 @@ export function endpointFromRow (row: EndpointRow): WebhookEndpoint {
     disabled: row.disabled_reason !== null,
     disabledReason: row.disabled_reason as WebhookEndpoint['disabledReason'],
     lastSuccessAt: row.last_success_at,
+    apiVersion: row.api_version as ApiVersion,
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
 }
 
 /** The columns a client changes (PATCH, rotation); the worker's last_success_at is never written from a stale copy. */
-export const ENDPOINT_MUTABLE_COLUMNS = ['url', 'description', 'enabled_events', 'secret', 'previous_secret', 'previous_secret_expires_at', 'disabled_reason', 'updated_at'] as const
+export const ENDPOINT_MUTABLE_COLUMNS = ['url', 'description', 'enabled_events', 'secret', 'previous_secret', 'previous_secret_expires_at', 'disabled_reason', 'api_version', 'updated_at'] as const
 
 export function endpointMutableValues (endpoint: WebhookEndpoint): unknown[] {
   const all = endpointValues(endpoint)
@@ -80,7 +83,7 @@ export function endpointValues (endpoint: WebhookEndpoint): unknown[] {
   return [endpoint.id, endpoint.merchantId, endpoint.url, endpoint.description,
     endpoint.enabledEvents === null ? null : JSON.stringify(endpoint.enabledEvents), endpoint.secret, endpoint.previousSecret,
     endpoint.previousSecretExpiresAt, endpoint.disabled ? endpoint.disabledReason ?? 'manual' : null, endpoint.lastSuccessAt,
-    endpoint.createdAt, endpoint.updatedAt]
+    endpoint.apiVersion, endpoint.createdAt, endpoint.updatedAt]
 }
 
 export interface DeliveryRow {

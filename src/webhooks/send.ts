@@ -24,7 +24,7 @@ export interface SendOutcome {
  * secret and, during a rotation, the previous one). Undefined when `signal` aborted it.
  */
 export async function sendEvent (client: WebhookClient, endpoint: WebhookEndpoint, event: DomainEvent, now: number, clock: () => number, signal?: AbortSignal): Promise<SendOutcome | undefined> {
-  const body = deliveryBody(event)
+  const body = deliveryBody(event, endpoint.apiVersion)
   const timestamp = Math.floor(now / 1000)
   const response = await client.post(endpoint.url, {
     'content-type': 'application/json',

@@ -18,7 +18,7 @@ import {
 const M1 = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa'
 const M2 = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb'
 const admin: Principal = { kind: 'admin', credentialId: 'ADMIN_API_KEY' }
-const merchant: Principal = { kind: 'merchant', credentialId: 'k1', merchantId: M1, merchantStatus: 'active' }
+const merchant: Principal = { kind: 'merchant', credentialId: 'k1', merchantId: M1, merchantStatus: 'active', apiVersion: '2026-11-25' }
 const suspended: Principal = { ...merchant, merchantStatus: 'suspended' }
 
 t.test('secrets: sk_ prefix, 192 random bits in base64url, never repeated', async (t) => {

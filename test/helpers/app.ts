@@ -4,6 +4,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type App, type AppOverrides } from '../../src/app'
 import type { Database } from '../../src/store/types'
 import { loadConfig, type Config } from '../../src/config'
+import { LATEST_API_VERSION, type ApiVersion } from '../../src/domain/api-versions'
 import { openApiValidator, printable } from './openapi-validator'
 
 /** The operator key of test apps (ADMIN_API_KEY). */
@@ -58,7 +59,7 @@ export interface MerchantCredentials {
 let merchantCounter = 0
 
 /** Creates a merchant and one API key for it through the services (as an operator would). */
-export async function merchantWithKey (app: App, fields: { status?: 'active' | 'suspended', name?: string } = {}): Promise<MerchantCredentials> {
+export async function merchantWithKey (app: App, fields: { status?: 'active' | 'suspended', name?: string, apiVersion?: ApiVersion } = {}): Promise<MerchantCredentials> {
   merchantCounter++
   const now = new Date().toISOString()
   const merchant = await app.db.merchants.create({
@@ -69,6 +70,7 @@ export async function merchantWithKey (app: App, fields: { status?: 'active' | '
     defaultCurrency: null,
     metadata: {},
     status: fields.status ?? 'active',
+    apiVersion: fields.apiVersion ?? LATEST_API_VERSION,
     version: 1,
     createdAt: now,
     updatedAt: now

@@ -19,7 +19,7 @@ t.test('npm run reencrypt re-seals every stored secret under the first key; the 
   const newEntry = newEncryptionKeyEntry('new')
   const oldBox = secretBox(parseEncryptionKeys(oldEntry) as EncryptionKey[])
   const db = await createSqliteDatabase(url, { synchronous: 'FULL' })
-  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: NOW, updatedAt: NOW })
+  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: NOW, updatedAt: NOW })
   const ids = [newId(), newId()]
   for (const [index, id] of ids.entries()) {
     await db.webhooks.createEndpoint({
@@ -35,6 +35,7 @@ t.test('npm run reencrypt re-seals every stored secret under the first key; the 
       disabled: false,
       disabledReason: null,
       lastSuccessAt: null,
+      apiVersion: '2026-11-25',
       createdAt: NOW,
       updatedAt: NOW
     }, 16)

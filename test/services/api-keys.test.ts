@@ -29,6 +29,7 @@ async function addMerchant (db: Database, status: 'active' | 'suspended') {
     defaultCurrency: null,
     metadata: {},
     status,
+    apiVersion: '2026-11-25',
     version: 1,
     createdAt: 'x',
     updatedAt: 'x'
@@ -59,11 +60,11 @@ t.test('authenticate: admin key, merchant keys, and everything refused', async (
   const { db, clock, service, merchant } = await setup(t)
   t.same(await service.authenticate(ADMIN), { kind: 'admin', credentialId: 'ADMIN_API_KEY' })
   const { key, secret } = await service.create(merchant.id, { expiresAt: new Date(T0 + 60_000).toISOString() })
-  t.same(await service.authenticate(secret), { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active' })
+  t.same(await service.authenticate(secret), { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active', apiVersion: '2026-11-25' })
   t.equal(await service.authenticate(`${secret.slice(0, -1)}A` === secret ? `${secret.slice(0, -1)}B` : `${secret.slice(0, -1)}A`), undefined, 'a near miss')
   t.equal(await service.authenticate('sk_'), undefined)
   t.equal(await service.authenticate(ADMIN.slice(0, -1)), undefined)
-  await db.merchants.update(merchant.id, 1, { name: 'M', email: merchant.email, country: null, defaultCurrency: null, metadata: {}, status: 'suspended' }, 'y')
+  await db.merchants.update(merchant.id, 1, { name: 'M', email: merchant.email, country: null, defaultCurrency: null, metadata: {}, status: 'suspended', apiVersion: '2026-11-25' }, 'y')
   t.match(await service.authenticate(secret), { merchantStatus: 'suspended' }, 'suspension applies at once')
   clock.now += 60_000
   t.equal(await service.authenticate(secret), undefined, 'expired')
@@ -137,7 +138,7 @@ t.test('with a cache: one database read per key per TTL; only keys that authenti
   const findByHash = db.apiKeys.findByHash.bind(db.apiKeys)
   db.apiKeys.findByHash = async (hash) => { reads.push(hash); return await findByHash(hash) }
   const { key, secret } = await service.create(merchant.id, {})
-  const principal = { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active' }
+  const principal = { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active', apiVersion: '2026-11-25' }
   t.same(await service.authenticate(secret), principal)
   t.same(await service.authenticate(secret), principal)
   t.equal(reads.length, 1, 'the second request is answered from the cache')

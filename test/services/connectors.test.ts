@@ -14,7 +14,7 @@ const silent = { info: () => {}, warn: () => {}, error: () => {} }
 async function setup (t: Test, factory: ConnectorFactory = () => ({ gateway: {} as PaymentGateway, verify: async () => {} })) {
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
-  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: NOW, updatedAt: NOW })
+  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: NOW, updatedAt: NOW })
   const secrets = box(newEncryptionKeyEntry('k1'))
   const service = connectorAccountService({ db, factory, secrets, clock: Date.now, log: silent })
   return { db, merchantId: merchant.id, secrets, service }

@@ -3,7 +3,7 @@ import { credentialCache } from '../../src/services/credential-cache'
 import type { Principal } from '../../src/domain/api-keys'
 
 const T0 = Date.parse('2026-05-01T00:00:00Z')
-const merchant = (id: string): Principal => ({ kind: 'merchant', credentialId: id, merchantId: 'm', merchantStatus: 'active' })
+const merchant = (id: string): Principal => ({ kind: 'merchant', credentialId: id, merchantId: 'm', merchantStatus: 'active', apiVersion: '2026-11-25' })
 
 t.test('a lookup is reused until the TTL ends', async (t) => {
   const cache = credentialCache({ ttlMs: 2000, maxEntries: 10 })

@@ -35,6 +35,7 @@ const base: Merchant = {
   defaultCurrency: null,
   status: 'active',
   metadata: {},
+  apiVersion: '2026-11-25',
   version: 1,
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z'

@@ -13,7 +13,7 @@ const NOW = '2026-01-01T00:00:00.000Z'
 async function setup (t: Test) {
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
-  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: NOW, updatedAt: NOW })
+  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: NOW, updatedAt: NOW })
   const service = (secrets: SecretBox) => webhookService({
     db,
     clock: () => Date.parse(NOW),

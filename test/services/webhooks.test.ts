@@ -14,7 +14,7 @@ t.test('an endpoint that keeps changing under a PATCH is a 409 after 5 attempts,
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   const now = '2026-01-01T00:00:00.000Z'
-  const merchant = await db.merchants.create({ id: '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2', name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: now, updatedAt: now })
+  const merchant = await db.merchants.create({ id: '019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2', name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: now, updatedAt: now })
   let writes = 0
   const racing: Database = { ...db, webhooks: { ...db.webhooks, updateEndpoint: async () => { writes++; return false } } }
   const service = webhookService({
@@ -42,7 +42,7 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
   const start = Date.parse('2026-01-01T00:00:00.000Z')
   let clock = start
   const at = (ms: number): string => new Date(ms).toISOString()
-  let merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'r@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: at(start), updatedAt: at(start) })
+  let merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'r@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: at(start), updatedAt: at(start) })
   const service = webhookService({
     db,
     clock: () => clock,

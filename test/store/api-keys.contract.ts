@@ -21,6 +21,7 @@ function merchant (status: Merchant['status'] = 'active'): Merchant {
     defaultCurrency: null,
     metadata: {},
     status,
+    apiVersion: '2026-11-25',
     version: 1,
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z'
@@ -65,7 +66,7 @@ export function apiKeyStoreContract (t: Test, makeDatabase: () => Promise<Databa
     const owner = await db.merchants.create(merchant('suspended'))
     const key = apiKey(owner.id, { expiresAt: '2027-01-01T00:00:00.000Z' })
     await db.apiKeys.create(stored(key))
-    t.same(await db.apiKeys.findByHash(key.secretHash), { key: stored(key), merchantStatus: 'suspended' })
+    t.same(await db.apiKeys.findByHash(key.secretHash), { key: stored(key), merchantStatus: 'suspended', merchantApiVersion: '2026-11-25' })
     t.equal(await db.apiKeys.findByHash(describeSecret(generateSecret()).secretHash), undefined)
   })
 
@@ -122,7 +123,7 @@ export function apiKeyStoreContract (t: Test, makeDatabase: () => Promise<Databa
     const results = await Promise.all(candidates.map(async (key) => await db.apiKeys.createBootstrapAdmin(stored(key))))
     t.equal(results.filter(Boolean).length, 1, 'exactly one stored')
     const winner = itemAt(candidates, results.indexOf(true))
-    t.same(await db.apiKeys.findByHash(winner.secretHash), { key: stored(winner), merchantStatus: null })
+    t.same(await db.apiKeys.findByHash(winner.secretHash), { key: stored(winner), merchantStatus: null, merchantApiVersion: null })
     t.equal(await db.apiKeys.hasBootstrapAdmin(), true)
     await t.rejects(db.apiKeys.create(stored(apiKey(null, { role: 'merchant' }))), 'a merchant key needs a merchant')
   })

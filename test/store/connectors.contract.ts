@@ -8,7 +8,7 @@ const T0 = '2026-01-01T00:00:00.000Z'
 
 function merchant (): Merchant {
   const id = newId()
-  return { id, name: 'M', email: `connectors-${id}@example.com`, country: null, defaultCurrency: null, metadata: {}, status: 'active', version: 1, createdAt: T0, updatedAt: T0 }
+  return { id, name: 'M', email: `connectors-${id}@example.com`, country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: T0, updatedAt: T0 }
 }
 
 function account (merchantId: string, overrides: Partial<StoredConnectorAccount> = {}): StoredConnectorAccount {

@@ -210,7 +210,7 @@ export function lifecycleStoreContract (t: Test, makeDatabase: MakeDatabase): vo
     t.same(await db.refunds.list(payment.id, { limit: 3, startingAfter: itemAt(ids, 1) }), { data: [await db.refunds.get(payment.id, itemAt(ids, 0))], hasMore: false })
 
     for (let i = 0; i < 3; i++) {
-      await db.merchants.create({ id: nextId('m'), name: `M${i}`, email: `list-${i}-${counter}@example.com`, country: null, defaultCurrency: null, status: 'active', metadata: { i: String(i) }, version: 1, createdAt: iso(T0 + i), updatedAt: iso(T0 + i) })
+      await db.merchants.create({ id: nextId('m'), name: `M${i}`, email: `list-${i}-${counter}@example.com`, country: null, defaultCurrency: null, status: 'active', metadata: { i: String(i) }, apiVersion: '2026-11-25', version: 1, createdAt: iso(T0 + i), updatedAt: iso(T0 + i) })
     }
     const merchants = await db.merchants.list({ limit: 2 })
     t.same(merchants.data.map((m) => m.name), ['M2', 'M1'])

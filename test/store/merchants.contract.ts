@@ -14,6 +14,7 @@ function merchant (overrides: Partial<Merchant> = {}): Merchant {
     defaultCurrency: null,
     status: 'active',
     metadata: {},
+    apiVersion: '2026-11-25',
     version: 1,
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
@@ -22,7 +23,7 @@ function merchant (overrides: Partial<Merchant> = {}): Merchant {
 }
 
 function fieldsOf (m: Merchant): MerchantFields {
-  return { name: m.name, email: m.email, country: m.country, defaultCurrency: m.defaultCurrency, status: m.status, metadata: m.metadata }
+  return { name: m.name, email: m.email, country: m.country, defaultCurrency: m.defaultCurrency, status: m.status, metadata: m.metadata, apiVersion: m.apiVersion }
 }
 
 /**
@@ -45,6 +46,19 @@ export function merchantStoreContract (t: Test, makeDatabase: () => Promise<Data
     const bare = merchant()
     await db.merchants.create(bare)
     t.same(await db.merchants.get(bare.id), bare, 'null country and currency round-trip as null')
+  })
+
+  t.test('the API version round-trips and an update moves it', async (t) => {
+    const db = await fresh(t)
+    const m = merchant({ apiVersion: '2026-11-01' })
+    await db.merchants.create(m)
+    t.equal((await db.merchants.get(m.id))?.apiVersion, '2026-11-01')
+    const result = await db.merchants.update(m.id, 1, { ...fieldsOf(m), apiVersion: '2026-11-25' }, '2026-02-02T00:00:00.000Z')
+    t.match(result, { kind: 'updated', merchant: { apiVersion: '2026-11-25', version: 2 } })
+    t.equal((await db.merchants.get(m.id))?.apiVersion, '2026-11-25')
+    const key = { id: `00000000-0000-4000-8000-${String(++counter).padStart(12, '0')}`, merchantId: m.id, role: 'merchant' as const, name: 'k', prefix: 'sk_', last4: 'abcd', secretHash: `hash-${counter}`, createdAt: m.createdAt, expiresAt: null, lastUsedAt: null, revokedAt: null }
+    await db.apiKeys.create(key)
+    t.match(await db.apiKeys.findByHash(key.secretHash), { merchantStatus: 'active', merchantApiVersion: '2026-11-25' }, 'a key lookup carries its merchant\'s version')
   })
 
   t.test('get of an unknown id is undefined', async (t) => {

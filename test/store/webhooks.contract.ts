@@ -29,6 +29,7 @@ async function merchant (db: Database): Promise<Merchant> {
     defaultCurrency: null,
     metadata: {},
     status: 'active',
+    apiVersion: '2026-11-25',
     version: 1,
     createdAt: iso(T0),
     updatedAt: iso(T0)
@@ -48,6 +49,7 @@ function endpoint (merchantId: string, fields: Partial<WebhookEndpoint> = {}): W
     disabled: false,
     disabledReason: null,
     lastSuccessAt: null,
+    apiVersion: '2026-11-25',
     createdAt: iso(T0),
     updatedAt: iso(T0),
     ...fields
@@ -107,10 +109,21 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same((await db.events.list({ merchantId: m.id, limit: 10, type: 'merchant.updated' })).data.map((e) => e.data), [{ name: 'N' }])
   })
 
+  t.test('an endpoint\'s API version round-trips and a client update moves it', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id, { apiVersion: '2026-11-01' })
+    await db.webhooks.createEndpoint(a, 16)
+    t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.apiVersion, '2026-11-01')
+    t.ok(await db.webhooks.updateEndpoint({ ...a, apiVersion: '2026-11-25', updatedAt: iso(T0 + 1) }, a.updatedAt))
+    t.equal((await db.webhooks.getEndpoint(m.id, a.id))?.apiVersion, '2026-11-25')
+    t.equal(itemAt(await db.webhooks.listEndpoints(m.id), 0).apiVersion, '2026-11-25')
+  })
+
   t.test('claims lease due deliveries once; outcomes: retry, success, 410 disables with an event', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)
-    const a = endpoint(m.id)
+    const a = endpoint(m.id, { apiVersion: '2026-11-01' })
     await db.webhooks.createEndpoint(a, 16)
     await settledPayment(db, m.id)
     t.equal(await db.webhooks.oldestDueAt(T0 - 1), undefined)
@@ -118,6 +131,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const claim = itemAt(await db.webhooks.claimDue(T0 + 10, T0 + 1000, 10), 0)
     t.equal(claim.roundAttempt, 1)
     t.equal(claim.endpoint.id, a.id)
+    t.equal(claim.endpoint.apiVersion, '2026-11-01', 'the claim carries the endpoint\'s API version (the body is rendered in it)')
     t.equal(claim.event.type, 'payment.succeeded')
     t.same(await db.webhooks.claimDue(T0 + 20, T0 + 2000, 10), [], 'leased: nobody else gets it')
     const attempt = { attempt: 1, at: iso(T0), receiverStatus: 500, durationMs: 3, error: null, responseBody: 'x' }

@@ -59,9 +59,10 @@ t.test('POST creates a merchant: 201, Location, ETag, defaults, timestamps', asy
     name: 'Blue Bottle',
     email: 'Ops@BlueBottle.example',
     status: 'active',
+    apiVersion: '2026-11-25',
     createdAt: '2026-03-01T10:00:00.000Z',
     updatedAt: '2026-03-01T10:00:00.000Z'
-  }, 'status defaults to active; unset optional fields are omitted; the email is stored as sent')
+  }, 'status defaults to active; the current API version; unset optional fields are omitted; the email is stored as sent')
   t.equal(res.headers.location, `/merchants/${body.id}`)
   t.equal(res.headers.etag, '"1"')
 
@@ -147,6 +148,7 @@ t.test('PATCH: merge-patch semantics, null removes optional fields, new ETag and
     email: body.email,
     defaultCurrency: 'USD',
     status: 'active',
+    apiVersion: '2026-11-25',
     createdAt: body.createdAt,
     updatedAt: '2026-03-01T10:00:01.000Z'
   }, 'name replaced, country removed, the rest unchanged')

@@ -41,9 +41,21 @@ t.test('SQLite: migrating a database with payments gives them no merchant', asyn
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 90], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), payment methods per connector (90)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 90, 100], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), payment methods per connector (90), API versions (100)')
   t.match(db.prepare("SELECT connector_id, connector_type, attempts FROM payments WHERE id = 'old'").get(), { connector_id: null, connector_type: 'simulated', attempts: '[]' }, 'old payments were made on the default gateway')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
+})
+
+t.test('SQLite: merchants and webhook endpoints from before versioning are pinned to the first version', async (t) => {
+  const db = openSqlite('file::memory:', { synchronous: 'FULL' })
+  t.teardown(() => { db.close() })
+  await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 100))
+  const at = '2026-01-01T00:00:00.000Z'
+  db.prepare(`INSERT INTO merchants (id, name, email, status, metadata, version, created_at, updated_at) VALUES ('m', 'M', 'm@example.com', 'active', '{}', 1, '${at}', '${at}')`).run()
+  db.prepare(`INSERT INTO webhook_endpoints (id, merchant_id, url, secret, created_at, updated_at) VALUES ('e', 'm', 'https://x.example', 's', '${at}', '${at}')`).run()
+  t.same(await migrateSqlite(db, sqliteMigrations), [100])
+  t.same(db.prepare("SELECT api_version FROM merchants WHERE id = 'm'").get(), { api_version: '2026-11-01' })
+  t.same(db.prepare("SELECT api_version FROM webhook_endpoints WHERE id = 'e'").get(), { api_version: '2026-11-01' })
 })
 
 t.test('SQLite migrations: a restart applies nothing; a failing migration rolls back, is not recorded and names itself', async (t) => {

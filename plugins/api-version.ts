@@ -1,0 +1,47 @@
+import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
+import { isApiVersion, LATEST_API_VERSION, parseSunsets, retirementHeaders, UnknownApiVersionError, type ApiVersion } from '../src/domain/api-versions'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The API version the response is rendered in: the `Api-Version` header, else the calling
+     * merchant's pinned version, else the current one. Echoed in the response's `Api-Version`.
+     */
+    apiVersion: ApiVersion
+  }
+}
+
+export const API_VERSION_HEADER = 'api-version'
+
+function headerVersion (request: FastifyRequest): string | undefined {
+  const value = request.headers[API_VERSION_HEADER]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+/**
+ * Resolves each request's API version without a database read: the header is checked first
+ * (an unknown version is a 400 listing the supported ones, before authentication), the merchant's
+ * pinned version comes with the authenticated principal (cached with the API key lookup).
+ * Responses in a version listed in API_VERSION_SUNSETS carry `Deprecation` and `Sunset`.
+ */
+export default fp(async (app) => {
+  const sunsets = parseSunsets(app.config.API_VERSION_SUNSETS) ?? new Map<ApiVersion, Date>()
+  app.decorateRequest('apiVersion', LATEST_API_VERSION)
+
+  app.addHook('onRequest', async (request) => {
+    const asked = headerVersion(request)
+    if (asked === undefined) return
+    if (!isApiVersion(asked)) throw new UnknownApiVersionError('Api-Version', asked)
+    request.apiVersion = asked
+  })
+  // After auth's preParsing hook (registered before this plugin), which sets the principal.
+  app.addHook('preParsing', async (request) => {
+    if (headerVersion(request) === undefined && request.principal?.kind === 'merchant') request.apiVersion = request.principal.apiVersion
+  })
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('api-version', request.apiVersion)
+    const sunset = sunsets.get(request.apiVersion)
+    if (sunset !== undefined) reply.headers(retirementHeaders(request.apiVersion, sunset))
+  })
+}, { name: 'api-version', dependencies: ['config', 'auth'], fastify: '5.x' })
