@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { NotFoundError, type DomainError } from '../../../src/domain/errors'
 import { envelopeErrorHandler } from './envelope'
 import { problemErrorHandler } from './problem'
+import { isApiVersion, LATEST_API_VERSION, type ApiVersion } from '../../../src/domain/api-versions'
 import { REQUEST_ID_HEADER } from '../../request-id'
 
 /** The error shape of an area: the `{ error, code }` envelope or RFC 9457 problem documents. */
@@ -55,10 +56,16 @@ function domainErrorFor (area: AreaErrors | undefined, request: FastifyRequest, 
  * area's shape, is not documented, and echoes the raw URL. The onRequest hooks did not run, so the
  * request id and the security headers are set here.
  */
+/** The version an answer before any route is rendered in: the `Api-Version` sent when it is one, else the current one (no merchant is known yet). */
+function versionAsked (request: FastifyRequest): ApiVersion {
+  const asked = request.headers['api-version']
+  return typeof asked === 'string' && isApiVersion(asked) ? asked : LATEST_API_VERSION
+}
+
 export function frameworkErrorHandler (areas: readonly AreaErrors[]) {
   return function onFrameworkError (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
     request.server.applySecurityHeaders?.(reply)
-    reply.header(REQUEST_ID_HEADER, request.id).header('cache-control', 'no-store')
+    reply.header(REQUEST_ID_HEADER, request.id).header('cache-control', 'no-store').header('api-version', versionAsked(request))
     const path = rawPathOf(request)
     const area = areaOf(areas, path)
     const error = domainErrorFor(area, request, path) as unknown as FastifyError
