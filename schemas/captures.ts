@@ -26,6 +26,21 @@ export const routedExample = {
   attempts: [{ connectorId: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', connectorType: 'stripe', outcome: 'succeeded', code: null, at: '2026-01-15T09:30:00.000Z' }]
 }
 
+/** A payment charged at once through a Stripe account, as the examples show it (the list, an event's data). */
+export const succeededPaymentExample = {
+  id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
+  status: 'succeeded',
+  amount: 10.1,
+  currency: 'USD',
+  amountRefunded: 0,
+  captureMethod: 'automatic',
+  amountCaptured: 10.1,
+  amountCapturable: 0,
+  ...routedExample,
+  createdAt: '2026-01-15T09:30:00.000Z',
+  updatedAt: '2026-01-15T09:30:01.000Z'
+}
+
 /** An authorization (201 of a manual payment) and its capture (200), as examples. */
 export const authorizedPaymentExample = {
   id: PAYMENT_ID,

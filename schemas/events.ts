@@ -8,7 +8,7 @@ import { toMerchantResource } from './merchants'
 import { toEndpointResource } from './webhooks'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
-import { routedExample } from './captures'
+import { succeededPaymentExample } from './captures'
 
 const exampleEvent = {
   id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c',
@@ -16,19 +16,7 @@ const exampleEvent = {
   createdAt: '2026-01-15T09:30:01.000Z',
   sequence: 1,
   resource: { type: 'payment', id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f' },
-  data: {
-    id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
-    status: 'succeeded',
-    amount: 10.1,
-    currency: 'USD',
-    amountRefunded: 0,
-    captureMethod: 'automatic',
-    amountCaptured: 10.1,
-    amountCapturable: 0,
-    ...routedExample,
-    createdAt: '2026-01-15T09:30:00.000Z',
-    updatedAt: '2026-01-15T09:30:01.000Z'
-  }
+  data: succeededPaymentExample
 }
 
 export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({

@@ -6,7 +6,7 @@ import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
 import { Metadata, metadataMember, pageOf, pageQueryProperties } from './listing'
-import { authorizedPaymentExample, capturedPaymentExample, routedExample, voidedPaymentExample } from './captures'
+import { authorizedPaymentExample, capturedPaymentExample, routedExample, succeededPaymentExample, voidedPaymentExample } from './captures'
 export { IdempotencyHeaders } from './common'
 
 export const PaymentId = Type.String({
@@ -214,16 +214,4 @@ export const PaymentListQuery = Type.Object({
   createdLt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
 }, { additionalProperties: false })
 
-export const PaymentList = pageOf(Payment, 'Payment list', {
-  id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
-  status: 'succeeded',
-  amount: 10.1,
-  currency: 'USD',
-  amountRefunded: 0,
-  captureMethod: 'automatic',
-  amountCaptured: 10.1,
-  amountCapturable: 0,
-  ...routedExample,
-  createdAt: '2026-01-15T09:30:00.000Z',
-  updatedAt: '2026-01-15T09:30:01.000Z'
-})
+export const PaymentList = pageOf(Payment, 'Payment list', succeededPaymentExample)
