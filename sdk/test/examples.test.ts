@@ -19,8 +19,12 @@ test('the quick start runs against the live service', async () => {
 test('the receiver example verifies and narrows', () => {
   const secret = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`
   const body = JSON.stringify({
-    id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c', type: 'refund.succeeded', createdAt: '2026-01-15T09:30:01.000Z', sequence: 1,
-    resource: { type: 'refund', id: 'r1' }, data: { id: 'r1', amount: 4 }
+    id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c',
+    type: 'refund.succeeded',
+    createdAt: '2026-01-15T09:30:01.000Z',
+    sequence: 1,
+    resource: { type: 'refund', id: 'r1' },
+    data: { id: 'r1', amount: 4 }
   })
   const sign = (type: string) => {
     const signed = body.replace('refund.succeeded', type)
