@@ -89,7 +89,7 @@ test('a decline is an ApiError narrowed by its problem type', async () => {
   assert.equal((await client.payments.retrieve(problem.paymentId)).status, 'declined')
 })
 
-test('a validation error carries the status problem and its errors', async () => {
+test('an unknown payment is a problem typed by its status (404)', async () => {
   const error = await client.payments.refunds.create('00000000-0000-4000-8000-000000000000').then(() => undefined, (caught: unknown) => caught)
   assert.ok(error instanceof ApiError)
   assert.equal(error.status, 404)
