@@ -57,7 +57,9 @@ WebDAV's 507: the client's remedy, retrying later, is the same.)
 ## Payments
 * \`amount\` is a JSON number greater than 0 and at most 1000000000, with no more decimal places than the currency's
   ISO 4217 minor unit (USD 2, JPY 0, BHD 3, CLF 4). \`currency\` is an active ISO 4217 code in upper case. Amounts are
-  stored as integer minor units and read back exactly as sent (10.1 stays 10.1).
+  stored as integer minor units and read back exactly as sent (10.1 stays 10.1). Every request amount (payment, refund,
+  capture) may also be a decimal string, \`"10.10"\` (digits, optionally a point and digits), judged by the same rules and
+  the same request as the number for an Idempotency-Key; responses carry numbers.
 * States: \`pending\` → \`succeeded\` | \`declined\` | \`failed\` | \`canceled\`; \`succeeded\` → \`partially_refunded\` →
   \`refunded\` (or straight to \`refunded\`). \`declined\`, \`failed\`, \`canceled\` and \`refunded\` are terminal; no other
   move exists. A payment is \`pending\` only while the gateway has not answered (or was unreachable); the recovery worker
