@@ -9,6 +9,7 @@
  */
 import { problemComponents } from './problems'
 import { typedEventComponents } from './events'
+import { webhookDocument } from './webhook-deliveries'
 
 import { API_VERSIONS, LATEST_API_VERSION } from '../src/domain/api-versions'
 
@@ -423,7 +424,9 @@ export function completeContract<T extends Json> (document: T): T {
   omitReadOnlyMembersOfRequestBodies(doc)
   const problems = problemComponents()
   const events = typedEventComponents()
-  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union }
+  const deliveries = webhookDocument((components.schemas ?? {}) as Json)
+  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union, ...deliveries.components }
+  doc.webhooks = deliveries.webhooks
   components.parameters = { ...(components.parameters as Json | undefined), ApiVersion: apiVersionParameter }
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
