@@ -2,6 +2,13 @@
 export const apiDescription = `
 A product, payment and merchant HTTP JSON service.
 
+## Base URL
+Paths start at the origin's root (\`/api/payments\`, \`/merchants\`, \`/products/{id}\`): the base URL is the origin
+alone, with no path. The document's one server is \`/\`, the origin it is served from (Swagger UI calls that). A client
+outside a browser has no such origin and passes it explicitly, e.g. \`baseUrl: 'https://payments.example.com'\` in
+openapi-fetch or this repository's SDK, or \`http://127.0.0.1:3000\` against a local instance (the default \`PORT\`;
+plain HTTP only there: production sits behind TLS).
+
 ## Authentication
 Send an API key as \`Authorization: Bearer <key>\` (the **Authorize** button above). Two roles:
 * the **admin key** (the operator's \`ADMIN_API_KEY\`) administers merchants, their API keys and the product catalogue;

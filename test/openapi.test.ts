@@ -292,3 +292,9 @@ t.test('webhooks: one per kind of resource, both versions\' bodies, the Standard
   t.same(covered.sort(), [...EVENT_TYPES].sort(), 'every event type is delivered by one webhook')
   t.same([...API_VERSIONS], ['2026-11-01', '2026-11-25'], 'a new API version needs its body here (webhook-deliveries.ts)')
 })
+
+t.test('servers: the serving origin; the description tells a client outside a browser which base URL to pass', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document & { servers: Array<{ url: string }>, info: { description: string } }
+  t.same(doc.servers.map((server) => server.url), ['/'])
+  t.match(doc.info.description, /## Base URL[\s\S]*baseUrl/)
+})
