@@ -34,10 +34,10 @@ export type EventType = Event['type']
 
 /**
  * A webhook delivery body for an endpoint pinned to 2026-11-01: `{ type, timestamp, data, sequence }`
- * (the event id is the `webhook-id` header). Still discriminated by `type`.
+ * (the event id is the `webhook-id` header), as the document's `webhooks:` section declares it. Discriminated by `type`.
  */
-export type LegacyWebhookEvent = Event extends infer Variant
-  ? Variant extends Event
-    ? { type: Variant['type'], timestamp: string, data: Variant['data'], sequence: number }
-    : never
-  : never
+export type LegacyWebhookEvent =
+  | Schemas['PaymentEventBody20261101']
+  | Schemas['RefundEventBody20261101']
+  | Schemas['MerchantEventBody20261101']
+  | Schemas['WebhookEndpointEventBody20261101']

@@ -645,7 +645,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    paymentEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive payment.authorized, payment.succeeded, payment.declined, payment.pending, payment.failed, payment.canceled
+         * @description What the service POSTs to your endpoint when `payment.authorized`, `payment.succeeded`, `payment.declined`, `payment.pending`, `payment.failed`, `payment.canceled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`PaymentEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`PaymentEventBody20261101`). Either way `data` is the Payment as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         */
+        post: operations["receivePaymentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    refundEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive refund.succeeded, refund.failed
+         * @description What the service POSTs to your endpoint when `refund.succeeded`, `refund.failed` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`RefundEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`RefundEventBody20261101`). Either way `data` is the Refund as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         */
+        post: operations["receiveRefundEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    merchantEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive merchant.updated
+         * @description What the service POSTs to your endpoint when `merchant.updated` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`MerchantEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`MerchantEventBody20261101`). Either way `data` is the Merchant as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         */
+        post: operations["receiveMerchantEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    webhookEndpointEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive webhook_endpoint.disabled
+         * @description What the service POSTs to your endpoint when `webhook_endpoint.disabled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`WebhookEndpointEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`WebhookEndpointEventBody20261101`). Either way `data` is the WebhookEndpoint as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         */
+        post: operations["receiveWebhookEndpointEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Error envelope */
@@ -1023,10 +1104,11 @@ export interface components {
          */
         CreatePaymentRequest: {
             /**
-             * @description Greater than 0 and at most 1000000000, with no more decimal places than the currency's minor unit (USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out.
+             * @description Greater than 0 and at most 1000000000, with no more decimal places than the currency's minor unit (USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out. A JSON number or a string holding a decimal number (`"10.10"`: digits, optionally a point and digits; no sign, exponent or spaces), judged by the same rules: the digits as written count, so `"10.100"` is 10.1 and `"10.001"` has 3 decimals. Both forms are the same request: an Idempotency-Key replays either.
              * @example 10.1
+             * @example 10.10
              */
-            amount: number;
+            amount: number | string;
             /**
              * @description `automatic` (default): charged at once. `manual`: only authorized (`requires_capture`); capture it later with POST /api/payments/{id}/capture, before `captureBefore`.
              * @example manual
@@ -1076,10 +1158,11 @@ export interface components {
          */
         CaptureRequest: {
             /**
-             * @description How much to capture, in major units, with no more decimals than the currency allows; at most `amountCapturable` (else 400: an authorization is captured once, so its capturable amount is its amount until then). Omitted: all of it. What is not captured is released. Simulated gateway: 3001.00 is unavailable, 3002.00 times out (captured, the answer lost), 3003.00 is refused.
+             * @description How much to capture, in major units, with no more decimals than the currency allows; at most `amountCapturable` (else 400: an authorization is captured once, so its capturable amount is its amount until then). Omitted: all of it. What is not captured is released. Simulated gateway: 3001.00 is unavailable, 3002.00 times out (captured, the answer lost), 3003.00 is refused. A JSON number or a string holding a decimal number (`"7.50"`: digits, optionally a point and digits; no sign, exponent or spaces), judged by the same rules: the digits as written count, so `"10.100"` is 10.1 and `"10.001"` has 3 decimals. Both forms are the same request: an Idempotency-Key replays either.
              * @example 7.5
+             * @example 7.50
              */
-            amount?: number;
+            amount?: number | string;
         };
         /**
          * Refund
@@ -1194,10 +1277,11 @@ export interface components {
          */
         CreateRefundRequest: {
             /**
-             * @description How much to refund, in major units, with no more decimals than the currency allows; at most what remains refundable (the amount less succeeded and pending refunds), else 409 `refund-exceeds-remaining`. Omitted: everything that remains. Simulated gateway: 4001.00 is unavailable, 4002.00 times out, 4003.00 is refused.
+             * @description How much to refund, in major units, with no more decimals than the currency allows; at most what remains refundable (the amount less succeeded and pending refunds), else 409 `refund-exceeds-remaining`. Omitted: everything that remains. Simulated gateway: 4001.00 is unavailable, 4002.00 times out, 4003.00 is refused. A JSON number or a string holding a decimal number (`"2.50"`: digits, optionally a point and digits; no sign, exponent or spaces), judged by the same rules: the digits as written count, so `"10.100"` is 10.1 and `"10.001"` has 3 decimals. Both forms are the same request: an Idempotency-Key replays either.
              * @example 2.5
+             * @example 2.50
              */
-            amount?: number;
+            amount?: number | string;
             /**
              * @description Free text, stored and returned.
              * @example requested_by_customer
@@ -3033,6 +3117,98 @@ export interface components {
             };
             data: components["schemas"]["WebhookEndpoint"];
         };
+        /**
+         * PaymentEvent delivery body (2026-11-01)
+         * @description The delivery body of an event about a payment to an endpoint pinned to 2026-11-01: `data` is the Payment at the time of the event.
+         */
+        PaymentEventBody20261101: {
+            /**
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @example payment.authorized
+             * @enum {string}
+             */
+            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled";
+            /**
+             * Format: date-time
+             * @description When the change was committed (the event's `createdAt`).
+             */
+            timestamp: string;
+            data: components["schemas"]["Payment"];
+            /**
+             * Format: int32
+             * @description 1, 2, 3 … per resource in commit order: order the events of one payment by it.
+             */
+            sequence: number;
+        };
+        /**
+         * RefundEvent delivery body (2026-11-01)
+         * @description The delivery body of an event about a refund to an endpoint pinned to 2026-11-01: `data` is the Refund at the time of the event.
+         */
+        RefundEventBody20261101: {
+            /**
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @example refund.succeeded
+             * @enum {string}
+             */
+            type: "refund.succeeded" | "refund.failed";
+            /**
+             * Format: date-time
+             * @description When the change was committed (the event's `createdAt`).
+             */
+            timestamp: string;
+            data: components["schemas"]["Refund"];
+            /**
+             * Format: int32
+             * @description 1, 2, 3 … per resource in commit order: order the events of one payment by it.
+             */
+            sequence: number;
+        };
+        /**
+         * MerchantEvent delivery body (2026-11-01)
+         * @description The delivery body of an event about a merchant to an endpoint pinned to 2026-11-01: `data` is the Merchant at the time of the event.
+         */
+        MerchantEventBody20261101: {
+            /**
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @example merchant.updated
+             * @enum {string}
+             */
+            type: "merchant.updated";
+            /**
+             * Format: date-time
+             * @description When the change was committed (the event's `createdAt`).
+             */
+            timestamp: string;
+            data: components["schemas"]["Merchant"];
+            /**
+             * Format: int32
+             * @description 1, 2, 3 … per resource in commit order: order the events of one payment by it.
+             */
+            sequence: number;
+        };
+        /**
+         * WebhookEndpointEvent delivery body (2026-11-01)
+         * @description The delivery body of an event about a webhook endpoint to an endpoint pinned to 2026-11-01: `data` is the WebhookEndpoint at the time of the event.
+         */
+        WebhookEndpointEventBody20261101: {
+            /**
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @example webhook_endpoint.disabled
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            /**
+             * Format: date-time
+             * @description When the change was committed (the event's `createdAt`).
+             */
+            timestamp: string;
+            data: components["schemas"]["WebhookEndpoint"];
+            /**
+             * Format: int32
+             * @description 1, 2, 3 … per resource in commit order: order the events of one payment by it.
+             */
+            sequence: number;
+        };
     };
     responses: never;
     parameters: {
@@ -3041,7 +3217,7 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description The API version this answer was rendered in (the `Api-Version` sent, else the merchant's pinned version, else the current one). */
+        /** @description The API version this answer was rendered in (the `Api-Version` sent, else the merchant's pinned version, else the current one). An Idempotency-Key replay (`Idempotent-Replayed: true`) is the stored answer: it names the version that answer was rendered in, whatever the retry asked for. */
         "Api-Version": "2026-11-01" | "2026-11-25";
         /** @description RFC 9745: present when the answer's API version is being retired; `@` + the epoch seconds since when it is deprecated. Upgrade before `Sunset`. */
         Deprecation: string;
@@ -17338,6 +17514,178 @@ export interface operations {
                      */
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
+            };
+        };
+    };
+    receivePaymentEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt, retry and replay of the event. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in seconds since the epoch. Refuse deliveries far from now (the libraries allow 5 minutes). */
+                "webhook-timestamp": number;
+                /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"] | components["schemas"]["PaymentEventBody20261101"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once (`disabledReason: gone`, a `webhook_endpoint.disabled` event) and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery is done. Answer within WEBHOOK_TIMEOUT_MS (10 s by default) and process afterwards; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried: another status (a 3xx too: redirects are not followed), a time-out or a connection error. Attempts follow WEBHOOK_RETRY_DELAYS (by default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts over about 28 hours), never before your `Retry-After` (capped at 24 h). After the last one the delivery is `failed` and, without a success since it began, the endpoint is disabled. Your first 1 KiB of each answer is kept in the delivery's attempt log (the last 20 attempts). (`Retry-After` is honoured on any answer, in seconds or as an HTTP date; it is not declared as a response header here because the headers of your answers are yours, not this API's: CORS and rate-limit headers make no sense on them.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRefundEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt, retry and replay of the event. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in seconds since the epoch. Refuse deliveries far from now (the libraries allow 5 minutes). */
+                "webhook-timestamp": number;
+                /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundEvent"] | components["schemas"]["RefundEventBody20261101"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once (`disabledReason: gone`, a `webhook_endpoint.disabled` event) and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery is done. Answer within WEBHOOK_TIMEOUT_MS (10 s by default) and process afterwards; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried: another status (a 3xx too: redirects are not followed), a time-out or a connection error. Attempts follow WEBHOOK_RETRY_DELAYS (by default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts over about 28 hours), never before your `Retry-After` (capped at 24 h). After the last one the delivery is `failed` and, without a success since it began, the endpoint is disabled. Your first 1 KiB of each answer is kept in the delivery's attempt log (the last 20 attempts). (`Retry-After` is honoured on any answer, in seconds or as an HTTP date; it is not declared as a response header here because the headers of your answers are yours, not this API's: CORS and rate-limit headers make no sense on them.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMerchantEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt, retry and replay of the event. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in seconds since the epoch. Refuse deliveries far from now (the libraries allow 5 minutes). */
+                "webhook-timestamp": number;
+                /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantEvent"] | components["schemas"]["MerchantEventBody20261101"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once (`disabledReason: gone`, a `webhook_endpoint.disabled` event) and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery is done. Answer within WEBHOOK_TIMEOUT_MS (10 s by default) and process afterwards; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried: another status (a 3xx too: redirects are not followed), a time-out or a connection error. Attempts follow WEBHOOK_RETRY_DELAYS (by default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts over about 28 hours), never before your `Retry-After` (capped at 24 h). After the last one the delivery is `failed` and, without a success since it began, the endpoint is disabled. Your first 1 KiB of each answer is kept in the delivery's attempt log (the last 20 attempts). (`Retry-After` is honoured on any answer, in seconds or as an HTTP date; it is not declared as a response header here because the headers of your answers are yours, not this API's: CORS and rate-limit headers make no sense on them.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveWebhookEndpointEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt, retry and replay of the event. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in seconds since the epoch. Refuse deliveries far from now (the libraries allow 5 minutes). */
+                "webhook-timestamp": number;
+                /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointEvent"] | components["schemas"]["WebhookEndpointEventBody20261101"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once (`disabledReason: gone`, a `webhook_endpoint.disabled` event) and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery is done. Answer within WEBHOOK_TIMEOUT_MS (10 s by default) and process afterwards; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried: another status (a 3xx too: redirects are not followed), a time-out or a connection error. Attempts follow WEBHOOK_RETRY_DELAYS (by default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts over about 28 hours), never before your `Retry-After` (capped at 24 h). After the last one the delivery is `failed` and, without a success since it began, the endpoint is disabled. Your first 1 KiB of each answer is kept in the delivery's attempt log (the last 20 attempts). (`Retry-After` is honoured on any answer, in seconds or as an HTTP date; it is not declared as a response header here because the headers of your answers are yours, not this API's: CORS and rate-limit headers make no sense on them.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
