@@ -185,8 +185,8 @@ t.test('requestsFor: a fixed request, or fresh keys and cycled paths per request
   const varying = itemAt(requestsFor({ ...base, method: 'POST', paths: ['/p1', '/p2'], freshKeyPrefix: 'run' }, 'm1'), 0)
   const setup = varying.setupRequest as NonNullable<typeof varying.setupRequest>
   const sent = [0, 1, 2].map(() => setup({ method: 'POST', path: '/x', headers: { a: '1' } }, {}))
-  t.same(sent.map((r) => r.path), ['/p1', '/p2', '/p1'])
-  t.same(sent.map((r) => r.headers?.['idempotency-key']), ['run-m1-0', 'run-m1-1', 'run-m1-2'])
+  t.same(sent.map((r) => r?.path), ['/p1', '/p2', '/p1'])
+  t.same(sent.map((r) => r?.headers?.['idempotency-key']), ['run-m1-0', 'run-m1-1', 'run-m1-2'])
   t.equal(sent[0]?.headers?.a, '1', 'the scenario\'s headers stay')
   const pathsOnly = itemAt(requestsFor({ ...base, paths: ['/p1', '/p2'] }, 'm1'), 0)
   const onlyPaths = (pathsOnly.setupRequest as NonNullable<typeof pathsOnly.setupRequest>)({ path: '/x', headers: { a: '1' } }, {})
