@@ -120,7 +120,7 @@ t.test('SecurityHeadersResponse: the answer\'s own header wins over the block; h
       res.end('own')
     } else if (req.url === '/set') {
       res.setHeader('x-content-type-options', 'custom')
-      res.writeHead(201, { 'x-one': '1' })
+      res.writeHead(201, 'Made', { 'x-one': '1' })
       res.end('set')
     } else if (req.url === '/array') {
       res.writeHead(202, ['x-two', '2'])
