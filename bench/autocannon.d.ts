@@ -13,7 +13,10 @@ declare module 'autocannon' {
     }
 
     interface Request extends RequestData {
-      setupRequest?: (request: RequestData, context: Record<string, unknown>) => RequestData
+      /** Returning undefined skips this request (and the rest of the sequence) on this pass. */
+      setupRequest?: (request: RequestData, context: Record<string, unknown>) => RequestData | undefined
+      /** Called with each response to this request (its body as text), before the next request is set up. */
+      onResponse?: (status: number, body: string, context: Record<string, unknown>) => void
     }
 
     interface Options {

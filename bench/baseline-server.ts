@@ -15,6 +15,8 @@ export interface CannedResponse {
   method: string
   /** Matches a request path that starts with this. */
   pathPrefix: string
+  /** When set, the path must also end with this (POST /api/payments/{id}/capture beside …/refunds). */
+  pathSuffix?: string
   /** When set, only requests carrying this Idempotency-Key match. */
   idempotencyKey?: string
   status: number
@@ -48,13 +50,19 @@ export function cannedPathPrefix (path: string): string {
   return path
 }
 
+/** The path suffix a captured answer also needs: the last segment of an action under a payment (`/capture`), else none. */
+export function cannedPathSuffix (path: string): string | undefined {
+  return /^\/api\/payments\/[^/]+\/capture$/.test(path) ? '/capture' : undefined
+}
+
 /**
- * The order candidates are tried in: those bound to an Idempotency-Key first, then the longest path prefix (so
+ * The order candidates are tried in: those bound to an Idempotency-Key first, then those with a path suffix, then the longest path prefix (so
  * POST /api/payments/ is not taken for POST /api/payments or the other way round); otherwise as given.
  */
 export function matchOrder (responses: CannedResponse[]): CannedResponse[] {
   return responses.map((entry, index) => ({ entry, index })).sort((a, b) =>
     Number(b.entry.idempotencyKey !== undefined) - Number(a.entry.idempotencyKey !== undefined) ||
+    Number(b.entry.pathSuffix !== undefined) - Number(a.entry.pathSuffix !== undefined) ||
     b.entry.pathPrefix.length - a.entry.pathPrefix.length ||
     a.index - b.index
   ).map(({ entry }) => entry)
@@ -74,7 +82,9 @@ export function baselineHandler (responses: CannedResponse[]): (request: Incomin
   const match = (request: IncomingMessage): Prepared | undefined => {
     for (const candidate of prepared) {
       const { entry } = candidate
-      if (entry.method !== request.method || !(request.url ?? '').startsWith(entry.pathPrefix)) continue
+      const url = request.url ?? ''
+      if (entry.method !== request.method || !url.startsWith(entry.pathPrefix)) continue
+      if (entry.pathSuffix !== undefined && !url.endsWith(entry.pathSuffix)) continue
       if (entry.idempotencyKey !== undefined && request.headers['idempotency-key'] !== entry.idempotencyKey) continue
       return candidate
     }

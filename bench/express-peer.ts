@@ -15,7 +15,7 @@ import { rateLimit } from 'express-rate-limit'
 
 interface PeerPayment {
   id: string
-  status: 'succeeded' | 'partially_refunded' | 'refunded'
+  status: 'requires_capture' | 'succeeded' | 'partially_refunded' | 'refunded'
   amount: number
   currency: string
   amountRefunded: number
@@ -101,9 +101,9 @@ export function createExpressPeer (): Express {
     const scopedKey = `${merchantId}:${key}`
     let payment = byIdempotencyKey.get(scopedKey)
     if (payment === undefined) {
-      const { amount, currency } = req.body as { amount: number, currency: string }
+      const { amount, currency, captureMethod } = req.body as { amount: number, currency: string, captureMethod?: string }
       const now = new Date().toISOString()
-      payment = { id: randomUUID(), status: 'succeeded', amount, currency, amountRefunded: 0, createdAt: now, updatedAt: now }
+      payment = { id: randomUUID(), status: captureMethod === 'manual' ? 'requires_capture' : 'succeeded', amount, currency, amountRefunded: 0, createdAt: now, updatedAt: now }
       payments.set(payment.id, { payment, merchantId, refunds: [] })
       const own = paymentsOf.get(merchantId)
       if (own === undefined) paymentsOf.set(merchantId, [payment])
@@ -126,6 +126,21 @@ export function createExpressPeer (): Express {
     const record = ownRecord(res, req.params.id)
     if (record === undefined) notFound(res)
     else res.json(record.payment)
+  })
+  // The capture of an authorization (the whole amount; the benchmark sends no other).
+  app.post('/api/payments/:id/capture', (req, res) => {
+    const record = ownRecord(res, req.params.id)
+    if (record === undefined) {
+      notFound(res)
+      return
+    }
+    if (record.payment.status !== 'requires_capture') {
+      res.status(409).type('application/problem+json').json({ title: 'Conflict', status: 409, paymentStatus: record.payment.status })
+      return
+    }
+    record.payment.status = 'succeeded'
+    record.payment.updatedAt = new Date().toISOString()
+    res.json(record.payment)
   })
   // A refund of part (or, without an amount, the rest) of a payment: pushed onto the payment's refunds.
   app.post('/api/payments/:id/refunds', (req, res) => {

@@ -23,6 +23,11 @@ export interface LoadRequest {
   freshKeyPrefix?: string
   /** When set, requests cycle through these paths (instead of `path`). */
   paths?: string[]
+  /**
+   * When set, each request is followed on its connection by this one, `{id}` in its path replaced by the `id` member of
+   * the first one's JSON answer (same headers; a fresh key too when the first has one). No id: the pair starts over.
+   */
+  followUp?: { method: string, path: string, body?: string }
 }
 
 export interface LoadJob {
@@ -52,19 +57,34 @@ export interface LoadResult {
 export function requestsFor (request: LoadRequest, phase: string): autocannon.Request[] {
   const base: autocannon.Request = { method: request.method, path: request.path, headers: request.headers, body: request.body }
   const paths = request.paths ?? []
-  if (request.freshKeyPrefix === undefined && paths.length === 0) return [base]
+  const followUp = request.followUp
+  if (request.freshKeyPrefix === undefined && paths.length === 0 && followUp === undefined) return [base]
   let counter = 0
   const prefix = `${request.freshKeyPrefix ?? ''}-${phase}-`
-  return [{
+  const keyed = (suffix: string): Pick<autocannon.RequestData, 'headers'> =>
+    request.freshKeyPrefix === undefined ? {} : { headers: { ...request.headers, 'idempotency-key': `${prefix}${suffix}` } }
+  const first: autocannon.Request = {
     ...base,
-    setupRequest: (data) => {
+    setupRequest: (data, context) => {
       const n = counter++
-      return {
-        ...data,
-        ...(paths.length === 0 ? {} : { path: paths[n % paths.length] }),
-        ...(request.freshKeyPrefix === undefined ? {} : { headers: { ...request.headers, 'idempotency-key': `${prefix}${n}` } })
-      }
+      context.n = n
+      return { ...data, ...(paths.length === 0 ? {} : { path: paths[n % paths.length] }), ...keyed(String(n)) }
     }
+  }
+  if (followUp === undefined) return [first]
+  first.onResponse = (_status, body, context) => {
+    try {
+      context.id = (JSON.parse(body) as { id?: unknown }).id
+    } catch {}
+  }
+  return [first, {
+    method: followUp.method,
+    path: followUp.path,
+    headers: request.headers,
+    body: followUp.body,
+    setupRequest: (data, context) => typeof context.id === 'string'
+      ? { ...data, path: followUp.path.replace('{id}', context.id), ...keyed(`${String(context.n)}-f`) }
+      : undefined
   }]
 }
 

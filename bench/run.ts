@@ -5,7 +5,7 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { ConfigSchema } from '../src/config'
-import { cannedPathPrefix, replayableHeaders, type CannedResponse } from './baseline-server'
+import { cannedPathPrefix, cannedPathSuffix, replayableHeaders, type CannedResponse } from './baseline-server'
 import type { LoadJob, LoadRequest, LoadResult } from './load'
 import { measureMetricsHook, type HookCost } from './metrics-cost'
 import { PAYMENT_BODY, PRODUCT_BODY, REFUNDABLE_PAYMENT_BODY, REFUND_PAYMENTS, SCENARIOS, type Scenario, type Seed } from './scenarios'
@@ -232,17 +232,37 @@ const BENCH_ADMIN_KEY = 'bench-admin-key-0123456789abcdefghijklmnopqrstuv'
 /** The services' ENCRYPTION_KEYS (PostgreSQL requires them). */
 const BENCH_ENCRYPTION_KEYS = 'bench:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='
 
-async function seedService (url: string, runId: string): Promise<Seed> {
-  const json = { 'content-type': 'application/json' }
+/** A new merchant and its API key's Authorization header. */
+async function seedMerchant (url: string, email: string): Promise<{ merchantId: string, auth: { authorization: string } }> {
   const admin = { authorization: `Bearer ${BENCH_ADMIN_KEY}` }
-  // Payments are measured as a client sends them: with a merchant's API key.
   const merchant = expectStatus(await call(url, {
-    method: 'POST', path: '/merchants', headers: { ...json, ...admin }, body: JSON.stringify({ name: 'Bench', email: `bench-${runId}@example.com` })
+    method: 'POST', path: '/merchants', headers: { 'content-type': 'application/json', ...admin }, body: JSON.stringify({ name: 'Bench', email })
   }), 201, 'seed merchant')
   const merchantId = (JSON.parse(merchant.body.toString()) as { id: string }).id
   const key = expectStatus(await call(url, { method: 'POST', path: `/merchants/${merchantId}/api-keys`, headers: admin }), 201, 'seed API key')
-  const merchantAuth = { authorization: `Bearer ${(JSON.parse(key.body.toString()) as { secret: string }).secret}` }
-  const seed: Seed = { productId: 'bench-product', putProductId: 'bench-put', replayKey: `${runId}-replay`, paymentId: '', refundPaymentIds: [], adminAuth: admin, merchantAuth }
+  return { merchantId, auth: { authorization: `Bearer ${(JSON.parse(key.body.toString()) as { secret: string }).secret}` } }
+}
+
+/**
+ * Seeds a target. `connectors`: the target has connector accounts (the service; not the Express peer, which pays every
+ * merchant's payments the same way, so its connector-payment rows are its plain payment).
+ */
+async function seedService (url: string, runId: string, connectors = true): Promise<Seed> {
+  const json = { 'content-type': 'application/json' }
+  const admin = { authorization: `Bearer ${BENCH_ADMIN_KEY}` }
+  // Payments are measured as a client sends them: with a merchant's API key.
+  const { auth: merchantAuth } = await seedMerchant(url, `bench-${runId}@example.com`)
+  let connectorMerchantAuth = merchantAuth
+  if (connectors) {
+    const connectorMerchant = await seedMerchant(url, `bench-${runId}-connector@example.com`)
+    expectStatus(await call(url, {
+      method: 'POST', path: `/merchants/${connectorMerchant.merchantId}/connectors`, headers: { ...json, ...admin }, body: JSON.stringify({ type: 'simulated' })
+    }), 201, 'seed connector account')
+    connectorMerchantAuth = connectorMerchant.auth
+  }
+  const seed: Seed = {
+    productId: 'bench-product', putProductId: 'bench-put', replayKey: `${runId}-replay`, paymentId: '', refundPaymentIds: [], adminAuth: admin, merchantAuth, connectorMerchantAuth
+  }
   expectStatus(await call(url, { method: 'PUT', path: `/products/${seed.productId}`, headers: { ...json, ...admin }, body: PRODUCT_BODY }), 200, 'seed product')
   const payment = expectStatus(await call(url, {
     method: 'POST', path: '/api/payments', headers: { ...json, ...merchantAuth, 'idempotency-key': seed.replayKey }, body: PAYMENT_BODY
@@ -268,13 +288,25 @@ async function captureResponses (url: string, seed: Seed, runId: string): Promis
   for (const scenario of SCENARIOS) {
     const name = scenario.name
     const req = scenario.request(seed, runId)
-    const headers = req.freshKeyPrefix === undefined ? req.headers : { ...req.headers, 'idempotency-key': `${req.freshKeyPrefix}-capture` }
-    const answer = await call(url, { ...req, headers })
+    const headers = req.freshKeyPrefix === undefined ? req.headers : { ...req.headers, 'idempotency-key': `${req.freshKeyPrefix}-${name}` }
+    let answer = await call(url, { ...req, headers })
     if (answer.status < 200 || answer.status >= 300) throw new Error(`capturing ${name}: ${answer.status} ${answer.body.toString()}`)
+    let { method, path } = req
+    if (req.followUp !== undefined) {
+      // The pair's second request is the one a canned answer is needed for (the first is answered as POST /api/payments).
+      const id = (JSON.parse(answer.body.toString()) as { id: string }).id
+      const followUpHeaders = req.freshKeyPrefix === undefined ? req.headers : { ...req.headers, 'idempotency-key': `${req.freshKeyPrefix}-${name}-f` }
+      method = req.followUp.method
+      path = req.followUp.path.replace('{id}', id)
+      answer = await call(url, { method, path, headers: followUpHeaders, body: req.followUp.body })
+      if (answer.status < 200 || answer.status >= 300) throw new Error(`capturing ${name}'s follow-up: ${answer.status} ${answer.body.toString()}`)
+    }
+    const pathSuffix = cannedPathSuffix(path)
     canned.push({
       scenario: name,
-      method: req.method,
-      pathPrefix: cannedPathPrefix(req.path),
+      method,
+      pathPrefix: cannedPathPrefix(path),
+      ...(pathSuffix === undefined ? {} : { pathSuffix }),
       ...(name === 'replay-payment' ? { idempotencyKey: seed.replayKey } : {}),
       status: answer.status,
       headers: replayableHeaders(answer.rawHeaders),
@@ -609,7 +641,7 @@ async function main (): Promise<void> {
         informative: true,
         writesOnly: false,
         instances: [peer],
-        seed: await seedService(peer.url, runId),
+        seed: await seedService(peer.url, runId, false),
         startups: []
       })
     } catch (err) {
@@ -769,6 +801,18 @@ function report (input: ReportInput): void {
       if (on.length > 0) metricsLines.push(`${scenario.title}, metrics on − off end to end: ${fmt(pairedDifference(on, cpu(headline)), 1)} µs CPU per request (median of per-round differences).`)
     }
     metricsLines.unshift(`Metrics onResponse hook, in-process: ${fmt(cost, 3)} µs CPU per request (median of ${input.metricsHook.samples.length}: ${input.metricsHook.samples.map((s) => fmt(s, 3)).join(', ')}).`)
+  }
+  for (const scenario of scenarios) {
+    if (scenario.postgresPerCoreTarget === undefined) continue
+    const summary = summaries.find((s) => s.scenario === scenario.name && s.target === 'postgres')
+    const perCore = summary === undefined ? Number.NaN : requestsPerCore(summary.cpuUsPerRequest, summary.dbCpuUsPerRequest)
+    checks.push({
+      goal: `${scenario.title}: PostgreSQL requests per core (service + database server) ≥ ${scenario.postgresPerCoreTarget.toLocaleString('en-US')}`,
+      value: summary === undefined
+        ? 'not measured (set DATABASE_URL)'
+        : Number.isFinite(summary.dbCpuUsPerRequest) ? fmt(perCore) : `${fmt(requestsPerCore(summary.cpuUsPerRequest))} (service only: the database server is not on this machine)`,
+      met: Number.isFinite(perCore) && Number.isFinite(summary?.dbCpuUsPerRequest ?? Number.NaN) && perCore >= scenario.postgresPerCoreTarget
+    })
   }
   const headlineHwm = Math.max(...hwmOf(headline.id))
   checks.push({ goal: `service peak RSS ≤ ${GOALS.rssMb} MB`, value: `${fmt(headlineHwm)} MB`, met: headlineHwm <= GOALS.rssMb })

@@ -14,6 +14,8 @@ export interface Seed {
   /** Authorization headers: the admin key (product writes) and a merchant key (payments). */
   adminAuth: { authorization: string }
   merchantAuth: { authorization: string }
+  /** A merchant with one `simulated` connector account: its payments are routed through the connector (issue 25). */
+  connectorMerchantAuth: { authorization: string }
 }
 
 export interface Scenario {
@@ -25,6 +27,11 @@ export interface Scenario {
   ratioTarget?: number
   /** Minimum req/s as a multiple of the in-memory Express peer's in the same round (issue 17). */
   peerRatioTarget?: number
+  /**
+   * Minimum requests per core on PostgreSQL, the service's CPU and the database server's added (issue 29), checked on
+   * the one-instance PostgreSQL row.
+   */
+  postgresPerCoreTarget?: number
   /** Measured and reported only: issue 17 sets this scenario no target (not even the p99 one). */
   reportOnly?: boolean
   request: (seed: Seed, runId: string) => LoadRequest
@@ -38,6 +45,10 @@ export const PAYMENT_BODY = JSON.stringify({ amount: 10.1, currency: 'USD' })
  * gateway's special amounts), refunded 0.01 at a time, so each can take ~100 million refunds: a run never exhausts them.
  */
 export const REFUNDABLE_PAYMENT_BODY = JSON.stringify({ amount: 999999.99, currency: 'USD' })
+/** An authorization only (manual capture): the capture scenario captures it with its follow-up request. */
+export const MANUAL_PAYMENT_BODY = JSON.stringify({ amount: 10.1, currency: 'USD', captureMethod: 'manual' })
+/** The capture scenario's follow-up: the whole authorization, the payment's id put in place of `{id}`. */
+export const CAPTURE_PATH = '/api/payments/{id}/capture'
 export const REFUND_BODY = JSON.stringify({ amount: 0.01 })
 /** How many payments the refund scenario spreads its refunds over (≥ the connections, so few requests wait on one row). */
 export const REFUND_PAYMENTS = 100
@@ -64,6 +75,7 @@ export const SCENARIOS: Scenario[] = [
     writes: true,
     ratioTarget: 0.25,
     peerRatioTarget: 1.5,
+    postgresPerCoreTarget: 1500,
     request: (seed, runId) => ({ method: 'POST', path: '/api/payments', headers: { ...JSON_BODY, ...seed.merchantAuth }, body: PAYMENT_BODY, freshKeyPrefix: runId })
   },
   {
@@ -94,6 +106,31 @@ export const SCENARIOS: Scenario[] = [
       body: REFUND_BODY,
       freshKeyPrefix: runId
     })
+  },
+  {
+    name: 'capture',
+    title: 'POST /api/payments (manual) + …/capture',
+    writes: true,
+    reportOnly: true,
+    // Two requests per payment, one after the other on a connection: the authorization, then its capture (each with a
+    // fresh key); the figures are per request, the two averaged.
+    request: (seed, runId) => ({
+      method: 'POST',
+      path: '/api/payments',
+      headers: { ...JSON_BODY, ...seed.merchantAuth },
+      body: MANUAL_PAYMENT_BODY,
+      freshKeyPrefix: runId,
+      followUp: { method: 'POST', path: CAPTURE_PATH, body: '{}' }
+    })
+  },
+  {
+    name: 'connector-payment',
+    title: 'POST /api/payments (connector account)',
+    writes: true,
+    reportOnly: true,
+    // A fresh-key payment of a merchant with a simulated connector account: routed through the account, its credentials
+    // decrypted (cached) and its gateway built, instead of the instance's default gateway.
+    request: (seed, runId) => ({ method: 'POST', path: '/api/payments', headers: { ...JSON_BODY, ...seed.connectorMerchantAuth }, body: PAYMENT_BODY, freshKeyPrefix: runId })
   },
   {
     name: 'list-payments',

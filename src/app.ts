@@ -18,6 +18,7 @@ import authPlugin from '../plugins/auth'
 import apiVersionPlugin from '../plugins/api-version'
 import redisPlugin from '../plugins/redis'
 import credentialCachePlugin from '../plugins/credential-cache'
+import productCachePlugin from '../plugins/product-cache'
 import docsPlugin from '../plugins/docs'
 import schemasPlugin from '../plugins/schemas'
 import servicesPlugin from '../plugins/services'
@@ -93,6 +94,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(connectorsPlugin, { factory: overrides.connectorFactory })
   await app.register(redisPlugin)
   await app.register(credentialCachePlugin)
+  await app.register(productCachePlugin)
   await app.register(servicesPlugin)
   await app.register(instancePlugin)
   await app.register(idempotencyPlugin)

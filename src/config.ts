@@ -96,6 +96,13 @@ export const ConfigSchema = Type.Object({
   /** API key lookups one instance keeps at most. */
   AUTH_CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   /**
+   * How long an instance reuses a rendered product read (0: every read goes to the store). A write forgets it at
+   * once (on other instances through Redis, when configured); without Redis this bounds how stale another instance's read may be.
+   */
+  PRODUCT_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  /** Rendered products one instance keeps at most. */
+  PRODUCT_CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  /**
    * Origins (`https://dashboard.example.com`, comma-separated) whose browser scripts may call the API (CORS).
    * Default: none — no cross-origin browser access; server-to-server clients are not affected by CORS.
    */

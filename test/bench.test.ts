@@ -5,9 +5,9 @@ import {
   DEFAULT_OPTIONS, fmt, markdownTable, median, pairedDifference, pairedRatio, parseBenchOptions, parseProcStat, percentile, ratio, redactUrl,
   requestsPerCore, summarizeLatencies
 } from '../bench/stats'
-import { cannedPathPrefix, matchOrder, replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
+import { cannedPathPrefix, cannedPathSuffix, matchOrder, replayableHeaders, startBaseline, type CannedResponse } from '../bench/baseline-server'
 import { mergeParts, requestsFor, runJob, splitRequest, type LoadRequest, type PartResult } from '../bench/load'
-import { LIST_LIMIT, REFUND_PAYMENTS, SCENARIOS, refundPath, type Seed } from '../bench/scenarios'
+import { CAPTURE_PATH, LIST_LIMIT, REFUND_PAYMENTS, SCENARIOS, refundPath, type Seed } from '../bench/scenarios'
 import { measureMetricsHook } from '../bench/metrics-cost'
 import { startExpressPeer } from '../bench/express-peer'
 import { itemAt } from './helpers/items'
@@ -145,7 +145,8 @@ const seed: Seed = {
   paymentId: 'pay',
   refundPaymentIds: ['a', 'b', 'c', 'd', 'e'],
   adminAuth: { authorization: 'Bearer admin' },
-  merchantAuth: { authorization: 'Bearer merchant' }
+  merchantAuth: { authorization: 'Bearer merchant' },
+  connectorMerchantAuth: { authorization: 'Bearer connector-merchant' }
 }
 
 t.test('the refund and list scenarios: a small refund with a fresh key spread over payments; a page of ten', async (t) => {
@@ -159,7 +160,21 @@ t.test('the refund and list scenarios: a small refund with a fresh key spread ov
   const list = (SCENARIOS.find((s) => s.name === 'list-payments') as typeof SCENARIOS[number]).request(seed, 'run')
   t.same(list, { method: 'GET', path: `/api/payments?limit=${LIST_LIMIT}`, headers: seed.merchantAuth })
   t.ok(SCENARIOS.filter((s) => s.reportOnly === true).every((s) => s.ratioTarget === undefined && s.peerRatioTarget === undefined), 'reported only: no target')
-  t.same(SCENARIOS.map((s) => s.name), ['get-product', 'put-product', 'post-payment', 'replay-payment', 'get-payment', 'refund', 'list-payments'])
+  t.same(SCENARIOS.map((s) => s.name), ['get-product', 'put-product', 'post-payment', 'replay-payment', 'get-payment', 'refund', 'capture', 'connector-payment', 'list-payments'])
+})
+
+t.test('the capture and connector scenarios: an authorization then its capture; a payment of the connector merchant', async (t) => {
+  const capture = (SCENARIOS.find((s) => s.name === 'capture') as typeof SCENARIOS[number]).request(seed, 'run')
+  t.same(JSON.parse(capture.body as string), { amount: 10.1, currency: 'USD', captureMethod: 'manual' })
+  t.same(capture.followUp, { method: 'POST', path: CAPTURE_PATH, body: '{}' })
+  t.equal(capture.headers.authorization, seed.merchantAuth.authorization)
+  t.equal(capture.freshKeyPrefix, 'run')
+  const connector = (SCENARIOS.find((s) => s.name === 'connector-payment') as typeof SCENARIOS[number]).request(seed, 'run')
+  t.equal(connector.headers.authorization, seed.connectorMerchantAuth.authorization)
+  t.equal(connector.path, '/api/payments')
+  t.equal(connector.freshKeyPrefix, 'run')
+  const payment = SCENARIOS.find((s) => s.name === 'post-payment') as typeof SCENARIOS[number]
+  t.equal(payment.postgresPerCoreTarget, 1500, 'issue 29: fresh-key payments per core on PostgreSQL, database server included')
 })
 
 t.test('requestsFor: a fixed request, or fresh keys and cycled paths per request', async (t) => {
@@ -170,12 +185,34 @@ t.test('requestsFor: a fixed request, or fresh keys and cycled paths per request
   const varying = itemAt(requestsFor({ ...base, method: 'POST', paths: ['/p1', '/p2'], freshKeyPrefix: 'run' }, 'm1'), 0)
   const setup = varying.setupRequest as NonNullable<typeof varying.setupRequest>
   const sent = [0, 1, 2].map(() => setup({ method: 'POST', path: '/x', headers: { a: '1' } }, {}))
-  t.same(sent.map((r) => r.path), ['/p1', '/p2', '/p1'])
-  t.same(sent.map((r) => r.headers?.['idempotency-key']), ['run-m1-0', 'run-m1-1', 'run-m1-2'])
+  t.same(sent.map((r) => r?.path), ['/p1', '/p2', '/p1'])
+  t.same(sent.map((r) => r?.headers?.['idempotency-key']), ['run-m1-0', 'run-m1-1', 'run-m1-2'])
   t.equal(sent[0]?.headers?.a, '1', 'the scenario\'s headers stay')
   const pathsOnly = itemAt(requestsFor({ ...base, paths: ['/p1', '/p2'] }, 'm1'), 0)
   const onlyPaths = (pathsOnly.setupRequest as NonNullable<typeof pathsOnly.setupRequest>)({ path: '/x', headers: { a: '1' } }, {})
   t.same(onlyPaths, { path: '/p1', headers: { a: '1' } }, 'no key without a prefix')
+
+  const pair = requestsFor({ ...base, method: 'POST', freshKeyPrefix: 'run', followUp: { method: 'POST', path: '/pay/{id}/capture', body: '{}' } }, 'm1')
+  t.equal(pair.length, 2, 'the request, then its follow-up')
+  const [first, second] = [itemAt(pair, 0), itemAt(pair, 1)]
+  const context: Record<string, unknown> = {}
+  const firstSent = (first.setupRequest as NonNullable<typeof first.setupRequest>)({ method: 'POST', path: '/x', headers: { a: '1' } }, context)
+  t.equal(firstSent?.headers?.['idempotency-key'], 'run-m1-0')
+  const followUpSetup = second.setupRequest as NonNullable<typeof second.setupRequest>
+  const onResponse = first.onResponse as NonNullable<typeof first.onResponse>
+  onResponse(201, '{"id":"pay-1"}', context)
+  const secondSent = followUpSetup({ method: 'POST', path: '/pay/{id}/capture', headers: { a: '1' } }, context)
+  t.equal(secondSent?.path, '/pay/pay-1/capture', 'the id of the first answer')
+  t.equal(secondSent?.headers?.['idempotency-key'], 'run-m1-0-f', 'a fresh key of its own')
+  t.equal(secondSent?.headers?.a, '1')
+  const failed: Record<string, unknown> = { n: 1 }
+  onResponse(500, 'not json', failed)
+  t.equal(followUpSetup({ path: '/pay/{id}/capture' }, failed), undefined, 'no id: the follow-up is skipped')
+  const unkeyed = requestsFor({ ...base, followUp: { method: 'GET', path: '/y/{id}' } }, 'm1')
+  const unkeyedContext: Record<string, unknown> = {}
+  itemAt(unkeyed, 0).setupRequest?.({ path: '/x' }, unkeyedContext)
+  itemAt(unkeyed, 0).onResponse?.(200, '{"id":"z"}', unkeyedContext)
+  t.same(itemAt(unkeyed, 1).setupRequest?.({ path: '/y/{id}', headers: { a: '1' } }, unkeyedContext), { path: '/y/z', headers: { a: '1' } }, 'no key without a prefix')
 })
 
 t.test('splitRequest: connections divided, keys and paths disjoint between instances', async (t) => {
@@ -293,6 +330,9 @@ t.test('the baseline matches the most specific answer: a key first, then the lon
   t.equal(cannedPathPrefix('/api/payments/019a'), '/api/payments/')
   t.equal(cannedPathPrefix('/api/payments'), '/api/payments')
   t.equal(cannedPathPrefix('/api/payments?limit=10'), '/api/payments?limit=10')
+  t.equal(cannedPathSuffix('/api/payments/019a/capture'), '/capture')
+  t.equal(cannedPathSuffix('/api/payments/019a/refunds'), undefined)
+  t.equal(cannedPathSuffix('/api/payments/019a'), undefined)
   const answer = (scenario: string, method: string, pathPrefix: string, idempotencyKey?: string): CannedResponse => ({
     scenario, method, pathPrefix, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), status: 201, headers: [['x-scenario', scenario]], body: ''
   })
@@ -301,9 +341,10 @@ t.test('the baseline matches the most specific answer: a key first, then the lon
     answer('refund', 'POST', '/api/payments/'),
     answer('replay', 'POST', '/api/payments', 'k1'),
     answer('list', 'GET', '/api/payments?limit=10'),
-    answer('get', 'GET', '/api/payments/')
+    answer('get', 'GET', '/api/payments/'),
+    { ...answer('capture', 'POST', '/api/payments/'), pathSuffix: '/capture' }
   ]
-  t.same(matchOrder(canned).map((c) => c.scenario), ['replay', 'list', 'refund', 'get', 'fresh'])
+  t.same(matchOrder(canned).map((c) => c.scenario), ['replay', 'capture', 'list', 'refund', 'get', 'fresh'])
   const server = await startBaseline(canned)
   t.teardown(() => { server.close() })
   const { port } = server.address() as AddressInfo
@@ -314,6 +355,7 @@ t.test('the baseline matches the most specific answer: a key first, then the lon
   t.equal((await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k1' }, '{}')).headers['x-scenario'], 'replay')
   t.equal((await call(port, 'GET', '/api/payments?limit=10')).headers['x-scenario'], 'list')
   t.equal((await call(port, 'GET', '/api/payments/a')).headers['x-scenario'], 'get')
+  t.equal((await call(port, 'POST', '/api/payments/a/capture', json, '{}')).headers['x-scenario'], 'capture')
 })
 
 t.test('measureMetricsHook reports the CPU the metrics hook adds per request', async (t) => {
@@ -374,6 +416,15 @@ t.test('the Express peer answers the scenarios as the service does: statuses, re
   t.equal((JSON.parse(rest.body) as { amount: number }).amount, 10.09)
   t.equal((JSON.parse((await call(port, 'GET', `/api/payments/${payment.id}`, auth)).body) as { status: string }).status, 'refunded')
   t.equal((await call(port, 'POST', '/api/payments/unknown/refunds', { ...json, ...auth }, '{"amount":1}')).status, 404)
+  // Manual capture: authorized, captured once.
+  const authorized = await call(port, 'POST', '/api/payments', { ...json, ...auth, 'idempotency-key': 'm1' }, '{"amount":5,"currency":"USD","captureMethod":"manual"}')
+  const authorization = JSON.parse(authorized.body) as { id: string, status: string }
+  t.equal(authorization.status, 'requires_capture')
+  const captured = await call(port, 'POST', `/api/payments/${authorization.id}/capture`, { ...json, ...auth }, '{}')
+  t.equal(captured.status, 200)
+  t.equal((JSON.parse(captured.body) as { status: string }).status, 'succeeded')
+  t.equal((await call(port, 'POST', `/api/payments/${authorization.id}/capture`, { ...json, ...auth }, '{}')).status, 409, 'captured once')
+  t.equal((await call(port, 'POST', '/api/payments/unknown/capture', { ...json, ...auth }, '{}')).status, 404)
   for (let i = 0; i < 11; i++) await call(port, 'POST', '/api/payments', { ...json, ...auth, 'idempotency-key': `l${i}` }, '{"amount":1,"currency":"USD"}')
   const page = await call(port, 'GET', '/api/payments?limit=10', auth)
   t.equal(page.status, 200)

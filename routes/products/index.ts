@@ -56,7 +56,9 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Returns the product stored at `id` with a strong `ETag` (a digest of its content) and ' +
         '`Cache-Control: public, max-age=0, must-revalidate`: caches may keep it but revalidate every time. With ' +
         '`If-None-Match` naming the current tag (or `*`) the answer is 304 without a body; with an `If-Match` that does not ' +
-        'match, 412. Public: no API key needed (the catalogue).',
+        'match, 412. Public: no API key needed (the catalogue). Each instance reuses the rendered answer for up to ' +
+        '`PRODUCT_CACHE_TTL_MS` (1 s by default): a PUT is seen at once on the instance that took it and, with Redis, on the ' +
+        'others within milliseconds; without Redis another instance may answer the previous version for at most that long.',
       security: publicOperation,
       params: ProductParams,
       headers: ProductConditionalGetHeaders,
@@ -73,13 +75,23 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    const product = await app.products.get(request.params.id)
-    const etag = contentEtag(product)
-    reply.header('etag', etag).header('cache-control', PRODUCT_CACHE_CONTROL)
-    const outcome = evaluatePreconditions(request.method, request.headers, etag)
+    // The rendered answer (body and ETag) comes from the instance's product cache when it holds it (plugins/product-cache.ts).
+    const id = request.params.id
+    const now = app.clock()
+    let rendered = app.productCache.get(id, now)
+    if (rendered === undefined) {
+      const readSince = app.productCache.epoch()
+      const product = await app.products.get(id)
+      // The route's own serializer (the 200 schema): the bytes the answer would have had without the cache.
+      const fresh = { body: reply.serializeInput({ ...product }, '200', 'application/json') as string, etag: contentEtag(product) }
+      app.productCache.remember(id, fresh, readSince, now)
+      rendered = fresh
+    }
+    reply.header('etag', rendered.etag).header('cache-control', PRODUCT_CACHE_CONTROL)
+    const outcome = evaluatePreconditions(request.method, request.headers, rendered.etag)
     if (outcome === 'failed') throw new PreconditionFailedError('If-Match does not match the product\'s current ETag.')
     if (outcome === 'not-modified') return reply.code(304).send()
-    return product
+    return reply.type('application/json; charset=utf-8').send(rendered.body)
   })
 
   app.put('/:id', {
@@ -112,6 +124,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
     const product = await app.products.put({ id: request.params.id, name: request.body.name, price: request.body.price })
+    await app.forgetProduct(product.id)
     reply.header('etag', contentEtag(product))
     return product
   })

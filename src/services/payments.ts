@@ -59,6 +59,8 @@ export interface PaymentInput {
 export interface PreparedPayment {
   payment: Payment
   creation: ResourceCreation
+  /** The merchant's connectors in routing order as read to prepare it: its settlement starts from them instead of reading them again. */
+  connectors?: RoutedConnector[]
 }
 
 export interface RecoveryOptions {
@@ -128,6 +130,12 @@ function sameConnector (a: ConnectorRef, b: ConnectorRef): boolean {
   return a.id === b.id && a.type === b.type
 }
 
+/** How one settlement runs: `quiet` (the recovery worker logs its own), and the merchant's connectors when already read for this request. */
+interface SettleOptions {
+  quiet?: boolean
+  connectors?: RoutedConnector[]
+}
+
 export function downstreamKeyFor (paymentId: string): string {
   return `payment-${paymentId}`
 }
@@ -136,8 +144,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
   const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
 
   /** The connector a new payment starts on: the merchant's first by routing; NoConnectorError when there is none. */
-  async function firstConnector (input: PaymentInput): Promise<ConnectorRef> {
-    const candidates = await directory.candidatesFor(input.merchantId)
+  function firstConnector (input: PaymentInput, candidates: RoutedConnector[]): ConnectorRef {
     const [first] = candidates
     if (first === undefined) throw new NoConnectorError()
     const methods = { paymentMethod: input.paymentMethod ?? null, paymentMethods: normalizedMethodKeys(input.paymentMethods ?? {}) }
@@ -174,7 +181,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * stays pending and GatewayUnavailableError is thrown: freeing the key is the
    * caller's (the idempotency plugin's) job.
    */
-  async function settle (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
+  async function settle (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: SettleOptions = {}): Promise<Payment> {
     try {
       return await charge(payment, key, signal, options)
     } catch (err) {
@@ -183,7 +190,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     }
   }
 
-  async function charge (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: { quiet?: boolean } = {}): Promise<Payment> {
+  async function charge (payment: Payment, key?: OwnedKey<Payment>, signal?: AbortSignal, options: SettleOptions = {}): Promise<Payment> {
     const completion = (settled: Payment) => key === undefined ? undefined : { ref: key.ref, response: key.respond(settled) }
     if (payment.status !== 'pending') {
       const done = completion(payment)
@@ -192,7 +199,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     }
     let current = payment
     const refused = new Set<string>()
-    for (let target = await nextConnector(current, refused); target !== undefined; target = await nextConnector(current, refused)) {
+    for (let target = await nextConnector(current, refused, options.connectors); target !== undefined; target = await nextConnector(current, refused, options.connectors)) {
       if (!sameConnector(target, current.connector) || !isPinnedToConnector(current)) {
         // Moving on: the move is written before the call, so a crash during it leaves the payment on `target`.
         current = await recordAttempt(current, target, 'pending', null)
@@ -267,11 +274,11 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * have charged); otherwise the merchant's connectors in routing order, skipping those that
    * refused during this settlement. Undefined when none is left.
    */
-  async function nextConnector (payment: Payment, refused: Set<string>): Promise<RoutedConnector | undefined> {
+  async function nextConnector (payment: Payment, refused: Set<string>, routed?: RoutedConnector[]): Promise<RoutedConnector | undefined> {
     if (isPinnedToConnector(payment)) {
       return { ...payment.connector, gateway: await directory.gatewayOf(payment.connector) }
     }
-    const candidates = await directory.candidatesFor(payment.merchantId)
+    const candidates = routed ?? await directory.candidatesFor(payment.merchantId)
     return candidates.find((candidate) => !refused.has(connectorKey(candidate)))
   }
 
@@ -334,19 +341,25 @@ export function paymentService (deps: PaymentDeps): PaymentService {
      */
     async create (input, key, prepared) {
       // Create-under-key: this request's claim wrote the payment with the key; settle it as built.
-      if (key?.created !== undefined) return await settle(key.created, key)
+      if (key?.created !== undefined) return await settle(key.created, key, undefined, { connectors: prepared?.connectors })
       if (key?.resourceId != null) {
         const existing = await deps.db.payments.get(key.resourceId)
         if (existing !== undefined) return await settle(existing, key)
       }
-      const payment = prepared?.payment ?? pendingPayment(input, await firstConnector(input))
+      if (prepared !== undefined) {
+        await deps.db.payments.create(prepared.payment, key?.ref)
+        return await settle(prepared.payment, key, undefined, { connectors: prepared.connectors })
+      }
+      const connectors = await directory.candidatesFor(input.merchantId)
+      const payment = pendingPayment(input, firstConnector(input, connectors))
       await deps.db.payments.create(payment, key?.ref)
-      return await settle(payment, key)
+      return await settle(payment, key, undefined, { connectors })
     },
 
     async prepare (input) {
-      const payment = pendingPayment(input, await firstConnector(input))
-      return { payment, creation: paymentCreation(payment) }
+      const connectors = await directory.candidatesFor(input.merchantId)
+      const payment = pendingPayment(input, firstConnector(input, connectors))
+      return { payment, creation: paymentCreation(payment), connectors }
     },
 
     async get (id, owner) {

@@ -1,6 +1,9 @@
 import t, { type Test } from 'tap'
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { ADMIN_AUTH, buildTestApp, failingDatabase } from '../helpers/app'
+import { SECURITY_HEADERS, SecurityHeadersResponse } from '../../plugins/http/security-headers'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
@@ -14,7 +17,7 @@ function cspDirectives (header: unknown): Map<string, string[]> {
   return directives
 }
 
-function assertSecurityHeaders (t: Test, res: LightMyRequestResponse, label: string): void {
+function assertSecurityHeaders (t: Test, res: { headers: IncomingHttpHeaders | LightMyRequestResponse['headers'] }, label: string): void {
   const csp = cspDirectives(res.headers['content-security-policy'])
   t.ok(res.headers['content-security-policy'], `${label}: CSP present`)
   t.same(csp.get('script-src'), ["'self'"], `${label}: scripts only from the same origin, no unsafe-inline/eval`)
@@ -61,6 +64,92 @@ t.test('security headers are on every response: success, errors, health and docs
     t.equal(res.statusCode, status, label)
     assertSecurityHeaders(t, res, label)
   }
+})
+
+interface RawAnswer { status: number, headers: IncomingHttpHeaders, rawHeaders: string[], body: string }
+
+async function send (port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawAnswer> {
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: text })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** Each header name the answer carries more than once. */
+function repeatedNames (rawHeaders: string[]): string[] {
+  const names = rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase())
+  return names.filter((name, i) => names.indexOf(name) !== i)
+}
+
+t.test('over a real socket the response class writes the security headers once with every answer: JSON, 304, HEAD, streams, errors', async (t) => {
+  const app = await buildTestApp(t, { ADMIN_API_KEY: 'admin-key-0123456789abcdefghijklmnopqrstuvwxyz' }, {}, { credentials: 'none', validateResponses: false })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const admin = { authorization: 'Bearer admin-key-0123456789abcdefghijklmnopqrstuvwxyz', 'content-type': 'application/json' }
+  t.equal((await send(port, 'PUT', '/products/ok', admin, '{"name":"Cup","price":1}')).status, 200)
+  const product = await send(port, 'GET', '/products/ok')
+  const answers: Array<[number, string, RawAnswer]> = [
+    [200, 'GET /products/ok', product],
+    [304, 'GET /products/ok (If-None-Match)', await send(port, 'GET', '/products/ok', { 'if-none-match': String(product.headers.etag) })],
+    [200, 'HEAD /products/ok', await send(port, 'HEAD', '/products/ok')],
+    [404, 'GET /products/missing', await send(port, 'GET', '/products/missing')],
+    [400, 'PUT /products/bad (bad JSON)', await send(port, 'PUT', '/products/bad', admin, '{')],
+    [404, 'GET /no/such/route', await send(port, 'GET', '/no/such/route')],
+    [400, 'GET /products/%E0 (undecodable)', await send(port, 'GET', '/products/%E0')],
+    [200, 'GET /docs/static/swagger-ui.css (a stream)', await send(port, 'GET', '/docs/static/swagger-ui.css')]
+  ]
+  for (const [status, label, answer] of answers) {
+    t.equal(answer.status, status, label)
+    assertSecurityHeaders(t, answer, label)
+    t.same(repeatedNames(answer.rawHeaders), [], `${label}: each header once`)
+  }
+  t.equal(product.headers['cache-control'], 'public, max-age=0, must-revalidate', 'a route\'s own Cache-Control stays')
+  t.equal(answers[3]?.[2].headers['cache-control'], 'no-store')
+})
+
+t.test('SecurityHeadersResponse: the answer\'s own header wins over the block; headers set one by one keep working', async (t) => {
+  const server: Server = createServer({ ServerResponse: SecurityHeadersResponse }, (req, res) => {
+    if (req.url === '/own') {
+      res.writeHead(200, 'Fine', { 'x-frame-options': 'DENY', 'content-type': 'text/plain', 'x-skipped': undefined })
+      res.end('own')
+    } else if (req.url === '/set') {
+      res.setHeader('x-content-type-options', 'custom')
+      res.writeHead(201, 'Made', { 'x-one': '1' })
+      res.end('set')
+    } else if (req.url === '/array') {
+      res.writeHead(202, ['x-two', '2'])
+      res.end()
+    } else {
+      res.statusCode = 203
+      res.end('implicit')
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.close() })
+  const { port } = server.address() as AddressInfo
+  const own = await send(port, 'GET', '/own')
+  t.equal(own.headers['x-frame-options'], 'DENY')
+  t.equal(own.headers['x-content-type-options'], 'nosniff')
+  t.notOk('x-skipped' in own.headers)
+  t.same(repeatedNames(own.rawHeaders), [])
+  const set = await send(port, 'GET', '/set')
+  t.equal(set.status, 201)
+  t.equal(set.headers['x-content-type-options'], 'custom', 'a header set before writeHead stays')
+  t.equal(set.headers['x-one'], '1')
+  t.equal(set.headers['referrer-policy'], 'no-referrer')
+  const array = await send(port, 'GET', '/array')
+  t.equal(array.headers['x-two'], '2')
+  t.equal(array.headers['x-frame-options'], 'SAMEORIGIN')
+  const implicit = await send(port, 'GET', '/implicit')
+  t.equal(implicit.status, 203)
+  t.equal(implicit.headers['strict-transport-security'], SECURITY_HEADERS['Strict-Transport-Security'])
+  t.same(repeatedNames(implicit.rawHeaders), [])
 })
 
 t.test('security headers are on a 500 too', async (t) => {

@@ -33,6 +33,11 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
     INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, locked_until, locked_by, created_at, expires_at)
     VALUES (@scope, @method, @path, @key, @fingerprint, 'started', @lockUntil, @owner, @now, @expiresAt)
     ON CONFLICT DO NOTHING`)
+  // A new key claimed with the resource it creates: recorded as created in the insert itself (as PostgreSQL's claim does).
+  const insertCreated = db.prepare(`
+    INSERT INTO idempotency_keys (scope, method, path, key, fingerprint, recovery_point, resource_id, locked_until, locked_by, created_at, expires_at)
+    VALUES (@scope, @method, @path, @key, @fingerprint, 'resource_created', @resourceId, @lockUntil, @owner, @now, @expiresAt)
+    ON CONFLICT DO NOTHING`)
   const select = db.prepare<Record<string, string>, IdempotencyRow>(`SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`)
   const remove = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`)
   const removeIf = db.prepare(`DELETE FROM idempotency_keys WHERE ${KEY_MATCH} AND locked_until = @lockedUntil`)
@@ -54,39 +59,48 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
     if (statement === undefined) inserts.set(text, statement = db.prepare(text))
     statement.run(...row.values)
   }
-  /** Writes the resource a claim created, when the caller owns a key without one (same transaction). */
-  const create = (result: ClaimResult, creation: ResourceCreation | undefined): ClaimResult => {
-    if (creation === undefined || (result.kind !== 'new' && result.kind !== 'resumed') || result.record.resourceId !== null) return result
+  /**
+   * Writes the resource a claim created, when the caller owns a key without one (same transaction). A key inserted
+   * by this claim already names the resource (`markedBy`); one resumed is marked here.
+   */
+  const create = (result: ClaimResult, creation: ResourceCreation | undefined, markedBy: string | undefined): ClaimResult => {
+    if (creation === undefined || (result.kind !== 'new' && result.kind !== 'resumed') || (result.record.resourceId !== null && markedBy === undefined)) return result
     for (const row of creation.rows) insertRow(row)
-    keys.markResourceCreated(result.record, creation.resourceId)
+    if (markedBy === undefined) keys.markResourceCreated(result.record, creation.resourceId)
     const record: IdempotencyRecord = { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId }
     return result.kind === 'resumed' && result.takenOverFrom !== undefined ? { kind: 'created', record, takenOverFrom: result.takenOverFrom } : { kind: 'created', record }
   }
 
-  const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0], creation?: ResourceCreation): ClaimResult =>
-    create(decide(request), creation))
-  const decide = (request: Parameters<IdempotencyStore['claim']>[0]): ClaimResult => {
+  const claim = db.transaction((request: Parameters<IdempotencyStore['claim']>[0], creation?: ResourceCreation): ClaimResult => {
+    const decided = decide(request, creation?.resourceId)
+    return create(decided.result, creation, decided.insertedWith)
+  })
+  /** The claim's outcome, and the resource id the key was inserted with when this claim inserted it with one. */
+  const decide = (request: Parameters<IdempotencyStore['claim']>[0], resourceId: string | undefined): { result: ClaimResult, insertedWith?: string } => {
     const params = { ...refParams(request.ref), fingerprint: request.fingerprint, now: request.now, lockUntil: request.lockUntil, expiresAt: request.expiresAt, owner: request.owner ?? null }
     const takeLock = (): IdempotencyRecord => {
       lock.run({ ...refParams(request.ref), lockUntil: request.lockUntil, owner: params.owner })
       return read()
     }
     const read = () => idempotencyRecordFromRow(select.get(refParams(request.ref)) as IdempotencyRow)
-    if (insert.run(params).changes === 1) return { kind: 'new', record: newIdempotencyRecord(request) }
+    const insertNew = (): boolean => (resourceId === undefined ? insert.run(params) : insertCreated.run({ ...params, resourceId })).changes === 1
+    const fresh = (): { result: ClaimResult, insertedWith?: string } =>
+      ({ result: { kind: 'new', record: newIdempotencyRecord(request) }, ...(resourceId === undefined ? {} : { insertedWith: resourceId }) })
+    if (insertNew()) return fresh()
     const existing = read()
     const decision = classifyExistingKey(existing, request.fingerprint, request.now)
     switch (decision) {
       case 'expired':
         remove.run(refParams(request.ref))
-        insert.run(params)
-        return { kind: 'new', record: newIdempotencyRecord(request) }
-      case 'mismatch': return { kind: 'mismatch', record: existing }
-      case 'replay': return { kind: 'replay', record: existing as typeof existing & { response: StoredResponse } }
+        insertNew()
+        return fresh()
+      case 'mismatch': return { result: { kind: 'mismatch', record: existing } }
+      case 'replay': return { result: { kind: 'replay', record: existing as typeof existing & { response: StoredResponse } } }
       case 'in_flight':
         // A live lock whose holder (another instance) stopped beating: its request is gone with it.
-        if (!holderMayHaveStopped(existing, request) || !holderStopped(heartbeatOf.get(existing.lockedBy), request)) return { kind: 'in_flight', record: existing }
-        return { kind: 'resumed', record: takeLock(), takenOverFrom: existing.lockedBy }
-      case 'resumable': return { kind: 'resumed', record: takeLock() }
+        if (!holderMayHaveStopped(existing, request) || !holderStopped(heartbeatOf.get(existing.lockedBy), request)) return { result: { kind: 'in_flight', record: existing } }
+        return { result: { kind: 'resumed', record: takeLock(), takenOverFrom: existing.lockedBy } }
+      case 'resumable': return { result: { kind: 'resumed', record: takeLock() } }
     }
   }
 

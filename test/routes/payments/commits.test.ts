@@ -40,3 +40,15 @@ t.test('a declined fresh-key payment is two commits too', async (t) => {
   t.equal(response.statusCode, 402)
   t.same(batches, [1, 2])
 })
+
+t.test('a fresh-key payment reads the merchant\'s connectors once: its settlement starts from the routing it was prepared with', async (t) => {
+  const app = await buildTestApp(t)
+  await app.inject(post('warm-up', 1))
+  let reads = 0
+  const enabledFor = app.db.connectors.enabledFor.bind(app.db.connectors)
+  app.db.connectors.enabledFor = async (merchantId) => { reads++; return await enabledFor(merchantId) }
+  t.equal((await app.inject(post('routed', 3.21))).statusCode, 201)
+  t.equal(reads, 1)
+  t.equal((await app.inject(post('routed', 3.21))).statusCode, 201, 'a replay')
+  t.equal(reads, 2, 'a replay prepares (and reads) before its key is looked at, as before; it settles nothing')
+})

@@ -1,0 +1,47 @@
+import t from 'tap'
+import { productCache } from '../../src/services/product-cache'
+
+const rendered = (body: string) => ({ body })
+
+t.test('a rendered product is reused until its TTL has passed', async (t) => {
+  const cache = productCache<{ body: string }>({ ttlMs: 1000, maxEntries: 10 })
+  t.equal(cache.enabled, true)
+  cache.remember('a', rendered('1'), cache.epoch(), 0)
+  t.same(cache.get('a', 999), { body: '1' })
+  t.equal(cache.get('a', 1000), undefined, 'expired')
+  t.equal(cache.get('a', 0), undefined, 'and gone')
+})
+
+t.test('a read that started before a write does not store what it read', async (t) => {
+  const cache = productCache<{ body: string }>({ ttlMs: 1000, maxEntries: 10 })
+  const readSince = cache.epoch()
+  cache.forget('a')
+  cache.remember('a', rendered('old'), readSince, 0)
+  t.equal(cache.get('a', 0), undefined, 'the read from before the write is not kept')
+  cache.remember('a', rendered('new'), cache.epoch(), 0)
+  t.equal(cache.get('a', 0)?.body, 'new')
+  const beforeClear = cache.epoch()
+  cache.clear()
+  t.equal(cache.get('a', 0), undefined)
+  cache.remember('b', rendered('b'), beforeClear, 0)
+  t.equal(cache.get('b', 0), undefined, 'nor across a clear')
+})
+
+t.test('at most maxEntries, least recently used forgotten first', async (t) => {
+  const cache = productCache<{ body: string }>({ ttlMs: 1000, maxEntries: 2 })
+  for (const id of ['a', 'b']) cache.remember(id, rendered(id), cache.epoch(), 0)
+  cache.get('a', 0)
+  cache.remember('c', rendered('c'), cache.epoch(), 0)
+  t.equal(cache.get('b', 0), undefined)
+  t.equal(cache.get('a', 0)?.body, 'a')
+  t.equal(cache.get('c', 0)?.body, 'c')
+})
+
+t.test('a TTL of 0 turns it off', async (t) => {
+  const cache = productCache<{ body: string }>({ ttlMs: 0, maxEntries: 10 })
+  t.equal(cache.enabled, false)
+  cache.remember('a', rendered('1'), cache.epoch(), 0)
+  cache.forget('a')
+  cache.clear()
+  t.equal(cache.get('a', 0), undefined)
+})
