@@ -1,12 +1,14 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import helmet from '@fastify/helmet'
+import helmetMiddleware from 'helmet'
 import rateLimit from '@fastify/rate-limit'
 import sensible from '@fastify/sensible'
 import cors from '@fastify/cors'
 import { RATE_LIMIT_POLICY_NAME } from '../schemas/openapi-contract'
 import { RateLimitedError } from '../src/domain/errors'
 import { redisRateLimitStore } from './http/redis-rate-limit-store'
-import { SECURITY_HEADERS, SecurityHeadersResponse, setSecurityHeaders } from './http/security-headers'
 
 import { rateLimitKeyOf } from '../src/domain/api-keys'
 import { corsOrigins } from '../src/config'
@@ -15,7 +17,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /**
      * Sets the security headers of every response on `reply`, for answers sent before any hook
-     * runs (frameworkErrors); routed responses get them from the onRequest hook or the response class.
+     * runs (frameworkErrors); routed responses get them from @fastify/helmet.
      */
     applySecurityHeaders: (reply: FastifyReply) => void
     /** The security headers of every response, for answers written to the socket directly (plugins/http/errors/client-error.ts). */
@@ -38,24 +40,37 @@ export function setRateLimitFields (reply: FastifyReply, windowSeconds: number):
 }
 
 /**
- * Security headers (helmet's, see plugins/http/security-headers.ts), one global per-client rate limit and
- * @fastify/sensible. The HTTP server's response class writes the security headers with each answer's own; a
- * response of another class (light-my-request's, in tests) gets them one by one when the request arrives, as
- * @fastify/helmet set them.
+ * Security headers, one global per-client rate limit and @fastify/sensible.
+ * The CSP only allows same-origin scripts: Swagger UI ships no inline script, so it
+ * works under it; its inline style attributes need 'unsafe-inline' for styles only.
  */
 export default fp(async (app) => {
   await app.register(sensible)
-  const applyToRaw = (reply: FastifyReply): void => {
-    if (!(reply.raw instanceof SecurityHeadersResponse)) setSecurityHeaders(reply.raw)
+  const helmetOptions = {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        connectSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+        upgradeInsecureRequests: null
+      }
+    }
   }
-  app.addHook('onRequest', (_request, reply, done) => {
-    applyToRaw(reply)
-    done()
+  // @fastify/helmet builds helmet's middleware once per configuration (patches/@fastify+helmet+*.patch).
+  await app.register(helmet, helmetOptions)
+  // The same helmet middleware, same options, for answers sent before any hook runs (see frameworkErrors).
+  const forUnroutedAnswers = helmetMiddleware(helmetOptions)
+  app.decorate('applySecurityHeaders', (reply: FastifyReply) => {
+    forUnroutedAnswers(reply.request.raw, reply.raw, (err?: unknown) => { if (err !== undefined && err !== null) throw err })
   })
-  // Answers sent before any hook runs (see frameworkErrors).
-  app.decorate('applySecurityHeaders', applyToRaw)
   // The same headers as name/value pairs, for answers written to the socket by hand (the HTTP parser's 400/408/431).
-  app.decorate('securityHeaders', SECURITY_HEADERS)
+  const securityHeaders: Record<string, string> = {}
+  const collector = { setHeader: (name: string, value: unknown) => { securityHeaders[name] = String(value) }, removeHeader: () => {} }
+  forUnroutedAnswers({ headers: {} } as IncomingMessage, collector as unknown as ServerResponse, () => {})
+  app.decorate('securityHeaders', securityHeaders)
   // With REDIS_URL the counters live in Redis and every instance shares them; when
   // Redis fails a request is served anyway (skipOnError) and the failure is logged.
   const shared = app.redis === null

@@ -4,7 +4,6 @@ import type { Socket } from 'node:net'
 import type { Config } from '../../src/config'
 import { MAX_PARAM_LENGTH } from '../../schemas/patterns'
 import { lingerAfterRefusedBody } from './lingering-close'
-import { SecurityHeadersResponse } from './security-headers'
 
 /**
  * Longest path parameter the router accepts. Fastify's default (100) answers longer ids with its own
@@ -29,9 +28,7 @@ export function httpServerOptions (config: Pick<Config, 'HEADERS_TIMEOUT_MS' | '
     connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(shortest / 4))),
     // A missing Host is still a 400, but answered by the service (plugins/http/request-hygiene.ts), in the
     // area's shape with the security headers, instead of Node's bare 400.
-    requireHostHeader: false,
-    // Every answer carries the security headers, written in one block with its own (security-headers.ts).
-    ServerResponse: SecurityHeadersResponse
+    requireHostHeader: false
   }
 }
 

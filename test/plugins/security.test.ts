@@ -1,9 +1,8 @@
 import t, { type Test } from 'tap'
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
+import { request, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { ADMIN_AUTH, buildTestApp, failingDatabase } from '../helpers/app'
-import { SECURITY_HEADERS, SecurityHeadersResponse } from '../../plugins/http/security-headers'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
@@ -111,45 +110,6 @@ t.test('over a real socket the response class writes the security headers once w
   }
   t.equal(product.headers['cache-control'], 'public, max-age=0, must-revalidate', 'a route\'s own Cache-Control stays')
   t.equal(answers[3]?.[2].headers['cache-control'], 'no-store')
-})
-
-t.test('SecurityHeadersResponse: the answer\'s own header wins over the block; headers set one by one keep working', async (t) => {
-  const server: Server = createServer({ ServerResponse: SecurityHeadersResponse }, (req, res) => {
-    if (req.url === '/own') {
-      res.writeHead(200, 'Fine', { 'x-frame-options': 'DENY', 'content-type': 'text/plain', 'x-skipped': undefined })
-      res.end('own')
-    } else if (req.url === '/set') {
-      res.setHeader('x-content-type-options', 'custom')
-      res.writeHead(201, 'Made', { 'x-one': '1' })
-      res.end('set')
-    } else if (req.url === '/array') {
-      res.writeHead(202, ['x-two', '2'])
-      res.end()
-    } else {
-      res.statusCode = 203
-      res.end('implicit')
-    }
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.close() })
-  const { port } = server.address() as AddressInfo
-  const own = await send(port, 'GET', '/own')
-  t.equal(own.headers['x-frame-options'], 'DENY')
-  t.equal(own.headers['x-content-type-options'], 'nosniff')
-  t.notOk('x-skipped' in own.headers)
-  t.same(repeatedNames(own.rawHeaders), [])
-  const set = await send(port, 'GET', '/set')
-  t.equal(set.status, 201)
-  t.equal(set.headers['x-content-type-options'], 'custom', 'a header set before writeHead stays')
-  t.equal(set.headers['x-one'], '1')
-  t.equal(set.headers['referrer-policy'], 'no-referrer')
-  const array = await send(port, 'GET', '/array')
-  t.equal(array.headers['x-two'], '2')
-  t.equal(array.headers['x-frame-options'], 'SAMEORIGIN')
-  const implicit = await send(port, 'GET', '/implicit')
-  t.equal(implicit.status, 203)
-  t.equal(implicit.headers['strict-transport-security'], SECURITY_HEADERS['Strict-Transport-Security'])
-  t.same(repeatedNames(implicit.rawHeaders), [])
 })
 
 t.test('security headers are on a 500 too', async (t) => {
