@@ -19,6 +19,7 @@ import apiVersionPlugin from '../plugins/api-version'
 import redisPlugin from '../plugins/redis'
 import credentialCachePlugin from '../plugins/credential-cache'
 import docsPlugin from '../plugins/docs'
+import dashboardPlugin, { type DashboardOptions } from '../plugins/dashboard'
 import schemasPlugin from '../plugins/schemas'
 import servicesPlugin from '../plugins/services'
 import healthRoutes from '../routes/health'
@@ -51,6 +52,8 @@ export interface AppOverrides {
   clock?: Clock
   /** Webhook delivery test doubles (DNS answers, client). */
   webhooks?: WebhooksPluginOptions
+  /** Where the dashboard's build is read from (tests: a fixture). */
+  dashboard?: DashboardOptions
 }
 
 export type App = FastifyInstance
@@ -104,6 +107,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(requestHygienePlugin)
   await app.register(schemasPlugin)
   await app.register(docsPlugin)
+  await app.register(dashboardPlugin, overrides.dashboard ?? {})
   await app.register(notFoundPlugin, { areas })
 
   await app.register(rootRoutes)
