@@ -62,12 +62,15 @@ export function ConfirmDialog ({ open, title, children, confirmLabel, onConfirm,
  * A button that confirms, then runs `action` and shows the API's answer next to it.
  * `describe` says in the dialog exactly what will happen.
  */
-export function ActionButton ({ label, describe, action, onDone, danger = false }: {
+export function ActionButton ({ label, describe, action, onDone, danger = false, showSuccess = true }: {
   label: string
   describe: ComponentChildren
   action: () => Promise<string>
-  onDone?: () => void
+  /** Called with the answer after success (a parent that removes this button shows the answer itself). */
+  onDone?: (message: string) => void
   danger?: boolean
+  /** false: the parent shows the success message (errors are always shown here). */
+  showSuccess?: boolean
 }) {
   const [asking, setAsking] = useState(false)
   const [busy, setBusy] = useState(false)
@@ -76,8 +79,9 @@ export function ActionButton ({ label, describe, action, onDone, danger = false 
     setAsking(false)
     setBusy(true)
     try {
-      setResult({ ok: true, message: await action() })
-      onDone?.()
+      const message = await action()
+      setResult({ ok: true, message })
+      onDone?.(message)
     } catch (error) {
       setResult({ ok: false, message: messageOf(error) })
     } finally {
@@ -90,7 +94,7 @@ export function ActionButton ({ label, describe, action, onDone, danger = false 
       <ConfirmDialog open={asking} title={`${label}?`} confirmLabel={label} onConfirm={() => { run().catch(reportError) }} onCancel={() => { setAsking(false) }}>
         {describe}
       </ConfirmDialog>
-      {result !== undefined && <Notice kind={result.ok ? 'success' : 'error'}>{result.message}</Notice>}
+      {result !== undefined && (showSuccess || !result.ok) && <Notice kind={result.ok ? 'success' : 'error'}>{result.message}</Notice>}
     </span>
   )
 }

@@ -20,6 +20,7 @@ function ApiKeys ({ base }: { base: string }) {
   const keys = useLoad(() => api<{ data: ApiKey[] }>(base), [base])
   const [created, setCreated] = useState<{ name: string, secret: string } | undefined>()
   const [error, setError] = useState<string | undefined>()
+  const [revoked, setRevoked] = useState<string | undefined>()
   const create = async (event: Event): Promise<void> => {
     event.preventDefault()
     const formElement = event.currentTarget as HTMLFormElement
@@ -52,8 +53,8 @@ function ApiKeys ({ base }: { base: string }) {
                   <ActionButton
                     label={`Revoke ${key.name}`} danger
                     describe={<p>The key {key.prefix}…{key.last4} stops working at once, and every dashboard session signed in with it ends.</p>}
-                    action={async () => { await api(`${base}/${key.id}`, { method: 'DELETE' }); return 'Revoked.' }}
-                    onDone={() => { keys.reload() }}
+                    action={async () => { await api(`${base}/${key.id}`, { method: 'DELETE' }); return `Revoked the key ${key.name} (${key.prefix}…${key.last4}).` }}
+                    onDone={(message) => { setRevoked(message); keys.reload() }} showSuccess={false}
                   />
                 </td>
               </tr>
@@ -61,6 +62,7 @@ function ApiKeys ({ base }: { base: string }) {
           </tbody>
         </table>
       )}
+      {revoked !== undefined && <Notice kind='success'>{revoked}</Notice>}
       <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
         <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
         <button type='submit' class='primary'>Create key</button>

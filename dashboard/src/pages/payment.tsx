@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api, type ApiEvent, type Page, type Payment, type Refund } from '../api'
-import { ActionButton, Field, LoadState, useLoad } from '../components'
+import { ActionButton, Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, newKey, statusLabel } from '../format'
 import { href } from '../router'
 
@@ -121,13 +121,24 @@ function Actions ({ payment, onDone }: { payment: Payment, onDone: () => void })
   const [refundAmount, setRefundAmount] = useState('')
   const [refundReason, setRefundReason] = useState('')
   const [refundKey, setRefundKey] = useState(newKey)
+  // Shown here, not by the button: the button goes away when the new state allows no more of its action.
+  const [done, setDone] = useState<string | undefined>()
+  const finished = (message: string): void => { setDone(message); onDone() }
+  const doneNotice = done !== undefined && <Notice kind='success'>{done}</Notice>
   if (!canCapture && !canRefund && !canCancel) {
-    return <section aria-labelledby='actions'><h2 id='actions'>Actions</h2><p>No action is possible in the state {statusLabel(payment.status)}.</p></section>
+    return (
+      <section aria-labelledby='actions'>
+        <h2 id='actions'>Actions</h2>
+        {doneNotice}
+        <p>No action is possible in the state {statusLabel(payment.status)}.</p>
+      </section>
+    )
   }
   const amountOf = (text: string): number | undefined => text.trim() === '' ? undefined : Number(text)
   return (
     <section aria-labelledby='actions'>
       <h2 id='actions'>Actions</h2>
+      {doneNotice}
       {canCapture && (
         <div class='action-row'>
           <Field label={`Capture amount (${payment.currency})`}>
@@ -142,7 +153,7 @@ function Actions ({ payment, onDone }: { payment: Payment, onDone: () => void })
               const captured = await api<Payment>(`/api/payments/${payment.id}/capture`, { method: 'POST', body: { amount: amountOf(captureAmount) }, idempotencyKey: captureKey })
               setCaptureKey(newKey())
               return `Captured: the payment is now ${statusLabel(captured.status)} (${money(captured.amountCaptured, captured.currency)} captured).`
-            }} onDone={onDone}
+            }} onDone={finished} showSuccess={false}
           />
         </div>
       )}
@@ -172,7 +183,7 @@ function Actions ({ payment, onDone }: { payment: Payment, onDone: () => void })
               setRefundKey(newKey())
               setRefundAmount('')
               return `Refund ${refund.id}: ${statusLabel(refund.status)}, ${money(refund.amount, refund.currency)}.`
-            }} onDone={onDone}
+            }} onDone={finished} showSuccess={false}
           />
         </div>
       )}
@@ -183,7 +194,7 @@ function Actions ({ payment, onDone }: { payment: Payment, onDone: () => void })
             action={async () => {
               const canceled = await api<Payment>(`/api/payments/${payment.id}/cancel`, { method: 'POST' })
               return `The payment is now ${statusLabel(canceled.status)}.`
-            }} onDone={onDone}
+            }} onDone={finished} showSuccess={false}
           />
         </div>
       )}
