@@ -20,9 +20,9 @@ export const DASHBOARD_CSP = [
 export const IMMUTABLE = 'public, max-age=31536000, immutable'
 export const REVALIDATE = 'no-cache'
 
-/** Where `npm run build` puts the dashboard: dist/dashboard of the repository, from dist/plugins or from plugins/ (tests). */
-function defaultBuildDirectory (): string {
-  const parent = dirname(__dirname)
+/** Where `npm run build` puts the dashboard: dist/dashboard of the repository, seen from dist/plugins or from plugins/ (tests). */
+export function buildDirectoryFor (pluginDirectory: string): string {
+  const parent = dirname(pluginDirectory)
   const repository = basename(parent) === 'dist' ? dirname(parent) : parent
   return join(repository, 'dist', 'dashboard')
 }
@@ -39,7 +39,7 @@ export interface DashboardOptions {
  * every dashboard path answers 503 saying so.
  */
 export default fp<DashboardOptions>(async (app, options) => {
-  const root = options.root ?? defaultBuildDirectory()
+  const root = options.root ?? buildDirectoryFor(__dirname)
   await app.register(async (dashboard) => {
     // Static files are public: the pages hold no data; the data comes from the API, which asks for a session.
     // Not part of the API: hidden from the OpenAPI document.

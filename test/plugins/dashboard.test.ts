@@ -1,8 +1,8 @@
 import t from 'tap'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildTestApp } from '../helpers/app'
-import { DASHBOARD_CSP, IMMUTABLE, REVALIDATE } from '../../plugins/dashboard'
+import { buildDirectoryFor, DASHBOARD_CSP, IMMUTABLE, REVALIDATE } from '../../plugins/dashboard'
 
 const INDEX = '<!doctype html><html lang="en"><head><title>Dashboard</title><script type="module" src="/dashboard/assets/index-Ab12Cd34.js"></script></head><body><div id="app"></div></body></html>'
 const SCRIPT = 'console.log("dashboard")\n'
@@ -85,4 +85,13 @@ t.test('the dashboard is not part of the OpenAPI document', async (t) => {
   const app = await buildTestApp(t, {}, { dashboard: { root: fakeBuild() } })
   const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as { paths: Record<string, unknown> }
   t.same(Object.keys(document.paths).filter((path) => path.startsWith('/dashboard')), [])
+})
+
+t.test('by default the build is read from dist/dashboard of the repository', async (t) => {
+  t.equal(buildDirectoryFor(join('/srv', 'service', 'dist', 'plugins')), join('/srv', 'service', 'dist', 'dashboard'), 'compiled: dist/plugins')
+  t.equal(buildDirectoryFor(join('/srv', 'service', 'plugins')), join('/srv', 'service', 'dist', 'dashboard'), 'from source (tests)')
+  const built = existsSync(join(__dirname, '..', '..', 'dist', 'dashboard', 'index.html'))
+  const app = await buildTestApp(t, {}, {}, notInTheDocument)
+  const res = await app.inject({ method: 'GET', url: '/dashboard/' })
+  t.equal(res.statusCode, built ? 200 : 503, built ? 'this checkout is built: served' : 'not built: 503')
 })
