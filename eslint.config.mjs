@@ -32,7 +32,7 @@ export const dependencyRule = {
 const coreFiles = { files: ['src/**/*.ts'], ignores: ['src/app.ts', 'src/server.ts'] }
 
 export default [
-  { ignores: ['dist/**', 'bench/results/**', 'coverage/**', '.tap/**', 'node_modules/**', 'data/**', 'test/fixtures/lint/**'] },
+  { ignores: ['dist/**', 'sdk/dist/**', 'sdk/src/generated/**', 'bench/results/**', 'coverage/**', '.tap/**', 'node_modules/**', 'data/**', 'test/fixtures/lint/**'] },
   ...neostandard({ ts: true }),
   dependencyRule,
   {

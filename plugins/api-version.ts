@@ -40,8 +40,11 @@ export default fp(async (app) => {
     if (headerVersion(request) === undefined && request.principal?.kind === 'merchant') request.apiVersion = request.principal.apiVersion
   })
   app.addHook('onSend', async (request, reply) => {
-    reply.header('api-version', request.apiVersion)
-    const sunset = sunsets.get(request.apiVersion)
-    if (sunset !== undefined) reply.headers(retirementHeaders(request.apiVersion, sunset))
+    // A replayed Idempotency-Key response carries the version it was stored in: its bytes were rendered in that one.
+    const stored = reply.getHeader(API_VERSION_HEADER)
+    const version = isApiVersion(stored) ? stored : request.apiVersion
+    reply.header(API_VERSION_HEADER, version)
+    const sunset = sunsets.get(version)
+    if (sunset !== undefined) reply.headers(retirementHeaders(version, sunset))
   })
 }, { name: 'api-version', dependencies: ['config', 'auth'], fastify: '5.x' })

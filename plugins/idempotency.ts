@@ -6,6 +6,7 @@ import { isRefusal, IdempotencyKeyInUseError, IdempotencyKeyReusedError, Validat
 import { canonicalJson } from './http/canonical-json'
 import type { IdempotencyKeyRef, IdempotencyRecord, ResourceCreation, StoredResponse } from '../src/store/types'
 import type { OwnedKey, ResponseOrigin } from '../src/services/keys'
+import { API_VERSION_HEADER } from './api-version'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
 const VALID_KEY = /^[\x20-\x7E]{1,255}$/
@@ -188,7 +189,9 @@ export default fp(async (app) => {
         resourceId: record.resourceId,
         ...(claim.created && creating !== undefined ? { created: creating.resource } : {}),
         respond: (resource: Parameters<typeof respond>[0]) => {
-          stored = { resource, response: respond(resource, origin) }
+          // The version it is rendered in travels with it: a replay says so, whatever Api-Version the replaying request names.
+          const response = respond(resource, origin)
+          stored = { resource, response: { ...response, headers: { ...response.headers, [API_VERSION_HEADER]: request.apiVersion } } }
           return stored.response
         }
       }

@@ -2,6 +2,13 @@
 export const apiDescription = `
 A product, payment and merchant HTTP JSON service.
 
+## Base URL
+Paths start at the origin's root (\`/api/payments\`, \`/merchants\`, \`/products/{id}\`): the base URL is the origin
+alone, with no path. The document's one server is \`/\`, the origin it is served from (Swagger UI calls that). A client
+outside a browser has no such origin and passes it explicitly, e.g. \`baseUrl: 'https://payments.example.com'\` in
+openapi-fetch or this repository's SDK, or \`http://127.0.0.1:3000\` against a local instance (the default \`PORT\`;
+plain HTTP only there: production sits behind TLS).
+
 ## Authentication
 Send an API key as \`Authorization: Bearer <key>\` (the **Authorize** button above). Two roles:
 * the **admin key** (the operator's \`ADMIN_API_KEY\`) administers merchants, their API keys and the product catalogue;
@@ -57,7 +64,9 @@ WebDAV's 507: the client's remedy, retrying later, is the same.)
 ## Payments
 * \`amount\` is a JSON number greater than 0 and at most 1000000000, with no more decimal places than the currency's
   ISO 4217 minor unit (USD 2, JPY 0, BHD 3, CLF 4). \`currency\` is an active ISO 4217 code in upper case. Amounts are
-  stored as integer minor units and read back exactly as sent (10.1 stays 10.1).
+  stored as integer minor units and read back exactly as sent (10.1 stays 10.1). Every request amount (payment, refund,
+  capture) may also be a decimal string, \`"10.10"\` (digits, optionally a point and digits), judged by the same rules and
+  the same request as the number for an Idempotency-Key; responses carry numbers.
 * States: \`pending\` → \`succeeded\` | \`declined\` | \`failed\` | \`canceled\`; \`succeeded\` → \`partially_refunded\` →
   \`refunded\` (or straight to \`refunded\`). \`declined\`, \`failed\`, \`canceled\` and \`refunded\` are terminal; no other
   move exists. A payment is \`pending\` only while the gateway has not answered (or was unreachable); the recovery worker

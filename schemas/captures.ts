@@ -1,20 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'
 import { ProblemDetails } from './common'
+import { amountInput } from './amounts'
 
 const PAYMENT_ID = '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'
 const INSTANCE = `/api/payments/${PAYMENT_ID}/capture`
 
 export const CaptureBody = Type.Object({
-  amount: Type.Optional(Type.Number({
-    exclusiveMinimum: 0,
-    maximum: MAX_PAYMENT_AMOUNT,
-    description: 'How much to capture, in major units, with no more decimals than the currency allows; at most ' +
-      '`amountCapturable` (else 400: an authorization is captured once, so its capturable amount is its amount until then). ' +
-      'Omitted: all of it. What is not captured is released. ' +
-      'Simulated gateway: 3001.00 is unavailable, 3002.00 times out (captured, the answer lost), 3003.00 is refused.',
-    examples: [7.5]
-  }))
+  amount: Type.Optional(amountInput('How much to capture, in major units, with no more decimals than the currency allows; at most ' +
+    '`amountCapturable` (else 400: an authorization is captured once, so its capturable amount is its amount until then). ' +
+    'Omitted: all of it. What is not captured is released. ' +
+    'Simulated gateway: 3001.00 is unavailable, 3002.00 times out (captured, the answer lost), 3003.00 is refused.', { number: 7.5, string: '7.50' }))
 }, { $id: 'CaptureRequest', title: 'Capture request', additionalProperties: false, examples: [{ amount: 7.5 }] })
 export type CaptureBodyType = Static<typeof CaptureBody>
 

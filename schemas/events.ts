@@ -10,7 +10,7 @@ import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
 import { succeededPaymentExample } from './captures'
 
-const exampleEvent = {
+export const exampleEvent = {
   id: '019aa9f1-2b3c-7d4e-8f50-6172839a4b5c',
   type: 'payment.succeeded',
   createdAt: '2026-01-15T09:30:01.000Z',
@@ -87,7 +87,7 @@ export const EventParams = Type.Object({
 export const eventsDescription = `Events are kept ${EVENT_RETENTION_DAYS} days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.`
 
 /** Each kind of resource an event is about: its component (the event's `data`) and the event types about it. */
-const eventResources = [
+export const eventResources = [
   { variant: 'PaymentEvent', resource: 'payment', data: 'Payment', prefix: 'payment.' },
   { variant: 'RefundEvent', resource: 'refund', data: 'Refund', prefix: 'refund.' },
   { variant: 'MerchantEvent', resource: 'merchant', data: 'Merchant', prefix: 'merchant.' },

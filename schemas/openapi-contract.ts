@@ -9,6 +9,7 @@
  */
 import { problemComponents } from './problems'
 import { typedEventComponents } from './events'
+import { webhookDocument } from './webhook-deliveries'
 
 import { API_VERSIONS, LATEST_API_VERSION } from '../src/domain/api-versions'
 
@@ -67,7 +68,8 @@ export const apiVersionParameter: Json = {
 /** Reusable response headers (components.headers). */
 export const responseHeaders: Record<string, Json> = {
   'Api-Version': {
-    description: 'The API version this answer was rendered in (the `Api-Version` sent, else the merchant\'s pinned version, else the current one).',
+    description: 'The API version this answer was rendered in (the `Api-Version` sent, else the merchant\'s pinned version, else the current one). ' +
+      'An Idempotency-Key replay (`Idempotent-Replayed: true`) is the stored answer: it names the version that answer was rendered in, whatever the retry asked for.',
     required: true,
     schema: versionSchema
   },
@@ -417,13 +419,21 @@ export function completeContract<T extends Json> (document: T): T {
   const doc = document as Json & { info: Json, components?: Json, paths?: Record<string, Record<string, Operation>> }
   doc.info = { ...doc.info, contact: CONTACT, license: LICENSE }
   // A relative URL: the origin this document is served from, so Swagger UI's try-it-out calls the instance that served it.
-  doc.servers = [{ url: '/', description: 'Production, and every other environment: the origin this document is served from.', 'x-internal': false }]
+  // Not an absolute http:// URL (the OWASP rules refuse it, and each deployment has its own origin); see "Base URL" in the description.
+  doc.servers = [{
+    url: '/',
+    description: 'The origin this document is served from, in every environment. Clients outside a browser pass the origin as their base URL ' +
+      '(e.g. `https://payments.example.com`, or `http://127.0.0.1:3000` locally): no path, the operations\' paths start at its root.',
+    'x-internal': false
+  }]
   const components = (doc.components ??= {}) as Json
   components.headers = { ...(components.headers as Json | undefined), ...responseHeaders }
   omitReadOnlyMembersOfRequestBodies(doc)
   const problems = problemComponents()
   const events = typedEventComponents()
-  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union }
+  const deliveries = webhookDocument((components.schemas ?? {}) as Json)
+  components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union, ...deliveries.components }
+  doc.webhooks = deliveries.webhooks
   components.parameters = { ...(components.parameters as Json | undefined), ApiVersion: apiVersionParameter }
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {

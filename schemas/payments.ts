@@ -1,4 +1,5 @@
 import { MAX_PARAM_LENGTH } from './patterns'
+import { amountInput } from './amounts'
 import { Type, type Static } from '@sinclair/typebox'
 import { ATTEMPT_OUTCOMES, PAYMENT_METHOD_KEY, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type Payment as StoredPayment } from '../src/domain/payments'
 import { CONNECTOR_TYPES } from '../src/domain/routing'
@@ -156,13 +157,8 @@ export function toPublicPayment (payment: StoredPayment): PaymentType {
 }
 
 export const CreatePaymentBody = Type.Object({
-  amount: Type.Number({
-    exclusiveMinimum: 0,
-    maximum: MAX_PAYMENT_AMOUNT,
-    description: `Greater than 0 and at most ${MAX_PAYMENT_AMOUNT}, with no more decimal places than the currency's minor unit ` +
-      '(USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out.',
-    examples: [10.1]
-  }),
+  amount: amountInput(`Greater than 0 and at most ${MAX_PAYMENT_AMOUNT}, with no more decimal places than the currency's minor unit ` +
+    '(USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out.', { number: 10.1, string: '10.10' }),
   captureMethod: Type.Optional(CaptureMethod),
   paymentMethod: Type.Optional(Type.String({
     minLength: 1,

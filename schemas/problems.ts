@@ -96,7 +96,15 @@ export function problemComponents (): { components: Record<string, unknown>, uni
       title: 'Problem details (RFC 9457)',
       description: 'An RFC 9457 problem document: narrow on `type` (the service\'s own types carry their extension members; the others are typed by the HTTP status).',
       oneOf: [...specificProblems.map(({ name }) => ({ $ref: ref(name) })), { $ref: ref('Problem') }],
-      discriminator: { propertyName: 'type', mapping: Object.fromEntries(specificProblems.map(({ name, type }) => [type, ref(name)])) }
+      // Every status type is mapped too: OpenAPI maps a member left out by its component name ("Problem"), which
+      // generated clients (openapi-typescript) then take as the value of `type`.
+      discriminator: {
+        propertyName: 'type',
+        mapping: Object.fromEntries([
+          ...specificProblems.map(({ name, type }) => [type, ref(name)]),
+          ...STATUS_TYPES.map((type) => [type, ref('Problem')])
+        ])
+      }
     }
   }
 }

@@ -1,7 +1,7 @@
 import { MAX_PARAM_LENGTH } from './patterns'
+import { amountInput } from './amounts'
 import { Type, type Static } from '@sinclair/typebox'
 import { REFUND_REASON_MAX_LENGTH, REFUND_STATUSES, type Refund as StoredRefund } from '../src/domain/refunds'
-import { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'
 import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
@@ -57,14 +57,9 @@ export function toPublicRefund (refund: StoredRefund): RefundType {
 }
 
 export const CreateRefundBody = Type.Object({
-  amount: Type.Optional(Type.Number({
-    exclusiveMinimum: 0,
-    maximum: MAX_PAYMENT_AMOUNT,
-    description: 'How much to refund, in major units, with no more decimals than the currency allows; at most what remains ' +
-      'refundable (the amount less succeeded and pending refunds), else 409 `refund-exceeds-remaining`. ' +
-      'Omitted: everything that remains. Simulated gateway: 4001.00 is unavailable, 4002.00 times out, 4003.00 is refused.',
-    examples: [2.5]
-  })),
+  amount: Type.Optional(amountInput('How much to refund, in major units, with no more decimals than the currency allows; at most what remains ' +
+    'refundable (the amount less succeeded and pending refunds), else 409 `refund-exceeds-remaining`. ' +
+    'Omitted: everything that remains. Simulated gateway: 4001.00 is unavailable, 4002.00 times out, 4003.00 is refused.', { number: 2.5, string: '2.50' })),
   reason: Type.Optional(Type.String({ minLength: 1, maxLength: REFUND_REASON_MAX_LENGTH, description: 'Free text, stored and returned.', examples: ['requested_by_customer'] })),
   metadata: Type.Optional(Metadata)
 }, { $id: 'CreateRefundRequest', title: 'Refund request', additionalProperties: false, examples: [{ amount: 2.5, reason: 'requested_by_customer', metadata: { returnId: 'R-77' } }] })

@@ -5,7 +5,10 @@ import { parse } from 'yaml'
 import { buildTestApp } from './helpers/app'
 import { generateOpenApiYaml } from '../scripts/openapi-document'
 import { problemTypes } from '../plugins/http/errors/problem'
+import { STATUS_TYPES } from '../schemas/problems'
 import { EVENT_TYPES } from '../src/domain/events'
+import { API_VERSIONS } from '../src/domain/api-versions'
+import { OpenApiValidator } from './helpers/openapi-validator'
 
 const COMMITTED = resolve(__dirname, '..', 'openapi.yaml')
 const STALE = 'openapi.yaml is out of date with the route schemas: run `npm run openapi` and commit openapi.yaml'
@@ -211,10 +214,12 @@ t.test('problem documents: one component per problem type, in a oneOf discrimina
   const doc = parse(await generateOpenApiYaml()) as Document
   const union = doc.components.schemas.ProblemDetails as { oneOf: Array<{ $ref: string }>, discriminator: { propertyName: string, mapping: Record<string, string> } }
   t.equal(union.discriminator.propertyName, 'type')
-  t.same(Object.keys(union.discriminator.mapping).sort(), Object.values(problemTypes).sort(), 'every problem type of the service has its component')
+  t.same(Object.keys(union.discriminator.mapping).sort(), [...Object.values(problemTypes), ...STATUS_TYPES].sort(),
+    'every problem type of the service has its component, and every status type maps to Problem')
   for (const [type, target] of Object.entries(union.discriminator.mapping)) {
-    const component = doc.components.schemas[target.replace('#/components/schemas/', '')] as { properties: { type: { const: string } } }
-    t.equal(component.properties.type.const, type, `${target} is ${type}`)
+    const component = doc.components.schemas[target.replace('#/components/schemas/', '')] as { properties: { type: { const?: string, enum?: string[] } } }
+    const types = component.properties.type.enum ?? [component.properties.type.const]
+    t.ok(types.includes(type), `${target} is ${type}`)
     t.ok(union.oneOf.some((member) => member.$ref === target), `${target} is in the oneOf`)
   }
   const declined = doc.components.schemas.PaymentDeclinedProblem as { required: string[] }
@@ -252,4 +257,47 @@ t.test('operation ids are identifiers; every success response and request body h
       for (const [mediaType, media] of Object.entries(response.content ?? {})) t.ok(hasExample(media), `${name} ${status} ${mediaType} has an example`)
     }
   }
+})
+
+interface Webhook {
+  post: {
+    operationId: string
+    security: unknown[]
+    parameters: Array<{ name: string, in: string, required: boolean, schema: { examples: unknown[] } }>
+    requestBody: { required: boolean, content: Record<string, { schema: { oneOf: Array<{ $ref: string }> }, examples: Record<string, { value: { type: string } }> }> }
+    responses: Record<string, unknown>
+  }
+}
+
+t.test('webhooks: one per kind of resource, both versions\' bodies, the Standard Webhooks headers, the receiver\'s answers', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document & { webhooks: Record<string, Webhook> }
+  t.same(Object.keys(doc.webhooks), ['paymentEvent', 'refundEvent', 'merchantEvent', 'webhookEndpointEvent'])
+  const validator = new OpenApiValidator(doc as never)
+  const covered: string[] = []
+  for (const [name, { post }] of Object.entries(doc.webhooks)) {
+    const variant = name.charAt(0).toUpperCase() + name.slice(1)
+    t.equal(post.operationId, `receive${variant}`)
+    t.same(post.security, [], `${name}: no API key; the signature authenticates`)
+    t.same(post.parameters.map((p) => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]])
+    t.same(Object.keys(post.responses).sort(), ['2XX', '410', 'default'])
+    const media = post.requestBody.content['application/json']
+    t.same(media?.schema.oneOf, [{ $ref: `#/components/schemas/${variant}` }, { $ref: `#/components/schemas/${variant}Body20261101` }], `${name}: the Event resource (2026-11-25) or the earlier body (2026-11-01)`)
+    t.same(Object.keys(media?.examples ?? {}), ['current', 'v20261101'])
+    const legacy = doc.components.schemas[`${variant}Body20261101`] as { required: string[], properties: { type: { enum: string[] } } }
+    t.same(legacy.required, ['type', 'timestamp', 'data', 'sequence'])
+    covered.push(...legacy.properties.type.enum)
+    const headers = Object.fromEntries(post.parameters.map((p) => [p.name, String(p.schema.examples[0])]))
+    for (const [example, { value }] of Object.entries(media?.examples ?? {})) {
+      t.same(validator.checkWebhook(name, { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(value) }), [], `${name} ${example}: the example validates`)
+    }
+    t.not(validator.checkWebhook(name, { headers: { 'content-type': 'application/json' }, body: JSON.stringify(media?.examples.current?.value) }).length, 0, `${name}: the headers are required`)
+  }
+  t.same(covered.sort(), [...EVENT_TYPES].sort(), 'every event type is delivered by one webhook')
+  t.same([...API_VERSIONS], ['2026-11-01', '2026-11-25'], 'a new API version needs its body here (webhook-deliveries.ts)')
+})
+
+t.test('servers: the serving origin; the description tells a client outside a browser which base URL to pass', async (t) => {
+  const doc = parse(await generateOpenApiYaml()) as Document & { servers: Array<{ url: string }>, info: { description: string } }
+  t.same(doc.servers.map((server) => server.url), ['/'])
+  t.match(doc.info.description, /## Base URL[\s\S]*baseUrl/)
 })

@@ -8,9 +8,9 @@ type Done = (err: Error | null, body?: unknown) => void
  * Fastify's JSON parser (same limits, same proto-poisoning rules, same errors) on the body's bytes,
  * refusing bytes that are not UTF-8 (RFC 8259 §8.1) with a 400 instead of decoding them to U+FFFD:
  * `caf\xe9` must not be stored as `caf�`. `onParsed` sees the text as sent (the payments area reads
- * the digits of its numbers there).
+ * the digits of its numbers there) and the parsed value, before anything else does (it may normalise it).
  */
-export function utf8JsonParser (app: FastifyInstance, onParsed?: (request: FastifyRequest, text: string) => void) {
+export function utf8JsonParser (app: FastifyInstance, onParsed?: (request: FastifyRequest, text: string, value: unknown) => void) {
   const parseJson = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error')
   return function parse (request: FastifyRequest, body: string | Buffer, done: Done): void {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
@@ -20,7 +20,7 @@ export function utf8JsonParser (app: FastifyInstance, onParsed?: (request: Fasti
     }
     const text = bytes.toString('utf8')
     parseJson(request, text, (err, value) => {
-      if ((err === null || err === undefined) && onParsed !== undefined) onParsed(request, text)
+      if ((err === null || err === undefined) && onParsed !== undefined) onParsed(request, text, value)
       done(err ?? null, value)
     })
   }

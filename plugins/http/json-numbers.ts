@@ -4,7 +4,7 @@
  * exact money must judge the literal, not the double (see the payments parser).
  */
 
-import { literalDecimalPlaces } from '../../src/domain/money'
+import { literalDecimalPlaces, parseDecimalString } from '../../src/domain/money'
 
 export { literalDecimalPlaces }
 
@@ -68,4 +68,22 @@ export function literalDecimalPlacesOfMember (json: string, name: string): numbe
     }
   }
   return places
+}
+
+/**
+ * The decimals of a body's top-level `amount` as the client wrote it. A decimal string (`"10.10"`)
+ * is replaced, in the body, by the number it denotes: validation, the idempotency fingerprint and the
+ * services then see `10.1` whether it was sent as `10.1`, `10.10` or `"10.10"`. A string that is not a
+ * decimal is left for the schema's pattern to refuse.
+ */
+export function normaliseAmount (body: unknown, json: string): number {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && Object.hasOwn(body, 'amount')) {
+    const record = body as Record<string, unknown>
+    const parsed = typeof record.amount === 'string' ? parseDecimalString(record.amount) : undefined
+    if (parsed !== undefined) {
+      record.amount = parsed.amount
+      return parsed.decimalPlaces
+    }
+  }
+  return literalDecimalPlacesOfMember(json, 'amount')
 }

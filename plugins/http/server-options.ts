@@ -47,8 +47,9 @@ export function serverOptions (config: Config, areas: readonly AreaErrors[], log
     clientErrorHandler: clientErrorHandler(areas),
     frameworkErrors: frameworkErrorHandler(areas),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    // allErrors: every failing field at once (bodies are bounded by BODY_LIMIT, strings and arrays by the schemas).
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
+    // allErrors: every failing field at once (bodies are bounded by BODY_LIMIT, strings and arrays by the schemas);
+    // allowUnionTypes: amounts are `type: [number, string]` (a decimal string, schemas/amounts.ts).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, allowUnionTypes: true } },
     // Schemas compiled on first use, not at start-up (lazy-schemas.ts).
     schemaController: { compilersFactory: lazySchemaCompilers() }
   }

@@ -6,7 +6,7 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
-import { literalDecimalPlacesOfMember } from '../../plugins/http/json-numbers'
+import { normaliseAmount } from '../../plugins/http/json-numbers'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { jsonResponse, problemResponse } from '../../schemas/common'
@@ -52,12 +52,13 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
   await app.register(eventRoutes)
 
-  // The same JSON parser, which also notes the decimals of the numbers as written: JSON.parse turns
-  // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent.
+  // The same JSON parser, which also notes the decimals of the amount as written (JSON.parse turns
+  // 10.100000000000000001 into 10.1, and an amount must be judged by what the client sent) and turns
+  // an amount sent as a decimal string ("10.10") into its number.
   const writtenDecimals = new WeakMap<FastifyRequest, number>()
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' },
-    utf8JsonParser(app, (request, text) => { writtenDecimals.set(request, literalDecimalPlacesOfMember(text, 'amount')) }))
+    utf8JsonParser(app, (request, text, body) => { writtenDecimals.set(request, normaliseAmount(body, text)) }))
   await app.register(captureRoutes, { writtenDecimals, ownerOf })
 
   app.post('/payments', {

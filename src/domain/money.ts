@@ -8,6 +8,24 @@ export function decimalPlaces (amount: number): number {
   return literalDecimalPlaces(String(amount))
 }
 
+/**
+ * An amount a request may send as a JSON string instead of a number ("10.10"): digits, then
+ * optionally a point and at least one digit. No sign, exponent, spaces, hex or leading zeros.
+ */
+export const DECIMAL_STRING_PATTERN = '^(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?$'
+const DECIMAL_STRING = new RegExp(DECIMAL_STRING_PATTERN)
+
+/**
+ * The amount a decimal string denotes and its decimal places as written ("10.10" → 10.1, 1), or
+ * undefined when the text is not one. The number is exact for every amount the service accepts (at
+ * most 10^9 with at most 3 decimals: 13 significant digits, fewer than a double's 15); a string with
+ * more digits than that is refused anyway, by its decimal places or its size.
+ */
+export function parseDecimalString (text: string): { amount: number, decimalPlaces: number } | undefined {
+  if (!DECIMAL_STRING.test(text)) return undefined
+  return { amount: Number(text), decimalPlaces: literalDecimalPlaces(text) }
+}
+
 const LITERAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
 
 /**

@@ -22,7 +22,17 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 interface MediaType { schema?: unknown }
 interface ResponseObject { content?: Record<string, MediaType>, headers?: Record<string, unknown> }
 interface Operation { operationId?: string, responses?: Record<string, ResponseObject> }
-interface Document { paths: Record<string, Record<string, Operation>> }
+interface Document { paths: Record<string, Record<string, Operation>>, webhooks?: Record<string, { post?: WebhookOperation }> }
+interface WebhookOperation {
+  parameters?: Array<{ name: string, in: string, required?: boolean, schema?: unknown }>
+  requestBody?: { content?: Record<string, MediaType> }
+}
+
+/** A webhook delivery as a receiver gets it: its headers and the exact body bytes. */
+export interface DeliveryLike {
+  headers: Record<string, string | string[] | number | undefined>
+  body: string
+}
 
 /** What the validator needs from a response (a light-my-request response fits). */
 export interface ResponseLike {
@@ -171,6 +181,31 @@ export class OpenApiValidator {
     const resolved = (this.document as unknown as { components: { headers: Record<string, { required?: boolean, schema?: unknown }> } }).components.headers[name]
     if (resolved === undefined) throw new Error(`the document references an undefined header ${target}`)
     return resolved
+  }
+
+  /**
+   * Checks one webhook delivery against the document's `webhooks.<name>`: its content type, every header
+   * parameter (required ones present, each matching its schema) and its body against the request body schema.
+   */
+  checkWebhook (name: string, delivery: DeliveryLike): string[] {
+    const errors: string[] = []
+    const label = `webhook ${name}`
+    const operation = this.document.webhooks?.[name]?.post
+    if (operation === undefined) return [`${label} is not documented`]
+    const headers = Object.fromEntries((operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => [p.name, p]))
+    this.checkHeaders({ headers }, { statusCode: 0, ...delivery }, errors, label)
+    const type = mediaTypeOf(delivery.headers['content-type'])
+    const content = operation.requestBody?.content ?? {}
+    if (type === undefined || content[type] === undefined) {
+      errors.push(`${label}: content-type ${String(type)} is not documented (documented: ${Object.keys(content).join(', ')})`)
+      return errors
+    }
+    const parsed = this.parseJson({ statusCode: 0, ...delivery }, errors, label)
+    if (parsed.ok) {
+      const pointer = ['webhooks', name, 'post', 'requestBody', 'content', type, 'schema'].map(escapePointer).join('/')
+      this.validateBody(`/${pointer}`, parsed.value, errors, label)
+    }
+    return errors
   }
 
   /** Checks one response to `method url` against the document. */

@@ -85,3 +85,29 @@ t.test('a version being retired (API_VERSION_SUNSETS) is answered with Deprecati
   t.notOk(upgraded.headers.deprecation)
   t.notOk(upgraded.headers.sunset)
 })
+
+t.test('Api-Version is not part of the Idempotency-Key fingerprint: a replay in another version replays the stored bytes, labelled with the version they were rendered in', async (t) => {
+  const app = await buildTestApp(t, { API_VERSION_SUNSETS: `${OLD}=2027-11-25` })
+  const merchant = await merchantWithKey(app)
+  const post = (version?: string) => app.inject({
+    method: 'POST',
+    url: '/api/payments',
+    headers: { ...merchant.auth, 'idempotency-key': 'versioned', ...(version !== undefined ? { 'api-version': version } : {}) },
+    payload: { amount: 10.1, currency: 'USD' }
+  })
+  const first = await post(OLD)
+  t.equal(first.statusCode, 201)
+  t.equal(first.headers['api-version'], OLD)
+  t.ok(first.headers.deprecation, 'answered in a version being retired')
+  for (const version of [NEW, undefined]) {
+    const replay = await post(version)
+    t.equal(replay.statusCode, 201, `replayed under ${String(version)}, not 409`)
+    t.equal(replay.headers['idempotent-replayed'], 'true')
+    t.equal(replay.body, first.body, 'the stored bytes')
+    t.equal(replay.headers['api-version'], OLD, 'the version the stored bytes were rendered in, not the one asked for')
+    t.equal(replay.headers.deprecation, first.headers.deprecation, 'its retirement headers too')
+  }
+  const fresh = await app.inject({ method: 'POST', url: '/api/payments', headers: { ...merchant.auth, 'idempotency-key': 'other', 'api-version': NEW }, payload: { amount: 10.1, currency: 'USD' } })
+  t.equal(fresh.headers['api-version'], NEW)
+  t.notOk(fresh.headers.deprecation)
+})

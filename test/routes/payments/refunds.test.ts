@@ -55,7 +55,7 @@ t.test('rules: exceeds remaining 409, unrefundable payments 409, amount and prec
   t.match(tooMuch.json(), { type: 'urn:problem-type:refund-exceeds-remaining', status: 409, paymentId: payment.id, requestedAmount: 10.01, remainingAmount: 10 })
 
   for (const [body, field] of [
-    [{ amount: 0 }, 'amount'], [{ amount: -1 }, 'amount'], [{ amount: 1.001 }, 'amount'], [{ amount: '1' }, 'amount'],
+    [{ amount: 0 }, 'amount'], [{ amount: -1 }, 'amount'], [{ amount: 1.001 }, 'amount'], [{ amount: '1e0' }, 'amount'], [{ amount: '1.001' }, 'amount'],
     [{ reason: '' }, 'reason'], [{ other: 1 }, 'other']
   ] as const) {
     const res = await app.inject(postJson(refundsOf(payment.id), body))

@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks'
 import { buildTestApp, merchantWithKey } from '../../helpers/app'
 import { webhookReceiver, type Received } from '../../helpers/webhook-receiver'
 import { itemAt } from '../../helpers/items'
+import { openApiValidator } from '../../helpers/openapi-validator'
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '1s', WEBHOOK_POLL_INTERVAL_MS: '0', WEBHOOK_TIMEOUT_MS: '2000' }
 const OLD = '2026-11-01'
@@ -40,6 +41,11 @@ t.test('each endpoint gets the body of its API version, signed: the Event resour
   t.same(newBody, event, 'the new body is the Event resource, as GET /api/events shows it')
   t.same(Object.keys(newBody), ['id', 'type', 'createdAt', 'sequence', 'resource', 'data'])
   t.equal(itemAt(newReceiver.received, 0).headers['webhook-id'], event.id)
+  for (const [name, received] of [['2026-11-01', oldReceiver], ['2026-11-25', newReceiver]] as const) {
+    t.same(openApiValidator().checkWebhook('paymentEvent', itemAt(received.received, 0)), [], `the ${name} delivery is what openapi.yaml's webhooks.paymentEvent says`)
+  }
+  const swapped = { ...itemAt(newReceiver.received, 0), body: JSON.stringify({ ...newBody, timestamp: event.createdAt }) }
+  t.not(openApiValidator().checkWebhook('paymentEvent', swapped).length, 0, 'a body mixing both versions is not')
 })
 
 t.test('PATCH apiVersion moves an endpoint\'s deliveries (retries too) to another version; unknown versions are 400', async (t) => {
