@@ -180,6 +180,8 @@ export interface PaymentListQuery extends PageRequest, CreatedRange {
   /** Undefined: every payment (no tenancy); a string: that merchant's payments only. */
   merchantId?: string
   status?: PaymentStatus
+  /** Only payments whose metadata has this entry (exact match on key and value). */
+  metadata?: { key: string, value: string }
 }
 
 /** A new refund and the payment it holds money on, as one decision made under the payment's lock. */

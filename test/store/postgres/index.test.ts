@@ -16,6 +16,7 @@ import { loadConfig } from '../../../src/config'
 import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
 import { dashboardSessionStoreContract } from '../dashboard-sessions.contract'
+import { paymentQueryContract } from '../payment-queries.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
@@ -45,6 +46,10 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: dashboard session store contract', async (t) => {
     dashboardSessionStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: payment queries of the dashboard', async (t) => {
+    paymentQueryContract(t, makePostgres)
   })
 
   t.test('PostgreSQL: events and webhooks store contract', async (t) => {

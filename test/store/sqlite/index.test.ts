@@ -6,6 +6,7 @@ import { merchantStoreContract } from '../merchants.contract'
 import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
 import { dashboardSessionStoreContract } from '../dashboard-sessions.contract'
+import { paymentQueryContract } from '../payment-queries.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
@@ -26,6 +27,10 @@ t.test('SQLite: API key store contract', async (t) => {
 
 t.test('SQLite: dashboard session store contract', async (t) => {
   dashboardSessionStoreContract(t, makeSqlite)
+})
+
+t.test('SQLite: payment queries of the dashboard', async (t) => {
+  paymentQueryContract(t, makeSqlite)
 })
 
 t.test('SQLite: events and webhooks store contract', async (t) => {
