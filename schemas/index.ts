@@ -13,6 +13,7 @@ import {
 import { ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody } from './connectors'
 import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './connector-events'
 import { Health, ServiceIndex } from './health'
+import { DashboardSession, SignInBody } from './dashboard'
 
 /**
  * Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them: every
@@ -30,5 +31,6 @@ export const componentSchemas = [
   RotateSecretBody, ReplayBody, ReplayResult, WebhookDelivery, WebhookDeliveryList,
   ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody,
   StripeEventBody, AdyenNotificationBody, StripeEventReceived,
-  Health, ServiceIndex
+  Health, ServiceIndex,
+  SignInBody, DashboardSession
 ]

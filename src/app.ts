@@ -28,6 +28,8 @@ import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
 import merchantRoutes from '../routes/merchants'
 import connectorEventRoutes from '../routes/connectors'
+import dashboardRoutes from '../routes/dashboard'
+import { DASHBOARD_PATH } from '../schemas/dashboard'
 import { CONNECTORS_PATH } from '../schemas/connector-events'
 import { MERCHANTS_PATH } from '../schemas/merchants'
 import clockPlugin, { type Clock } from '../plugins/clock'
@@ -72,7 +74,8 @@ export const areas: readonly Area[] = [
   { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest },
   { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
   { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' },
-  { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' }
+  { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' },
+  { prefix: DASHBOARD_PATH, routes: dashboardRoutes, errorShape: 'problem' }
 ]
 
 /** Builds the whole service, ready but not listening. */

@@ -40,6 +40,7 @@ export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | '
         scope: { merchant_id: query.merchantId },
         filters: { status: query.status },
         created: query,
+        ...(query.metadata === undefined ? {} : { jsonEntry: { column: 'metadata', ...query.metadata } }),
         page: query
       })
       return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
