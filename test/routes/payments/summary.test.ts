@@ -56,6 +56,14 @@ t.test('the summary is the merchant\'s own; the admin key is 403; no credential 
   t.equal(admin.statusCode, 403)
   t.equal(admin.headers['content-type'], PROBLEM)
   t.equal((await app.inject({ url: '/api/payments/summary', headers: { authorization: undefined } })).statusCode, 401)
+
+  const signIn = await app.inject({ method: 'POST', url: '/dashboard/session', headers: { authorization: undefined }, payload: { apiKey: bob.secret } })
+  t.equal(signIn.statusCode, 201)
+  const cookie = `dashboard_session=${signIn.cookies.find((c) => c.name === 'dashboard_session')?.value ?? ''}`
+  const viaSession = await app.inject({ url: '/api/payments/summary', headers: { authorization: undefined, cookie, 'x-csrf-token': signIn.json().csrfToken } })
+  t.equal(viaSession.statusCode, 200, 'the dashboard session (cookie + CSRF header) reads it')
+  t.same(viaSession.json().currencies, [])
+  t.equal((await app.inject({ url: '/api/payments/summary', headers: { authorization: undefined, cookie } })).statusCode, 401, 'the cookie alone is ignored')
 })
 
 t.test('the range: real dates, from ≤ to, at most 366 days, no other parameter → 400 problems', async (t) => {
