@@ -14,6 +14,7 @@ import { ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConn
 import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './connector-events'
 import { Health, ServiceIndex } from './health'
 import { DashboardSession, SignInBody } from './dashboard'
+import { PaymentSummary } from './payment-summary'
 
 /**
  * Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them: every
@@ -22,7 +23,7 @@ import { DashboardSession, SignInBody } from './dashboard'
 export const componentSchemas = [
   ErrorEnvelope, ProblemDetails,
   Product, ProductBody,
-  Payment, PaymentList, CreatePaymentBody, CaptureBody,
+  Payment, PaymentList, PaymentSummary, CreatePaymentBody, CaptureBody,
   Refund, RefundList, CreateRefundBody,
   Merchant, MerchantList, CreateMerchantBody, MerchantPatchBody,
   ApiKey, ApiKeyList, CreatedApiKey, CreateApiKeyBody,

@@ -19,6 +19,7 @@ import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { Type } from '@sinclair/typebox'
 import eventRoutes from './events'
 import captureRoutes from './capture'
+import summaryRoutes from './summary'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const createAuthErrors = problemAuthErrors('the admin key (payments belong to merchants), or a suspended merchant\'s key', '/api/payments', adminRefused)
@@ -60,6 +61,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' },
     utf8JsonParser(app, (request, text, body) => { writtenDecimals.set(request, normaliseAmount(body, text)) }))
   await app.register(captureRoutes, { writtenDecimals, ownerOf })
+  await app.register(summaryRoutes, { ownerOf })
 
   app.post('/payments', {
     config: { auth: 'merchant' },

@@ -21,6 +21,7 @@ import type { Refund } from '../domain/refunds'
 import type { CreatedRange, Page, PageRequest } from '../domain/pagination'
 export type { Refund } from '../domain/refunds'
 import type { DashboardSession } from '../domain/dashboard-sessions'
+import type { SummaryFigures } from '../domain/payment-summary'
 
 /** Identifies one idempotency key: (client scope, method, path, key). */
 export interface IdempotencyKeyRef {
@@ -171,6 +172,12 @@ export interface PaymentStore {
    * (unknown, or another merchant's) throws UnknownCursorError.
    */
   list: (query: PaymentListQuery) => Promise<Page<Payment>>
+  /**
+   * One merchant's figures per UTC day and currency for payments created in [createdGte, createdLt):
+   * succeeded (captured amount; partially/fully refunded included) and declined; and its refunds that
+   * succeeded in that range, by the day they succeeded.
+   */
+  dailySummary: (range: { merchantId: string, createdGte: string, createdLt: string }) => Promise<SummaryFigures>
   count: () => Promise<number>
   /** Payments still pending (a partial index makes this cheap; read on every metrics scrape). */
   countPending: () => Promise<number>
