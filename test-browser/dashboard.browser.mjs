@@ -106,6 +106,9 @@ before(async () => {
   merchantB = await merchant('Other Shop')
   paymentOfA = await createPayment(merchantA, { amount: 25, currency: 'EUR', metadata: { order_id: 'order-1001' } })
   await createPayment(merchantA, { amount: 12.5, currency: 'EUR', metadata: { order_id: 'order-1002' } })
+  // 2000-2999.99 is declined by the simulated gateway: the Overview then has all its outcomes to show.
+  const declined = await call('POST', '/api/payments', { ...merchantA.auth, 'idempotency-key': crypto.randomUUID() }, { amount: 2500, currency: 'EUR' })
+  assert.equal(declined.status, 402, JSON.stringify(declined.body))
   paymentOfB = await createPayment(merchantB, { amount: 40, currency: 'EUR' })
 })
 
@@ -223,8 +226,19 @@ test('merchant: sign in, the payment in the list and its timeline, a partial ref
     assert.equal(cookie?.sameSite, 'Strict')
 
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    // From GET /api/payments/summary: today's figures, the totals, the success rate and the chart.
     await page.getByTestId('success-rate').waitFor()
-    assert.equal(await page.getByTestId('success-rate').innerText(), '100.0 %', 'two succeeded payments, none declined')
+    assert.equal(await page.getByTestId('success-rate').innerText(), '66.7 %', 'two succeeded payments, one declined')
+    const totals = await page.locator('dl.totals').innerText()
+    assert.match(totals, /Succeeded\s+2 · €37\.50/)
+    assert.match(totals, /Declined\s+1 · €2,500\.00/)
+    assert.match(totals, /Refunded\s+0 · €0\.00/)
+    assert.equal(await page.locator('figure .chart canvas').count(), 1, 'uPlot drew the chart')
+    const today = new Date().toISOString().slice(0, 10)
+    await page.getByText('The chart\'s numbers as a table').click()
+    const todayRow = page.getByRole('row', { name: new RegExp(`^${today}`) })
+    assert.deepEqual(await todayRow.getByRole('cell').allInnerTexts(), ['2', '1', '0'], 'today: 2 succeeded, 1 declined, 0 refunded')
+    assert.equal(await page.locator('figure details tbody tr').count(), 30, 'the default range is the last 30 days, zeros included')
     await assertAccessible(page, 'overview')
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Payments' }).click()
