@@ -2,7 +2,9 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { apiDescription } from '../schemas/api-description'
-import { BEARER_SCHEME, bearerSecurityScheme, requiresKey } from '../schemas/auth'
+import {
+  BEARER_SCHEME, CSRF_SCHEME, DASHBOARD_SESSION_SCHEME, bearerSecurityScheme, csrfSecurityScheme, dashboardSessionSecurityScheme, requiresKey
+} from '../schemas/auth'
 import { completeContract, quoteTimestamps } from '../schemas/openapi-contract'
 
 /**
@@ -14,7 +16,13 @@ export default fp(async (app) => {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Product and payment service', version: '1.0.0', description: apiDescription },
-      components: { securitySchemes: { [BEARER_SCHEME]: bearerSecurityScheme } },
+      components: {
+        securitySchemes: {
+          [BEARER_SCHEME]: bearerSecurityScheme,
+          [DASHBOARD_SESSION_SCHEME]: dashboardSessionSecurityScheme,
+          [CSRF_SCHEME]: csrfSecurityScheme
+        }
+      },
       // Secure by default: operations state their own `security`; public ones say `[]`.
       security: requiresKey,
       tags: [
@@ -26,6 +34,7 @@ export default fp(async (app) => {
         { name: 'events', description: 'Your events (payment, refund, merchant and endpoint changes), written with each change; kept 30 days by default. Errors are RFC 9457 problem documents.' },
         { name: 'connectors', description: 'A merchant\'s accounts at PSPs (Stripe, simulated), where its payments are routed by priority; credentials are write-only and encrypted at rest. Errors are RFC 9457 problem documents.' },
         { name: 'webhooks', description: 'Webhook endpoints: events POSTed to your URL, signed per Standard Webhooks, retried for about 28 h; delivery log, retry, replay. Errors are RFC 9457 problem documents.' },
+        { name: 'dashboard', description: 'The dashboard\'s sessions: sign in with an API key, recover the session after a reload, sign out. Errors are RFC 9457 problem documents.' },
         { name: 'health', description: 'Liveness and readiness probes; `GET /` points to the documentation.' }
       ]
     },

@@ -11,6 +11,8 @@ export interface BackgroundJobs {
   recoverAuthorizations: () => Promise<{ captured: number, expired: number, stillPending: number }>
   /** Deletes events (and their deliveries) older than EVENT_RETENTION_DAYS. */
   reapOldEvents: () => Promise<number>
+  /** Deletes dashboard sessions past their idle timeout or absolute lifetime. */
+  reapDashboardSessions: () => Promise<number>
   /**
    * Adyen: acts on notifications recorded but never processed (a crash in between), then counts (metric)
    * and logs what waits on a notification for over an hour.
@@ -64,6 +66,8 @@ export default fp(async (app) => {
       respond: paymentResponse
     }),
     reapOldEvents: async () => await app.events.reap(app.config.EVENT_RETENTION_DAYS),
+    // The session service is decorated by the auth plugin, registered after this one; jobs run once the app is ready.
+    reapDashboardSessions: async () => await app.dashboardSessions.deleteEnded(),
     recoverPendingRefunds: async () => await app.refunds.recoverPending({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
@@ -88,6 +92,7 @@ export default fp(async (app) => {
     tasks = [
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapExpiredKeys, backgroundJobLog(app.log, 'reaper')),
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapOldEvents, backgroundJobLog(app.log, 'event reaper')),
+      repeat(app.config.REAPER_INTERVAL_MS, jobs.reapDashboardSessions, backgroundJobLog(app.log, 'dashboard session reaper')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, backgroundJobLog(app.log, 'recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, backgroundJobLog(app.log, 'refund recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, backgroundJobLog(app.log, 'capture recovery')),

@@ -13,8 +13,27 @@ export const bearerSecurityScheme = {
     'a merchant API key (`sk_…`, from `POST /merchants/{id}/api-keys`) for payments and the merchant\'s own records.'
 }
 
-/** Operation-level `security`: the bearer key, or none (public). */
-export const requiresKey = [{ [BEARER_SCHEME]: [] }]
+/** The dashboard's session cookie and the CSRF header that must accompany it (issue 30). */
+export const DASHBOARD_SESSION_SCHEME = 'dashboardSession'
+export const CSRF_SCHEME = 'csrfToken'
+
+export const dashboardSessionSecurityScheme = {
+  type: 'apiKey' as const,
+  in: 'cookie',
+  name: 'dashboard_session',
+  description: 'The dashboard\'s session (`POST /dashboard/session`): an HttpOnly, SameSite=Strict cookie. On the API it counts only ' +
+    'together with the session\'s `X-CSRF-Token` header; a bearer key, when sent, wins.'
+}
+
+export const csrfSecurityScheme = {
+  type: 'apiKey' as const,
+  in: 'header',
+  name: 'X-CSRF-Token',
+  description: 'The CSRF token of the dashboard session (returned by `POST` and `GET /dashboard/session`); without it the cookie is ignored.'
+}
+
+/** Operation-level `security`: the bearer key, or the dashboard session with its CSRF header, or none (public). */
+export const requiresKey: Array<Record<string, string[]>> = [{ [BEARER_SCHEME]: [] }, { [DASHBOARD_SESSION_SCHEME]: [], [CSRF_SCHEME]: [] }]
 export const publicOperation: Array<Record<string, string[]>> = []
 
 const wwwAuthenticate = {

@@ -13,6 +13,8 @@ import {
 import { ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody } from './connectors'
 import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './connector-events'
 import { Health, ServiceIndex } from './health'
+import { DashboardSession, SignInBody } from './dashboard'
+import { PaymentSummary } from './payment-summary'
 
 /**
  * Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them: every
@@ -21,7 +23,7 @@ import { Health, ServiceIndex } from './health'
 export const componentSchemas = [
   ErrorEnvelope, ProblemDetails,
   Product, ProductBody,
-  Payment, PaymentList, CreatePaymentBody, CaptureBody,
+  Payment, PaymentList, PaymentSummary, CreatePaymentBody, CaptureBody,
   Refund, RefundList, CreateRefundBody,
   Merchant, MerchantList, CreateMerchantBody, MerchantPatchBody,
   ApiKey, ApiKeyList, CreatedApiKey, CreateApiKeyBody,
@@ -30,5 +32,6 @@ export const componentSchemas = [
   RotateSecretBody, ReplayBody, ReplayResult, WebhookDelivery, WebhookDeliveryList,
   ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody,
   StripeEventBody, AdyenNotificationBody, StripeEventReceived,
-  Health, ServiceIndex
+  Health, ServiceIndex,
+  SignInBody, DashboardSession
 ]

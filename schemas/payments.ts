@@ -1,3 +1,4 @@
+import { METADATA_KEY_MAX_LENGTH, METADATA_VALUE_MAX_LENGTH } from '../src/domain/metadata'
 import { MAX_PARAM_LENGTH } from './patterns'
 import { amountInput } from './amounts'
 import { Type, type Static } from '@sinclair/typebox'
@@ -207,7 +208,13 @@ export const PaymentListQuery = Type.Object({
   ...pageQueryProperties,
   status: Type.Optional(PaymentStatus),
   createdGte: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
-  createdLt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
+  createdLt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Only payments created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] })),
+  metadataKey: Type.Optional(Type.String({
+    minLength: 1, maxLength: METADATA_KEY_MAX_LENGTH, description: 'With `metadataValue`: only payments whose metadata has this key set to exactly that value (case-sensitive). One without the other is 400.', examples: ['orderId']
+  })),
+  metadataValue: Type.Optional(Type.String({
+    maxLength: METADATA_VALUE_MAX_LENGTH, description: 'The value `metadataKey` must have (exact match).', examples: ['A-1042']
+  }))
 }, { additionalProperties: false })
 
 export const PaymentList = pageOf(Payment, 'Payment list', succeededPaymentExample)

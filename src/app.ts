@@ -20,6 +20,7 @@ import redisPlugin from '../plugins/redis'
 import credentialCachePlugin from '../plugins/credential-cache'
 import productCachePlugin from '../plugins/product-cache'
 import docsPlugin from '../plugins/docs'
+import dashboardPlugin, { type DashboardOptions } from '../plugins/dashboard'
 import schemasPlugin from '../plugins/schemas'
 import servicesPlugin from '../plugins/services'
 import healthRoutes from '../routes/health'
@@ -28,6 +29,8 @@ import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
 import merchantRoutes from '../routes/merchants'
 import connectorEventRoutes from '../routes/connectors'
+import dashboardRoutes from '../routes/dashboard'
+import { DASHBOARD_PATH } from '../schemas/dashboard'
 import { CONNECTORS_PATH } from '../schemas/connector-events'
 import { MERCHANTS_PATH } from '../schemas/merchants'
 import clockPlugin, { type Clock } from '../plugins/clock'
@@ -52,6 +55,8 @@ export interface AppOverrides {
   clock?: Clock
   /** Webhook delivery test doubles (DNS answers, client). */
   webhooks?: WebhooksPluginOptions
+  /** Where the dashboard's build is read from (tests: a fixture). */
+  dashboard?: DashboardOptions
 }
 
 export type App = FastifyInstance
@@ -70,7 +75,8 @@ export const areas: readonly Area[] = [
   { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest },
   { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
   { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' },
-  { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' }
+  { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' },
+  { prefix: DASHBOARD_PATH, routes: dashboardRoutes, errorShape: 'problem' }
 ]
 
 /** Builds the whole service, ready but not listening. */
@@ -106,6 +112,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(requestHygienePlugin)
   await app.register(schemasPlugin)
   await app.register(docsPlugin)
+  await app.register(dashboardPlugin, overrides.dashboard ?? {})
   await app.register(notFoundPlugin, { areas })
 
   await app.register(rootRoutes)

@@ -120,7 +120,11 @@ export const ConfigSchema = Type.Object({
   /** Deliveries one instance sends at once. */
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
   /** Days events (and their deliveries) are kept; the reaper deletes older ones. */
-  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 })
+  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** A dashboard session unused for this long ends (renewed by use, at most once a minute). */
+  DASHBOARD_SESSION_IDLE_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 1800 }),
+  /** A dashboard session ends this long after sign-in however much it is used. */
+  DASHBOARD_SESSION_MAX_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 43_200 })
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -164,8 +164,9 @@ test('Swagger UI: Authorize with a merchant key, then create a payment through T
     const modal = page.locator('.modal-ux')
     await modal.waitFor({ state: 'visible' })
     await modal.locator('input[aria-label="auth-bearer-value"]').fill(secret)
-    await modal.locator('.auth-btn-wrapper button.authorize').click()
-    await modal.getByRole('button', { name: 'Close' }).click()
+    // One Authorize button per security scheme (bearer, dashboardSession, csrfToken): the bearer one.
+    await modal.locator('.auth-container').filter({ has: page.locator('input[aria-label="auth-bearer-value"]') }).locator('button.authorize').click()
+    await modal.getByRole('button', { name: 'Close' }).first().click()
 
     await createPayment.locator('.opblock-summary').click()
     await createPayment.getByRole('button', { name: 'Try it out' }).click()
@@ -217,8 +218,9 @@ test('Swagger UI: a merge-patch PATCH of a merchant through Try it out (200, no 
     const modal = page.locator('.modal-ux')
     await modal.waitFor({ state: 'visible' })
     await modal.locator('input[aria-label="auth-bearer-value"]').fill(ADMIN.authorization.replace(/^Bearer /, ''))
-    await modal.locator('.auth-btn-wrapper button.authorize').click()
-    await modal.getByRole('button', { name: 'Close' }).click()
+    // One Authorize button per security scheme (bearer, dashboardSession, csrfToken): the bearer one.
+    await modal.locator('.auth-container').filter({ has: page.locator('input[aria-label="auth-bearer-value"]') }).locator('button.authorize').click()
+    await modal.getByRole('button', { name: 'Close' }).first().click()
 
     await patchMerchant.locator('.opblock-summary').click()
     await patchMerchant.getByRole('button', { name: 'Try it out' }).click()

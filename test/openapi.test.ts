@@ -138,14 +138,19 @@ t.test('security: a bearer scheme; every operation states its security, public o
     security?: unknown
   }
   t.match(doc.components.securitySchemes?.bearer, { type: 'http', scheme: 'bearer' })
-  t.same(doc.security, [{ bearer: [] }], 'secure by default at the top level')
+  const keyOrSession = [{ bearer: [] }, { dashboardSession: [], csrfToken: [] }]
+  t.same(doc.security, keyOrSession, 'secure by default at the top level: a bearer key, or the dashboard session with its CSRF header')
+  t.match(doc.components.securitySchemes, { dashboardSession: { type: 'apiKey', in: 'cookie', name: 'dashboard_session' }, csrfToken: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' } })
+  // The dashboard's own session routes: sign-in takes the key in its body; the others read the cookie.
+  const sessionOperations = ['GET /dashboard/session', 'HEAD /dashboard/session', 'DELETE /dashboard/session']
   const publicOperations = ['GET /', 'HEAD /', 'GET /products/{id}', 'HEAD /products/{id}', 'GET /health/live', 'HEAD /health/live', 'GET /health/ready', 'HEAD /health/ready',
     // The PSPs' webhooks: Stripe's Stripe-Signature over the raw body, Adyen's HMAC per item, are their authentication.
-    'POST /connectors/{connectorId}/stripe-events', 'POST /connectors/{connectorId}/adyen-notifications']
+    'POST /connectors/{connectorId}/stripe-events', 'POST /connectors/{connectorId}/adyen-notifications', 'POST /dashboard/session']
   for (const [name, operation] of operations(doc) as Array<[string, Operation & { security?: unknown }]>) {
     t.ok(Array.isArray(operation.security), `${name} states its security`)
     const isPublic = publicOperations.includes(name)
-    t.same(operation.security, isPublic ? [] : [{ bearer: [] }], `${name}: ${isPublic ? 'public' : 'needs a key'}`)
+    const expected = isPublic ? [] : sessionOperations.includes(name) ? [{ dashboardSession: [] }] : keyOrSession
+    t.same(operation.security, expected, `${name}: ${isPublic ? 'public' : 'needs a key'}`)
     if (isPublic && !name.includes('/products/')) continue
     const unauthorized = operation.responses?.['401'] as (Response & { headers?: Record<string, unknown>, content?: Record<string, { example?: unknown }> }) | undefined
     t.ok(unauthorized, `${name} documents 401`)

@@ -16,6 +16,9 @@ export type { AreaErrors }
  */
 export const REDACTED_LOG_PATHS = [
   'req.headers.authorization', 'headers.authorization', 'request.headers.authorization', 'authorization',
+  // The dashboard session: its cookie, its CSRF header, the key it is signed in with, the cookie it sets.
+  'req.headers.cookie', 'headers.cookie', 'request.headers.cookie', 'req.headers["x-csrf-token"]', 'headers["x-csrf-token"]',
+  'req.body.apiKey', 'body.apiKey', 'request.body.apiKey', 'res.headers["set-cookie"]',
   'req.body.credentials', 'body.credentials', 'request.body.credentials', 'credentials'
 ]
 

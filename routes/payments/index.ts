@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ForbiddenError } from '../../src/domain/errors'
+import { ForbiddenError, ValidationError } from '../../src/domain/errors'
 import { mayCreatePayments } from '../../src/domain/api-keys'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
@@ -19,6 +19,7 @@ import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { Type } from '@sinclair/typebox'
 import eventRoutes from './events'
 import captureRoutes from './capture'
+import summaryRoutes from './summary'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const createAuthErrors = problemAuthErrors('the admin key (payments belong to merchants), or a suspended merchant\'s key', '/api/payments', adminRefused)
@@ -60,6 +61,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' },
     utf8JsonParser(app, (request, text, body) => { writtenDecimals.set(request, normaliseAmount(body, text)) }))
   await app.register(captureRoutes, { writtenDecimals, ownerOf })
+  await app.register(summaryRoutes, { ownerOf })
 
   app.post('/payments', {
     config: { auth: 'merchant' },
@@ -140,7 +142,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). ' +
         'Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says ' +
         'whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones ' +
-        'arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive). Unknown query members are 400.',
+        'arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata ' +
+        'entry, exact match; both or neither). Unknown query members are 400.',
       querystring: PaymentListQuery,
       security: requiresKey,
       response: {
@@ -153,9 +156,14 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: integerQuery(['limit'])
   }, async (request) => {
-    const query = validPageRequest(request.query)
+    const { metadataKey, metadataValue, ...query } = validPageRequest(request.query)
+    if ((metadataKey === undefined) !== (metadataValue === undefined)) {
+      const missing = metadataKey === undefined ? 'metadataKey' : 'metadataValue'
+      throw new ValidationError({ [missing]: [`The ${missing} parameter is required with ${missing === 'metadataKey' ? 'metadataValue' : 'metadataKey'}.`] })
+    }
     const page = await app.payments.list({
       ...query,
+      ...(metadataKey === undefined || metadataValue === undefined ? {} : { metadata: { key: metadataKey, value: metadataValue } }),
       createdGte: normalizeInstant(query.createdGte),
       createdLt: normalizeInstant(query.createdLt),
       merchantId: ownerOf(request)

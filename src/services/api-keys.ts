@@ -12,7 +12,7 @@ import {
 } from '../domain/api-keys'
 import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
-import type { ApiKeyStore, MerchantStore } from '../store/types'
+import type { ApiKeyMatch, ApiKeyStore, MerchantStore } from '../store/types'
 import type { CredentialCache } from './credential-cache'
 
 export interface ApiKeyServiceDeps {
@@ -47,6 +47,8 @@ export interface CreatedApiKey {
 }
 
 export const DEFAULT_KEY_NAME = 'API key'
+/** The credential id of the configured ADMIN_API_KEY (rate limits, logs). */
+const ADMIN_CREDENTIAL_ID = 'ADMIN_API_KEY'
 /** Bounds the per-instance memory of when each key's use was last written. */
 const MAX_TRACKED_KEYS = 10_000
 
@@ -57,6 +59,14 @@ export interface ApiKeyService {
   revoke: (merchantId: string, keyId: string) => Promise<void>
   /** The principal `token` authenticates, or undefined for an unknown, revoked or expired one. */
   authenticate: (token: string) => Promise<Principal | undefined>
+  /**
+   * A reference to the credential `principal` authenticated with, to be resolved again later by
+   * `principalOf` (dashboard sessions): a key's id, or for ADMIN_API_KEY a fingerprint of its hash, so
+   * that setting another ADMIN_API_KEY retires what the previous one made. Never the key itself.
+   */
+  credentialOf: (principal: Principal) => string
+  /** The principal the credential `credentialOf` named stands for now; undefined once revoked, expired or retired. */
+  principalOf: (credential: string) => Promise<Principal | undefined>
   /**
    * Without ADMIN_API_KEY: generates the admin key if the database has none, stores only its hash
    * and returns the secret (to be shown once). Undefined when there is nothing to show.
@@ -84,6 +94,19 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
   const adminHash = deps.adminApiKey === undefined ? undefined : hashSecret(deps.adminApiKey)
   const newRecordId = deps.newId ?? newId
   const usage = usageRecorder(deps)
+  const adminCredential = adminHash === undefined ? undefined : `${ADMIN_CREDENTIAL_ID}#${hashSecret(adminHash).slice(0, 32)}`
+
+  /** Who a stored key stands for now (undefined: unusable, or a generated admin key retired by ADMIN_API_KEY). */
+  function principalOfMatch (match: ApiKeyMatch | undefined, now: number): Principal | undefined {
+    if (match === undefined || !isKeyUsable(match.key, now)) return undefined
+    const { key, merchantStatus, merchantApiVersion } = match
+    if (key.role === 'merchant' && key.merchantId !== null && merchantStatus !== null && merchantApiVersion !== null) {
+      return { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus, apiVersion: merchantApiVersion }
+    }
+    // The generated admin key counts only while no ADMIN_API_KEY is configured: setting one retires it.
+    if (key.role === 'admin' && adminHash === undefined) return { kind: 'admin', credentialId: key.id }
+    return undefined
+  }
 
   async function requireMerchant (merchantId: string): Promise<string> {
     const merchant = isGuid(merchantId) ? await deps.merchants.get(merchantId.toLowerCase()) : undefined
@@ -133,7 +156,7 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
     async authenticate (token) {
       const hash = hashSecret(token)
       // The configured key is compared in constant time; its hash never reaches the database.
-      if (adminHash !== undefined && sameHash(hash, adminHash)) return { kind: 'admin', credentialId: 'ADMIN_API_KEY' }
+      if (adminHash !== undefined && sameHash(hash, adminHash)) return { kind: 'admin', credentialId: ADMIN_CREDENTIAL_ID }
       // Anything that is not shaped like a key cannot be one: no lookup.
       if (!SECRET_PATTERN.test(token)) return undefined
       const now = deps.clock()
@@ -143,18 +166,35 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
         return cached
       }
       const match = await deps.apiKeys.findByHash(hash)
-      if (match === undefined || !sameHash(match.key.secretHash, hash) || !isKeyUsable(match.key, now)) return undefined
-      const { key, merchantStatus, merchantApiVersion } = match
-      let principal: Principal | undefined
-      if (key.role === 'merchant' && key.merchantId !== null && merchantStatus !== null && merchantApiVersion !== null) {
-        principal = { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus, apiVersion: merchantApiVersion }
-      } else if (key.role === 'admin' && adminHash === undefined) {
-        // The generated admin key counts only while no ADMIN_API_KEY is configured: setting one retires it.
-        principal = { kind: 'admin', credentialId: key.id }
-      }
+      if (match === undefined || !sameHash(match.key.secretHash, hash)) return undefined
+      const principal = principalOfMatch(match, now)
+      const key = match.key
       if (principal !== undefined) {
         usage.record(key.id, now)
         deps.cache?.set(hash, principal, key.expiresAt === null ? null : Date.parse(key.expiresAt), now)
+      }
+      return principal
+    },
+
+    credentialOf (principal) {
+      return principal.credentialId === ADMIN_CREDENTIAL_ID && adminCredential !== undefined ? adminCredential : principal.credentialId
+    },
+
+    async principalOf (credential) {
+      if (credential.startsWith(`${ADMIN_CREDENTIAL_ID}#`)) {
+        return adminCredential !== undefined && credential === adminCredential ? { kind: 'admin', credentialId: ADMIN_CREDENTIAL_ID } : undefined
+      }
+      if (!isGuid(credential)) return undefined
+      const now = deps.clock()
+      // Cached beside the hashes (a different key space), so revocations and status changes clear it too.
+      const cacheKey = `id:${credential}`
+      const cached = deps.cache?.get(cacheKey, now)
+      if (cached !== undefined) return cached
+      const match = await deps.apiKeys.findById(credential)
+      const principal = principalOfMatch(match, now)
+      if (principal !== undefined && match !== undefined) {
+        usage.record(match.key.id, now)
+        deps.cache?.set(cacheKey, principal, match.key.expiresAt === null ? null : Date.parse(match.key.expiresAt), now)
       }
       return principal
     },

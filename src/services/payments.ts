@@ -15,6 +15,7 @@ import { paymentCreation } from '../store/rows'
 import type { Metadata } from '../domain/metadata'
 import type { Page } from '../domain/pagination'
 import type { EventFactory } from '../domain/events'
+import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -101,6 +102,11 @@ export interface PaymentService {
   get: (id: string, owner?: string) => Promise<Payment>
   /** A page of payments, newest first; UnknownCursorError for a cursor outside the list. */
   list: (query: PaymentListQuery) => Promise<Page<Payment>>
+  /**
+   * The merchant's daily figures over whole UTC days (`to` included; default the 30 days ending today
+   * by the clock); ValidationError for a date that is not one, `from` after `to` or over 366 days.
+   */
+  summary: (query: { merchantId: string, from?: string, to?: string }) => Promise<PaymentSummary>
   /** Settles payments left pending by a crash or an outage (the recovery worker's pass). */
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
   /**
@@ -371,6 +377,11 @@ export function paymentService (deps: PaymentDeps): PaymentService {
 
     async list (query) {
       return await deps.db.payments.list(query)
+    },
+
+    async summary ({ merchantId, from, to }) {
+      const range = summaryRange({ from, to }, deps.clock())
+      return summarize(range, await deps.db.payments.dailySummary({ merchantId, createdGte: range.createdGte, createdLt: range.createdLt }))
     },
 
     async applyConnectorOutcome (paymentId, connector, result) {

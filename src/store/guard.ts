@@ -184,6 +184,7 @@ export function guardDatabase (db: Database, options: { settleMs?: number } = {}
     webhooks: guard(db.webhooks),
     connectors: guard(db.connectors),
     connectorEvents: guard(db.connectorEvents),
+    dashboardSessions: guard(db.dashboardSessions),
     idempotency,
     // The heartbeat is the probe that finds the database back: never refused.
     instances: observed(guardStore(db.instances), health, { failFast: false }),

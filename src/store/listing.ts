@@ -15,6 +15,8 @@ export interface ListSpec {
   filters?: Record<string, unknown>
   /** Only rows created in this range. */
   created?: CreatedRange
+  /** Only rows whose JSON `column` (an object of strings, stored as text) has `key` set to exactly `value`. */
+  jsonEntry?: { column: string, key: string, value: string }
   page: PageRequest
 }
 
@@ -47,6 +49,13 @@ export async function listPage<R extends { id: string, created_at: string }> (db
   ]
   for (const [column, operator, value] of filters) {
     if (value !== undefined) conditions.push(`${column} ${operator} ${param(value)}`)
+  }
+  if (spec.jsonEntry !== undefined) {
+    const { column, key, value } = spec.jsonEntry
+    // SQLite's JSON paths cannot quote every key (a `"` in it); json_each compares keys as they are.
+    conditions.push(dialect === 'postgres'
+      ? `(${column}::jsonb ->> ${param(key)}) = ${param(value)}`
+      : `EXISTS (SELECT 1 FROM json_each(${spec.table}.${column}) AS entry WHERE entry.key = ${param(key)} AND entry.value = ${param(value)})`)
   }
   const direction = newerFirst ? 'DESC' : 'ASC'
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`

@@ -9,6 +9,7 @@ import { routingSchema } from './routing-migrations'
 import { paymentMethodSchema } from './payment-method-migrations'
 import { connectorEventSchema } from './connector-event-migrations'
 import { apiVersionSchema } from './api-version-migrations'
+import { dashboardSessionSchema } from './dashboard-session-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -147,7 +148,8 @@ const schema: SchemaChange[] = [
   ...routingSchema,
   ...connectorEventSchema,
   ...paymentMethodSchema,
-  ...apiVersionSchema
+  ...apiVersionSchema,
+  ...dashboardSessionSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -2,6 +2,10 @@ import { listPage } from './listing'
 import { paymentFromRow, type PaymentRow } from './rows'
 import { sql, type SqlRunner } from './sql'
 import type { PaymentStore } from './types'
+import type { DailyFigures } from '../domain/payment-summary'
+
+interface SummaryRange { merchantId: string, createdGte: string, createdLt: string }
+interface DailyRow { day: string, currency: string, count: number | string, amount_minor: number | string }
 
 export const paymentSql = {
   get: sql<{ id: string }, PaymentRow>('pay-get')`SELECT * FROM payments WHERE id = ${'id'}`,
@@ -13,11 +17,34 @@ export const paymentSql = {
   byConnectorReference: sql<{ connectorId: string, reference: string }, PaymentRow>('pay-by-reference')`
     SELECT * FROM payments WHERE connector_reference = ${'reference'} AND connector_id = ${'connectorId'}`,
   count: sql<Record<string, never>, { count: number | string }>('pay-count')`SELECT count(*) AS count FROM payments`,
-  countPending: sql<Record<string, never>, { count: number | string }>('pay-count-pending')`SELECT count(*) AS count FROM payments WHERE status = 'pending'`
+  countPending: sql<Record<string, never>, { count: number | string }>('pay-count-pending')`SELECT count(*) AS count FROM payments WHERE status = 'pending'`,
+  // ISO-8601 text on both databases: its first 10 characters are the UTC day. Captured money counts (a
+  // partial capture is what was charged); refunded payments still count as succeeded on their day.
+  dailySucceeded: sql<SummaryRange, DailyRow>('pay-daily-succeeded')`
+    SELECT substr(created_at, 1, 10) AS day, currency, count(*) AS count, sum(amount_captured_minor) AS amount_minor FROM payments
+    WHERE merchant_id = ${'merchantId'} AND created_at >= ${'createdGte'} AND created_at < ${'createdLt'}
+      AND status IN ('succeeded', 'partially_refunded', 'refunded')
+    GROUP BY substr(created_at, 1, 10), currency`,
+  dailyDeclined: sql<SummaryRange, DailyRow>('pay-daily-declined')`
+    SELECT substr(created_at, 1, 10) AS day, currency, count(*) AS count, sum(amount_minor) AS amount_minor FROM payments
+    WHERE merchant_id = ${'merchantId'} AND status = 'declined' AND created_at >= ${'createdGte'} AND created_at < ${'createdLt'}
+    GROUP BY substr(created_at, 1, 10), currency`,
+  // A succeeded refund is final, so its updated_at is when it succeeded. It follows its payment, so only
+  // the merchant's payments created before the range's end are joined (their index bounds the scan).
+  dailyRefunded: sql<SummaryRange, DailyRow>('pay-daily-refunded')`
+    SELECT substr(r.updated_at, 1, 10) AS day, r.currency, count(*) AS count, sum(r.amount_minor) AS amount_minor
+    FROM payments p JOIN refunds r ON r.payment_id = p.id
+    WHERE p.merchant_id = ${'merchantId'} AND p.created_at < ${'createdLt'}
+      AND r.status = 'succeeded' AND r.updated_at >= ${'createdGte'} AND r.updated_at < ${'createdLt'}
+    GROUP BY substr(r.updated_at, 1, 10), r.currency`
+}
+
+function dailyFigures (rows: DailyRow[]): DailyFigures[] {
+  return rows.map((row) => ({ day: row.day, currency: row.currency, count: Number(row.count), amountMinor: Number(row.amount_minor) }))
 }
 
 /** The payment store's one-statement methods, the same on both databases (its transactions are each dialect's own). */
-export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending' | 'recordAttempts' | 'findByConnectorReference'> {
+export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending' | 'recordAttempts' | 'dailySummary' | 'findByConnectorReference'> {
   return {
     async get (id) {
       const row = await db.get(paymentSql.get, { id })
@@ -40,9 +67,16 @@ export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | '
         scope: { merchant_id: query.merchantId },
         filters: { status: query.status },
         created: query,
+        ...(query.metadata === undefined ? {} : { jsonEntry: { column: 'metadata', ...query.metadata } }),
         page: query
       })
       return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }
+    },
+    async dailySummary (range) {
+      const [succeeded, declined, refunded] = await Promise.all([
+        db.all(paymentSql.dailySucceeded, range), db.all(paymentSql.dailyDeclined, range), db.all(paymentSql.dailyRefunded, range)
+      ])
+      return { succeeded: dailyFigures(succeeded), declined: dailyFigures(declined), refunded: dailyFigures(refunded) }
     },
     async count () { return Number((await db.get(paymentSql.count, {}))?.count ?? 0) },
     async countPending () { return Number((await db.get(paymentSql.countPending, {}))?.count ?? 0) }

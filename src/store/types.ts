@@ -20,6 +20,8 @@ import type { Payment, PaymentStatus } from '../domain/payments'
 import type { Refund } from '../domain/refunds'
 import type { CreatedRange, Page, PageRequest } from '../domain/pagination'
 export type { Refund } from '../domain/refunds'
+import type { DashboardSession } from '../domain/dashboard-sessions'
+import type { SummaryFigures } from '../domain/payment-summary'
 
 /** Identifies one idempotency key: (client scope, method, path, key). */
 export interface IdempotencyKeyRef {
@@ -170,6 +172,12 @@ export interface PaymentStore {
    * (unknown, or another merchant's) throws UnknownCursorError.
    */
   list: (query: PaymentListQuery) => Promise<Page<Payment>>
+  /**
+   * One merchant's figures per UTC day and currency for payments created in [createdGte, createdLt):
+   * succeeded (captured amount; partially/fully refunded included) and declined; and its refunds that
+   * succeeded in that range, by the day they succeeded.
+   */
+  dailySummary: (range: { merchantId: string, createdGte: string, createdLt: string }) => Promise<SummaryFigures>
   count: () => Promise<number>
   /** Payments still pending (a partial index makes this cheap; read on every metrics scrape). */
   countPending: () => Promise<number>
@@ -179,6 +187,8 @@ export interface PaymentListQuery extends PageRequest, CreatedRange {
   /** Undefined: every payment (no tenancy); a string: that merchant's payments only. */
   merchantId?: string
   status?: PaymentStatus
+  /** Only payments whose metadata has this entry (exact match on key and value). */
+  metadata?: { key: string, value: string }
 }
 
 /** A new refund and the payment it holds money on, as one decision made under the payment's lock. */
@@ -325,12 +335,26 @@ export interface ApiKeyStore {
   hasBootstrapAdmin: () => Promise<boolean>
   /** The key whose secret hashes to `secretHash`, revoked and expired ones included; one indexed lookup. */
   findByHash: (secretHash: string) => Promise<ApiKeyMatch | undefined>
+  /** The key with this id, revoked and expired ones included (a dashboard session resolves its key by id). */
+  findById: (id: string) => Promise<ApiKeyMatch | undefined>
   /** The merchant's keys that are not revoked (expired ones included), oldest first. */
   listForMerchant: (merchantId: string) => Promise<ApiKey[]>
   /** Revokes one of the merchant's keys; false when it has no such unrevoked key. */
   revoke: (merchantId: string, keyId: string, at: string) => Promise<boolean>
   /** Records when keys were last used (batched; never moves lastUsedAt backwards). */
   recordUse: (uses: Array<{ id: string, at: string }>) => Promise<void>
+}
+
+/** Dashboard sessions (issue 30), by the hash of their cookie token. */
+export interface DashboardSessionStore {
+  create: (session: DashboardSession) => Promise<void>
+  get: (id: string) => Promise<DashboardSession | undefined>
+  /** Records a use; never moves lastUsedAt backwards. */
+  touch: (id: string, at: string) => Promise<void>
+  /** Ends a session; false when there was none. */
+  delete: (id: string) => Promise<boolean>
+  /** Deletes sessions past their absolute end (`now`) or unused since `idleBefore`; how many. */
+  deleteEnded: (now: string, idleBefore: string) => Promise<number>
 }
 
 /**
@@ -359,6 +383,7 @@ export interface Database {
   readonly instances: InstanceStore
   readonly connectors: ConnectorAccountStore
   readonly connectorEvents: ConnectorEventStore
+  readonly dashboardSessions: DashboardSessionStore
   /** What the database's answers said lately (see guard.ts); test doubles may leave it out. */
   readonly health?: DatabaseHealth
   /** Resolves when the database answers a trivial query. */

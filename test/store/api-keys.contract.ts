@@ -68,6 +68,8 @@ export function apiKeyStoreContract (t: Test, makeDatabase: () => Promise<Databa
     await db.apiKeys.create(stored(key))
     t.same(await db.apiKeys.findByHash(key.secretHash), { key: stored(key), merchantStatus: 'suspended', merchantApiVersion: '2026-11-25' })
     t.equal(await db.apiKeys.findByHash(describeSecret(generateSecret()).secretHash), undefined)
+    t.same(await db.apiKeys.findById(key.id), { key: stored(key), merchantStatus: 'suspended', merchantApiVersion: '2026-11-25' }, 'findById: the same match')
+    t.equal(await db.apiKeys.findById('00000000-0000-4000-8000-ffffffffffff'), undefined)
   })
 
   t.test('a hash is unique; a key needs an existing merchant', async (t) => {

@@ -2,6 +2,7 @@ import type { Database } from '../types'
 import { productStore } from '../products'
 import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
+import { dashboardSessionStore } from '../dashboard-sessions'
 import { ledgerStore } from '../ledger'
 import { guardDatabase } from '../guard'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
@@ -58,6 +59,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     instances: postgresInstanceStore(heartbeatPool),
     connectors: connectorStore(postgresRunner(pool)),
     connectorEvents: connectorEventStore(postgresRunner(pool)),
+    dashboardSessions: dashboardSessionStore(postgresRunner(pool)),
     async ping () {
       await pool.query('SELECT 1')
     },

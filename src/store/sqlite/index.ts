@@ -2,6 +2,7 @@ import type { Database } from '../types'
 import { productStore } from '../products'
 import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
+import { dashboardSessionStore } from '../dashboard-sessions'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteMerchantStore } from './merchants'
@@ -47,6 +48,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     instances: sqliteInstanceStore(db, writes),
     connectors: connectorStore(sqliteRunner(db, writes)),
     connectorEvents: connectorEventStore(sqliteRunner(db, writes)),
+    dashboardSessions: dashboardSessionStore(sqliteRunner(db, writes)),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping

@@ -15,6 +15,8 @@ import { postgresMigrations } from '../../../src/store/postgres/migrations'
 import { loadConfig } from '../../../src/config'
 import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
+import { dashboardSessionStoreContract } from '../dashboard-sessions.contract'
+import { paymentQueryContract } from '../payment-queries.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
@@ -40,6 +42,14 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: API key store contract', async (t) => {
     apiKeyStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: dashboard session store contract', async (t) => {
+    dashboardSessionStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: payment queries of the dashboard', async (t) => {
+    paymentQueryContract(t, makePostgres)
   })
 
   t.test('PostgreSQL: events and webhooks store contract', async (t) => {

@@ -5,6 +5,8 @@ import { sqliteMigrations } from '../../../src/store/sqlite/migrations'
 import { merchantStoreContract } from '../merchants.contract'
 import { storeContract } from '../contract'
 import { apiKeyStoreContract } from '../api-keys.contract'
+import { dashboardSessionStoreContract } from '../dashboard-sessions.contract'
+import { paymentQueryContract } from '../payment-queries.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
@@ -21,6 +23,14 @@ t.test('SQLite: store contract', async (t) => {
 
 t.test('SQLite: API key store contract', async (t) => {
   apiKeyStoreContract(t, makeSqlite)
+})
+
+t.test('SQLite: dashboard session store contract', async (t) => {
+  dashboardSessionStoreContract(t, makeSqlite)
+})
+
+t.test('SQLite: payment queries of the dashboard', async (t) => {
+  paymentQueryContract(t, makeSqlite)
 })
 
 t.test('SQLite: events and webhooks store contract', async (t) => {
@@ -41,7 +51,7 @@ t.test('SQLite: migrating a database with payments gives them no merchant', asyn
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 90, 100], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), payment methods per connector (90), API versions (100)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 90, 100, 110], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), payment methods per connector (90), API versions (100), dashboard sessions (110)')
   t.match(db.prepare("SELECT connector_id, connector_type, attempts FROM payments WHERE id = 'old'").get(), { connector_id: null, connector_type: 'simulated', attempts: '[]' }, 'old payments were made on the default gateway')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })
@@ -53,7 +63,7 @@ t.test('SQLite: merchants and webhook endpoints from before versioning are pinne
   const at = '2026-01-01T00:00:00.000Z'
   db.prepare(`INSERT INTO merchants (id, name, email, status, metadata, version, created_at, updated_at) VALUES ('m', 'M', 'm@example.com', 'active', '{}', 1, '${at}', '${at}')`).run()
   db.prepare(`INSERT INTO webhook_endpoints (id, merchant_id, url, secret, created_at, updated_at) VALUES ('e', 'm', 'https://x.example', 's', '${at}', '${at}')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [100])
+  t.same(await migrateSqlite(db, sqliteMigrations.filter((m) => m.version <= 100)), [100])
   t.same(db.prepare("SELECT api_version FROM merchants WHERE id = 'm'").get(), { api_version: '2026-11-01' })
   t.same(db.prepare("SELECT api_version FROM webhook_endpoints WHERE id = 'e'").get(), { api_version: '2026-11-01' })
 })

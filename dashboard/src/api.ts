@@ -1,0 +1,187 @@
+// The one way the dashboard talks to the service: the JSON API, through the dashboard session
+// (HttpOnly cookie + X-CSRF-Token header). No business rule lives here: the API decides, the page shows it.
+
+export type Principal = { kind: 'admin' } | { kind: 'merchant', merchantId: string }
+
+export interface Session {
+  principal: Principal
+  csrfToken: string
+  expiresAt: string
+}
+
+/** An RFC 9457 problem document (or the products area's `{ error, code }` envelope). */
+export interface Problem {
+  type?: string
+  title?: string
+  detail?: string
+  error?: string
+  errors?: Record<string, string[] | string>
+}
+
+export class ApiError extends Error {
+  constructor (readonly status: number, readonly problem: Problem, readonly retryAfter: string | null) {
+    super(plainWords(status, problem, retryAfter))
+  }
+}
+
+let csrfToken: string | null = null
+let onSessionLost: () => void = () => {}
+
+export function useSessionToken (token: string | null): void { csrfToken = token }
+export function whenSessionLost (callback: () => void): void { onSessionLost = callback }
+
+/** The API's answer in words a merchant understands, with the API's own detail. */
+export function plainWords (status: number, problem: Problem, retryAfter: string | null): string {
+  const detail = problem.detail ?? problem.error ?? problem.title ?? ''
+  const fields = problem.errors === undefined
+    ? ''
+    : ' ' + Object.entries(problem.errors).map(([field, messages]) => `${field}: ${[messages].flat().join(', ')}`).join('; ')
+  const later = retryAfter === null ? '' : ` Try again in ${retryAfter} s.`
+  const why: Record<number, string> = {
+    400: 'The service refused the request as sent.',
+    401: 'You are not signed in (or the session ended). Sign in again.',
+    402: 'Declined: the payment provider refused it (no money moved).',
+    403: 'Not allowed for this key.',
+    404: 'Not found (or it belongs to another merchant).',
+    409: 'Conflict: the object is not in a state that allows this, or it changed meanwhile.',
+    412: 'It changed meanwhile: reload and try again.',
+    429: 'Too many requests.',
+    503: 'The payment provider or the database is unavailable right now; nothing was lost.'
+  }
+  const head = why[status] ?? (status >= 500 ? 'The service failed unexpectedly.' : `The service answered ${status}.`)
+  return `${head}${detail === '' ? '' : ` ${detail}`}${fields}${later} (HTTP ${status})`
+}
+
+export interface CallOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  body?: unknown
+  query?: Record<string, string | number | undefined>
+  /** Money-moving calls: one key per confirmed action, so a retry can never act twice. */
+  idempotencyKey?: string
+  contentType?: string
+}
+
+export async function api<T> (path: string, options: CallOptions = {}): Promise<T> {
+  const url = new URL(path, window.location.origin)
+  for (const [name, value] of Object.entries(options.query ?? {})) {
+    if (value !== undefined && value !== '') url.searchParams.set(name, String(value))
+  }
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (csrfToken !== null) headers['X-CSRF-Token'] = csrfToken
+  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json'
+  if (options.idempotencyKey !== undefined) headers['Idempotency-Key'] = options.idempotencyKey
+  const response = await fetch(url, {
+    method: options.method ?? 'GET',
+    credentials: 'same-origin',
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body)
+  })
+  if (response.status === 204) return undefined as T
+  const text = await response.text()
+  const body: unknown = text === '' ? {} : JSON.parse(text)
+  if (!response.ok) {
+    if (response.status === 401 && !path.startsWith('/dashboard/session')) onSessionLost()
+    throw new ApiError(response.status, body as Problem, response.headers.get('retry-after'))
+  }
+  return body as T
+}
+
+export function messageOf (error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+// The resources the pages show (the API's public shapes, only the members used).
+export interface Page<T> { data: T[], hasMore: boolean }
+
+export interface Attempt { connectorId: string | null, connectorType: string, outcome: string, code: string | null, at: string }
+
+export interface Payment {
+  id: string
+  status: string
+  amount: number
+  currency: string
+  amountRefunded: number
+  amountCaptured: number
+  amountCapturable: number
+  amountCapturePending?: number
+  captureMethod?: string
+  declineCode?: string
+  failureCode?: string
+  cancellationReason?: string
+  connector: { id: string | null, type: string }
+  connectorReference?: string
+  attempts: Attempt[]
+  metadata?: Record<string, string>
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Refund {
+  id: string
+  paymentId: string
+  amount: number
+  currency: string
+  status: string
+  reason?: string
+  failureCode?: string
+  createdAt: string
+}
+
+export interface ApiEvent {
+  id: string
+  type: string
+  sequence: number
+  createdAt: string
+  resource: { type: string, id: string }
+  /** The resource as the API showed it then (a refund's names its `paymentId`). */
+  data: Record<string, unknown>
+}
+
+export interface Merchant { id: string, name: string, email: string, status: 'active' | 'suspended', createdAt: string }
+
+export interface ApiKey { id: string, name: string, prefix: string, last4: string, createdAt: string, expiresAt?: string }
+
+export interface Connector {
+  id: string
+  type: string
+  priority: number
+  status: 'enabled' | 'disabled'
+  description?: string
+  credentialsHint?: string
+  createdAt: string
+}
+
+export interface WebhookEndpoint {
+  id: string
+  url: string
+  description?: string
+  enabledEvents: string[]
+  disabled: boolean
+  disabledReason?: string
+  createdAt: string
+}
+
+export interface DeliveryAttempt { attempt: number, at: string, statusCode: number | null, durationMs: number, error: string | null }
+
+export interface Delivery {
+  id: string
+  eventId: string
+  eventType: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  nextAttemptAt?: string
+  attemptLog: DeliveryAttempt[]
+  createdAt: string
+}
+
+export interface Outcome { count: number, amount: number }
+export interface SummaryDay { date: string, succeeded: Outcome, declined: Outcome, refunded: Outcome }
+export interface Summary {
+  from: string
+  to: string
+  currencies: Array<{
+    currency: string
+    days: SummaryDay[]
+    totals: { succeeded: Outcome, declined: Outcome, refunded: Outcome, successRate: number | null }
+  }>
+}

@@ -1,0 +1,99 @@
+import { useMemo, useState } from 'preact/hooks'
+import { api, type Summary } from '../api'
+import { DailyChart } from '../chart'
+import { Field, LoadState, useLoad } from '../components'
+import { money, utcDay } from '../format'
+import { navigate, type Route } from '../router'
+
+const OUTCOMES = [
+  { key: 'succeeded', label: 'Succeeded', color: '#1a7f37' },
+  { key: 'declined', label: 'Declined', color: '#b42318' },
+  { key: 'refunded', label: 'Refunded', color: '#1d4ed8' }
+] as const
+
+/** Daily volume and counts by outcome from GET /api/payments/summary, and the success rate. */
+export function Overview ({ route }: { route: Route }) {
+  const from = route.query.get('from') ?? utcDay(29)
+  const to = route.query.get('to') ?? utcDay(0)
+  const [measure, setMeasure] = useState<'count' | 'amount'>('count')
+  const [currency, setCurrency] = useState<string | undefined>()
+  const summary = useLoad(() => api<Summary>('/api/payments/summary', { query: { from, to } }), [from, to])
+  const shown = summary.data?.currencies.find((c) => c.currency === currency) ?? summary.data?.currencies[0]
+  const days = useMemo(() => shown?.days.map((day) => day.date) ?? [], [shown])
+  const series = useMemo(() => OUTCOMES.map((outcome) => ({
+    label: outcome.label,
+    color: outcome.color,
+    values: shown?.days.map((day) => day[outcome.key][measure]) ?? []
+  })), [shown, measure])
+
+  const apply = (event: Event): void => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget as HTMLFormElement)
+    navigate('/overview', { from: String(form.get('from')), to: String(form.get('to')) })
+  }
+  return (
+    <>
+      <h1 tabIndex={-1}>Overview</h1>
+      <form key={`${from}/${to}`} class='filters' onSubmit={apply} aria-label='Date range'>
+        <Field label='From (UTC day)'><input type='date' name='from' defaultValue={from} required /></Field>
+        <Field label='To (UTC day)'><input type='date' name='to' defaultValue={to} required /></Field>
+        <button type='submit'>Show</button>
+        <span class='presets'>
+          {[7, 30, 90].map((n) => (
+            <button key={n} type='button' onClick={() => { navigate('/overview', { from: utcDay(n - 1), to: utcDay(0) }) }}>Last {n} days</button>
+          ))}
+        </span>
+      </form>
+      <LoadState loading={summary.loading} error={summary.error} />
+      {summary.data !== undefined && shown === undefined && <p>No payments in this range.</p>}
+      {shown !== undefined && (
+        <section aria-labelledby='totals'>
+          <h2 id='totals'>Totals {summary.data?.from} – {summary.data?.to}</h2>
+          {(summary.data?.currencies.length ?? 0) > 1 && (
+            <Field label='Currency'>
+              <select value={shown.currency} onChange={(event) => { setCurrency(event.currentTarget.value) }}>
+                {summary.data?.currencies.map((c) => <option key={c.currency} value={c.currency}>{c.currency}</option>)}
+              </select>
+            </Field>
+          )}
+          <dl class='totals'>
+            {OUTCOMES.map((outcome) => (
+              <div key={outcome.key}>
+                <dt>{outcome.label}</dt>
+                <dd>{shown.totals[outcome.key].count} · {money(shown.totals[outcome.key].amount, shown.currency)}</dd>
+              </div>
+            ))}
+            <div>
+              <dt>Success rate</dt>
+              <dd data-testid='success-rate'>{shown.totals.successRate === null ? 'no settled payments' : `${(shown.totals.successRate * 100).toFixed(1)} %`}</dd>
+            </div>
+          </dl>
+          <h2>Per day ({shown.currency})</h2>
+          <Field label='Chart shows'>
+            <select value={measure} onChange={(event) => { setMeasure(event.currentTarget.value as 'count' | 'amount') }}>
+              <option value='count'>Number of payments</option>
+              <option value='amount'>Volume ({shown.currency})</option>
+            </select>
+          </Field>
+          <figure>
+            <DailyChart days={days} series={series} label={measure === 'count' ? 'payments' : shown.currency} />
+            <figcaption>
+              <details>
+                <summary>The chart's numbers as a table</summary>
+                <table>
+                  <caption>Per UTC day, {measure === 'count' ? 'number of payments' : `volume in ${shown.currency}`}</caption>
+                  <thead><tr><th scope='col'>Day</th>{OUTCOMES.map((o) => <th key={o.key} scope='col'>{o.label}</th>)}</tr></thead>
+                  <tbody>
+                    {shown.days.map((day) => (
+                      <tr key={day.date}><th scope='row'>{day.date}</th>{OUTCOMES.map((o) => <td key={o.key}>{day[o.key][measure]}</td>)}</tr>
+                    ))}
+                  </tbody>
+                </table>
+              </details>
+            </figcaption>
+          </figure>
+        </section>
+      )}
+    </>
+  )
+}

@@ -1,0 +1,203 @@
+import { useState } from 'preact/hooks'
+import { api, type ApiEvent, type Page, type Payment, type Refund } from '../api'
+import { ActionButton, Field, LoadState, Notice, useLoad } from '../components'
+import { dateTime, money, newKey, statusLabel } from '../format'
+import { href } from '../router'
+
+const EVENT_PAGES = 10
+
+/**
+ * The payment's timeline. GET /api/events filters by type and creation time only, not by resource: the page
+ * reads the merchant's events since the payment was created (up to 10 pages of 100) and keeps those about the
+ * payment and its refunds.
+ */
+async function timelineOf (payment: Payment): Promise<{ events: ApiEvent[], truncated: boolean }> {
+  const events: ApiEvent[] = []
+  let startingAfter: string | undefined
+  for (let page = 0; page < EVENT_PAGES; page++) {
+    const batch = await api<Page<ApiEvent>>('/api/events', { query: { limit: 100, createdGte: payment.createdAt, startingAfter } })
+    events.push(...batch.data.filter((event) => event.resource.id === payment.id ||
+      (event.resource.type === 'refund' && event.data.paymentId === payment.id)))
+    if (!batch.hasMore) return { events: events.reverse(), truncated: false }
+    startingAfter = batch.data[batch.data.length - 1]?.id
+  }
+  return { events: events.reverse(), truncated: true }
+}
+
+export function PaymentPage ({ id }: { id: string }) {
+  const payment = useLoad(() => api<Payment>(`/api/payments/${encodeURIComponent(id)}`), [id])
+  const refunds = useLoad(() => api<Page<Refund>>(`/api/payments/${encodeURIComponent(id)}/refunds`, { query: { limit: 100 } }), [id])
+  const timeline = useLoad(async () => payment.data === undefined ? undefined : await timelineOf(payment.data), [payment.data])
+  const reload = (): void => { payment.reload(); refunds.reload() }
+  const p = payment.data
+  return (
+    <>
+      <p><a href={href('/payments')}>← Payments</a></p>
+      <h1 tabIndex={-1}>Payment <code>{id}</code></h1>
+      <LoadState loading={payment.loading && p === undefined} error={payment.error} />
+      {p !== undefined && (
+        <>
+          <section aria-labelledby='summary'>
+            <h2 id='summary'>Summary</h2>
+            <dl class='facts'>
+              <div><dt>Status</dt><dd><span class={`badge status-${p.status}`} data-testid='payment-status'>{statusLabel(p.status)}</span></dd></div>
+              <div><dt>Amount</dt><dd>{money(p.amount, p.currency)}</dd></div>
+              <div><dt>Captured</dt><dd>{money(p.amountCaptured, p.currency)}</dd></div>
+              <div><dt>Refunded</dt><dd data-testid='amount-refunded'>{money(p.amountRefunded, p.currency)}</dd></div>
+              {p.amountCapturable > 0 && <div><dt>Capturable</dt><dd>{money(p.amountCapturable, p.currency)}</dd></div>}
+              {p.declineCode !== undefined && <div><dt>Decline code</dt><dd>{p.declineCode}</dd></div>}
+              {p.failureCode !== undefined && <div><dt>Failure code</dt><dd>{p.failureCode}</dd></div>}
+              {p.cancellationReason !== undefined && <div><dt>Canceled because</dt><dd>{p.cancellationReason}</dd></div>}
+              <div><dt>Connector</dt><dd>{p.connector.type}{p.connector.id === null ? ' (default gateway)' : ` · ${p.connector.id}`}</dd></div>
+              {p.connectorReference !== undefined && <div><dt>Connector reference</dt><dd><code>{p.connectorReference}</code></dd></div>}
+              <div><dt>Created</dt><dd>{dateTime(p.createdAt)}</dd></div>
+              {Object.entries(p.metadata ?? {}).map(([key, value]) => <div key={key}><dt>metadata.{key}</dt><dd>{value}</dd></div>)}
+            </dl>
+          </section>
+          <Actions payment={p} onDone={reload} />
+          <section aria-labelledby='attempts'>
+            <h2 id='attempts'>Connector attempts</h2>
+            {p.attempts.length === 0
+              ? <p>No attempts recorded.</p>
+              : (
+                <table class='list'>
+                  <thead><tr><th scope='col'>When</th><th scope='col'>Connector</th><th scope='col'>Outcome</th><th scope='col'>Code</th></tr></thead>
+                  <tbody>
+                    {p.attempts.map((attempt, index) => (
+                      <tr key={index}><td>{dateTime(attempt.at)}</td><td>{attempt.connectorType}{attempt.connectorId === null ? '' : ` · ${attempt.connectorId}`}</td><td>{statusLabel(attempt.outcome)}</td><td>{attempt.code ?? ''}</td></tr>
+                    ))}
+                  </tbody>
+                </table>
+                )}
+          </section>
+        </>
+      )}
+      <section aria-labelledby='refunds'>
+        <h2 id='refunds'>Refunds</h2>
+        <LoadState loading={refunds.loading && refunds.data === undefined} error={refunds.error} />
+        {refunds.data?.data.length === 0 && <p>No refunds.</p>}
+        {(refunds.data?.data.length ?? 0) > 0 && (
+          <table class='list' data-testid='refunds'>
+            <thead><tr><th scope='col'>Refund</th><th scope='col'>Amount</th><th scope='col'>Status</th><th scope='col'>Reason</th><th scope='col'>Created</th></tr></thead>
+            <tbody>
+              {refunds.data?.data.map((refund) => (
+                <tr key={refund.id}>
+                  <td><code>{refund.id}</code></td>
+                  <td class='number'>{money(refund.amount, refund.currency)}</td>
+                  <td>{statusLabel(refund.status)}{refund.failureCode === undefined ? '' : ` (${refund.failureCode})`}</td>
+                  <td>{refund.reason ?? ''}</td>
+                  <td>{dateTime(refund.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section aria-labelledby='timeline'>
+        <h2 id='timeline'>Timeline</h2>
+        <LoadState loading={timeline.loading && timeline.data === undefined} error={timeline.error} />
+        {timeline.data !== undefined && (
+          <ol class='timeline' data-testid='timeline'>
+            {timeline.data.events.map((event) => (
+              <li key={event.id}><time dateTime={event.createdAt}>{dateTime(event.createdAt)}</time> <strong>{event.type}</strong> <code>{event.resource.id}</code></li>
+            ))}
+          </ol>
+        )}
+        {timeline.data?.events.length === 0 && <p>No events for this payment (events are kept 30 days by default).</p>}
+        {timeline.data?.truncated === true && <p>Only the first 1,000 events since the payment's creation were searched.</p>}
+      </section>
+    </>
+  )
+}
+
+function Actions ({ payment, onDone }: { payment: Payment, onDone: () => void }) {
+  const refundable = Math.max(0, Math.round((payment.amountCaptured - payment.amountRefunded) * 1e6) / 1e6)
+  const canCapture = payment.status === 'requires_capture'
+  const canRefund = (payment.status === 'succeeded' || payment.status === 'partially_refunded') && refundable > 0
+  const canCancel = payment.status === 'requires_capture' || payment.status === 'pending'
+  // One Idempotency-Key per intended action: a retry after a 503 resumes it instead of acting twice.
+  const [captureAmount, setCaptureAmount] = useState(String(payment.amountCapturable))
+  const [captureKey, setCaptureKey] = useState(newKey)
+  const [refundAmount, setRefundAmount] = useState('')
+  const [refundReason, setRefundReason] = useState('')
+  const [refundKey, setRefundKey] = useState(newKey)
+  // Shown here, not by the button: the button goes away when the new state allows no more of its action.
+  const [done, setDone] = useState<string | undefined>()
+  const finished = (message: string): void => { setDone(message); onDone() }
+  const doneNotice = done !== undefined && <Notice kind='success'>{done}</Notice>
+  if (!canCapture && !canRefund && !canCancel) {
+    return (
+      <section aria-labelledby='actions'>
+        <h2 id='actions'>Actions</h2>
+        {doneNotice}
+        <p>No action is possible in the state {statusLabel(payment.status)}.</p>
+      </section>
+    )
+  }
+  const amountOf = (text: string): number | undefined => text.trim() === '' ? undefined : Number(text)
+  return (
+    <section aria-labelledby='actions'>
+      <h2 id='actions'>Actions</h2>
+      {doneNotice}
+      {canCapture && (
+        <div class='action-row'>
+          <Field label={`Capture amount (${payment.currency})`}>
+            <input
+              type='number' inputMode='decimal' step='any' min='0' value={captureAmount}
+              onInput={(event) => { setCaptureAmount(event.currentTarget.value); setCaptureKey(newKey()) }}
+            />
+          </Field>
+          <ActionButton
+            label='Capture' describe={<p>Capture {money(Number(captureAmount), payment.currency)}; the rest of the authorization is released.</p>}
+            action={async () => {
+              const captured = await api<Payment>(`/api/payments/${payment.id}/capture`, { method: 'POST', body: { amount: amountOf(captureAmount) }, idempotencyKey: captureKey })
+              setCaptureKey(newKey())
+              return `Captured: the payment is now ${statusLabel(captured.status)} (${money(captured.amountCaptured, captured.currency)} captured).`
+            }} onDone={finished} showSuccess={false}
+          />
+        </div>
+      )}
+      {canRefund && (
+        <div class='action-row'>
+          <Field label={`Refund amount (${payment.currency})`} hint={`Up to ${money(refundable, payment.currency)}; empty refunds all of it.`}>
+            <input
+              type='number' name='refundAmount' inputMode='decimal' step='any' min='0' value={refundAmount}
+              onInput={(event) => { setRefundAmount(event.currentTarget.value); setRefundKey(newKey()) }}
+            />
+          </Field>
+          <Field label='Reason'>
+            <input
+              type='text' name='refundReason' maxLength={500} value={refundReason}
+              onInput={(event) => { setRefundReason(event.currentTarget.value); setRefundKey(newKey()) }}
+            />
+          </Field>
+          <ActionButton
+            label='Refund' danger
+            describe={<p>Give back {refundAmount === '' ? `all ${money(refundable, payment.currency)}` : money(Number(refundAmount), payment.currency)} to the customer{refundReason === '' ? '' : ` (reason: ${refundReason})`}.</p>}
+            action={async () => {
+              const refund = await api<Refund>(`/api/payments/${payment.id}/refunds`, {
+                method: 'POST',
+                body: { amount: amountOf(refundAmount), reason: refundReason === '' ? undefined : refundReason },
+                idempotencyKey: refundKey
+              })
+              setRefundKey(newKey())
+              setRefundAmount('')
+              return `Refund ${refund.id}: ${statusLabel(refund.status)}, ${money(refund.amount, refund.currency)}.`
+            }} onDone={finished} showSuccess={false}
+          />
+        </div>
+      )}
+      {canCancel && (
+        <div class='action-row'>
+          <ActionButton
+            label='Cancel payment' danger describe={<p>Void the authorization (or, if the charge went through after all, refund it in full).</p>}
+            action={async () => {
+              const canceled = await api<Payment>(`/api/payments/${payment.id}/cancel`, { method: 'POST' })
+              return `The payment is now ${statusLabel(canceled.status)}.`
+            }} onDone={finished} showSuccess={false}
+          />
+        </div>
+      )}
+    </section>
+  )
+}

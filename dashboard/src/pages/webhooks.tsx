@@ -1,0 +1,147 @@
+import { useState } from 'preact/hooks'
+import { api, messageOf, type Delivery, type Page, type WebhookEndpoint } from '../api'
+import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
+import { dateTime } from '../format'
+
+/** A merchant's webhook endpoints (own key, or the operator for any merchant), each with its delivery log. */
+export function Webhooks ({ merchantId }: { merchantId: string }) {
+  const base = `/merchants/${encodeURIComponent(merchantId)}/webhook-endpoints`
+  const endpoints = useLoad(() => api<{ data: WebhookEndpoint[] }>(base), [base])
+  const [created, setCreated] = useState<{ url: string, secret: string } | undefined>()
+  const [error, setError] = useState<string | undefined>()
+  const create = async (event: Event): Promise<void> => {
+    event.preventDefault()
+    const formElement = event.currentTarget as HTMLFormElement
+    const form = new FormData(formElement)
+    setError(undefined)
+    try {
+      const endpoint = await api<WebhookEndpoint & { secret: string }>(base, {
+        method: 'POST',
+        body: { url: String(form.get('url')), description: String(form.get('description') ?? '') || undefined }
+      })
+      setCreated({ url: endpoint.url, secret: endpoint.secret })
+      formElement.reset()
+      endpoints.reload()
+    } catch (err) {
+      setError(messageOf(err))
+    }
+  }
+  return (
+    <>
+      <h1 tabIndex={-1}>Webhooks</h1>
+      <p class='muted'>Merchant <code>{merchantId}</code></p>
+      <LoadState loading={endpoints.loading && endpoints.data === undefined} error={endpoints.error} />
+      {endpoints.data?.data.length === 0 && <p>No endpoints yet.</p>}
+      {endpoints.data?.data.map((endpoint) => <Endpoint key={endpoint.id} base={base} endpoint={endpoint} onChange={() => { endpoints.reload() }} />)}
+      <section aria-labelledby='add-endpoint'>
+        <h2 id='add-endpoint'>Add an endpoint</h2>
+        <form class='stack' onSubmit={(event) => { create(event).catch(reportError) }}>
+          <Field label='URL' hint='https; events are POSTed here, signed per Standard Webhooks.'><input type='url' name='url' required /></Field>
+          <Field label='Description'><input type='text' name='description' maxLength={200} /></Field>
+          <button type='submit' class='primary'>Add endpoint (all events)</button>
+        </form>
+        {error !== undefined && <Notice kind='error'>{error}</Notice>}
+        {created !== undefined && <OneTimeSecret label={`Signing secret of ${created.url}`} secret={created.secret} />}
+      </section>
+    </>
+  )
+}
+
+function Endpoint ({ base, endpoint, onChange }: { base: string, endpoint: WebhookEndpoint, onChange: () => void }) {
+  const path = `${base}/${endpoint.id}`
+  const [secret, setSecret] = useState<string | undefined>()
+  const [cursor, setCursor] = useState<string | undefined>()
+  const deliveries = useLoad(() => api<Page<Delivery>>(`${path}/deliveries`, { query: { limit: 20, startingAfter: cursor } }), [path, cursor])
+  const [replayFrom, setReplayFrom] = useState(new Date(Date.now() - 86_400_000).toISOString().slice(0, 16))
+  const [replayTo, setReplayTo] = useState(new Date(Date.now() + 60_000).toISOString().slice(0, 16))
+  const headingId = `endpoint-${endpoint.id}`
+  return (
+    <section class='card' aria-labelledby={headingId}>
+      <h2 id={headingId}>{endpoint.description ?? endpoint.url}</h2>
+      <dl class='facts'>
+        <div><dt>URL</dt><dd><code>{endpoint.url}</code></dd></div>
+        <div><dt>State</dt><dd>{endpoint.disabled ? `disabled (${endpoint.disabledReason ?? 'manual'})` : 'enabled'}</dd></div>
+        <div><dt>Events</dt><dd>{endpoint.enabledEvents.join(', ')}</dd></div>
+      </dl>
+      <div class='action-row'>
+        <ActionButton
+          label={endpoint.disabled ? 'Enable' : 'Disable'}
+          describe={<p>{endpoint.disabled ? 'Deliveries start again for new events (replay the missed ones).' : 'Nothing is sent to this endpoint until it is enabled again.'}</p>}
+          action={async () => {
+            await api(path, { method: 'PATCH', body: { disabled: !endpoint.disabled } })
+            return endpoint.disabled ? 'Enabled.' : 'Disabled.'
+          }} onDone={onChange}
+        />
+        <ActionButton
+          label='Rotate secret' describe={<p>A new signing secret is made; the old one keeps signing for 24 hours.</p>}
+          action={async () => {
+            const rotated = await api<{ secret: string }>(`${path}/rotate-secret`, { method: 'POST', body: {} })
+            setSecret(rotated.secret)
+            return 'Rotated.'
+          }}
+        />
+      </div>
+      {secret !== undefined && <OneTimeSecret label='New signing secret' secret={secret} />}
+      <div class='action-row'>
+        <Field label='Replay from (UTC)'><input type='datetime-local' value={replayFrom} onInput={(event) => { setReplayFrom(event.currentTarget.value) }} /></Field>
+        <Field label='Replay to (UTC)'><input type='datetime-local' value={replayTo} onInput={(event) => { setReplayTo(event.currentTarget.value) }} /></Field>
+        <ActionButton
+          label='Replay' describe={<p>Send this endpoint again every event from {replayFrom} to {replayTo} UTC.</p>}
+          action={async () => {
+            const result = await api<{ replayed: number, hasMore: boolean }>(`${path}/replay`, {
+              method: 'POST',
+              body: { from: `${replayFrom}:00Z`, to: `${replayTo}:00Z` }
+            })
+            deliveries.reload()
+            return `${result.replayed} deliveries scheduled${result.hasMore ? ' (more events remain: replay again from the last one)' : ''}.`
+          }}
+        />
+      </div>
+      <h3>Deliveries</h3>
+      <LoadState loading={deliveries.loading && deliveries.data === undefined} error={deliveries.error} />
+      {deliveries.data?.data.length === 0 && <p>No deliveries yet.</p>}
+      {(deliveries.data?.data.length ?? 0) > 0 && (
+        <table class='list' data-testid='deliveries'>
+          <thead>
+            <tr><th scope='col'>Event</th><th scope='col'>Status</th><th scope='col'>Attempts (receiver status · time)</th><th scope='col'>Next attempt</th><th scope='col'><span class='visually-hidden'>Actions</span></th></tr>
+          </thead>
+          <tbody>
+            {deliveries.data?.data.map((delivery) => (
+              <tr key={delivery.id}>
+                <td>{delivery.eventType}<br /><code>{delivery.eventId}</code></td>
+                <td><span class={`badge delivery-${delivery.status}`}>{delivery.status}</span></td>
+                <td>
+                  <ol class='attempts'>
+                    {delivery.attemptLog.map((attempt) => (
+                      <li key={attempt.attempt}>
+                        #{attempt.attempt} {dateTime(attempt.at)}: {attempt.statusCode === null ? 'no response' : `HTTP ${attempt.statusCode}`} · {attempt.durationMs} ms
+                        {attempt.error === null ? '' : ` · ${attempt.error}`}
+                      </li>
+                    ))}
+                  </ol>
+                </td>
+                <td>{dateTime(delivery.nextAttemptAt)}</td>
+                <td>
+                  <ActionButton
+                    label='Retry' describe={<p>Send event {delivery.eventType} to {endpoint.url} again now.</p>}
+                    action={async () => {
+                      await api(`${path}/deliveries/${delivery.id}/retry`, { method: 'POST' })
+                      return 'Retry scheduled: it runs within seconds; reload the log to see its attempt.'
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div class='pager'>
+        <button type='button' onClick={() => { deliveries.reload() }}>Reload log</button>
+        {cursor !== undefined && <button type='button' onClick={() => { setCursor(undefined) }}>Newest</button>}
+        {deliveries.data?.hasMore === true && (
+          <button type='button' onClick={() => { setCursor(deliveries.data?.data[deliveries.data.data.length - 1]?.id) }}>Older deliveries</button>
+        )}
+      </div>
+    </section>
+  )
+}
