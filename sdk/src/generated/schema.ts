@@ -85,7 +85,7 @@ export interface paths {
         };
         /**
          * Read a product
-         * @description Returns the product stored at `id` with a strong `ETag` (a digest of its content) and `Cache-Control: public, max-age=0, must-revalidate`: caches may keep it but revalidate every time. With `If-None-Match` naming the current tag (or `*`) the answer is 304 without a body; with an `If-Match` that does not match, 412. Public: no API key needed (the catalogue).
+         * @description Returns the product stored at `id` with a strong `ETag` (a digest of its content) and `Cache-Control: public, max-age=0, must-revalidate`: caches may keep it but revalidate every time. With `If-None-Match` naming the current tag (or `*`) the answer is 304 without a body; with an `If-Match` that does not match, 412. Public: no API key needed (the catalogue). Each instance reuses the rendered answer for up to `PRODUCT_CACHE_TTL_MS` (1 s by default): a PUT is seen at once on the instance that took it and, with Redis, on the others within milliseconds; without Redis another instance may answer the previous version for at most that long.
          */
         get: operations["getProduct"];
         /**
@@ -98,7 +98,7 @@ export interface paths {
         options?: never;
         /**
          * Read a product
-         * @description Returns the product stored at `id` with a strong `ETag` (a digest of its content) and `Cache-Control: public, max-age=0, must-revalidate`: caches may keep it but revalidate every time. With `If-None-Match` naming the current tag (or `*`) the answer is 304 without a body; with an `If-Match` that does not match, 412. Public: no API key needed (the catalogue).
+         * @description Returns the product stored at `id` with a strong `ETag` (a digest of its content) and `Cache-Control: public, max-age=0, must-revalidate`: caches may keep it but revalidate every time. With `If-None-Match` naming the current tag (or `*`) the answer is 304 without a body; with an `If-Match` that does not match, 412. Public: no API key needed (the catalogue). Each instance reuses the rendered answer for up to `PRODUCT_CACHE_TTL_MS` (1 s by default): a PUT is seen at once on the instance that took it and, with Redis, on the others within milliseconds; without Redis another instance may answer the previous version for at most that long.
          */
         head: operations["getProductHead"];
         patch?: never;
@@ -172,6 +172,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payments/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily payment figures
+         * @description Your payments per UTC day and currency over `from`..`to` (both included; default the 30 days ending today, at most 366 days): `succeeded` (payments created that day and charged, refunded ones included; the captured amount), `declined` (created that day and declined) and `refunded` (refunds that succeeded that day). Pending, authorized (`requires_capture`), failed and canceled payments are not counted: no money moved. Every day of the range is listed, zeros included; `totals.successRate` = succeeded / (succeeded + declined) by count, null when both are 0. Amounts are decimals in the currency's major units, one entry per currency. A date that is not one, `from` after `to` or a longer range is 400.
+         */
+        get: operations["summarizePayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Daily payment figures
+         * @description Your payments per UTC day and currency over `from`..`to` (both included; default the 30 days ending today, at most 366 days): `succeeded` (payments created that day and charged, refunded ones included; the captured amount), `declined` (created that day and declined) and `refunded` (refunds that succeeded that day). Pending, authorized (`requires_capture`), failed and canceled payments are not counted: no money moved. Every day of the range is listed, zeros included; `totals.successRate` = succeeded / (succeeded + declined) by count, null when both are 0. Amounts are decimals in the currency's major units, one entry per currency. A date that is not one, `from` after `to` or a longer range is 400.
+         */
+        head: operations["summarizePaymentsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments": {
         parameters: {
             query?: never;
@@ -181,7 +205,7 @@ export interface paths {
         };
         /**
          * List payments
-         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive). Unknown query members are 400.
+         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata entry, exact match; both or neither). Unknown query members are 400.
          */
         get: operations["listPayments"];
         put?: never;
@@ -194,7 +218,7 @@ export interface paths {
         options?: never;
         /**
          * List payments
-         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive). Unknown query members are 400.
+         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata entry, exact match; both or neither). Unknown query members are 400.
          */
         head: operations["listPaymentsHead"];
         patch?: never;
@@ -641,6 +665,38 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current dashboard session
+         * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials).
+         */
+        get: operations["getDashboardSession"];
+        put?: never;
+        /**
+         * Sign in to the dashboard
+         * @description Exchanges an API key (a merchant key or the admin key) for a dashboard session: sets the `dashboard_session` cookie (HttpOnly, SameSite=Strict, Secure over https) and returns the session's CSRF token, to be sent as `X-CSRF-Token` with every request made with the cookie. The key is not kept in the browser or on the server; the session acts with the key's rights and ends when the key is revoked or expires, when the merchant is suspended it reads but does not write (as the key), after DASHBOARD_SESSION_IDLE_SECONDS unused or DASHBOARD_SESSION_MAX_SECONDS after sign-in. Rate-limited like the API.
+         */
+        post: operations["signInToDashboard"];
+        /**
+         * Sign out of the dashboard
+         * @description Deletes the session on the server (the cookie stops working everywhere at once) and clears the cookie. Needs the cookie and its `X-CSRF-Token`, like every write made with the session.
+         */
+        delete: operations["signOutOfDashboard"];
+        options?: never;
+        /**
+         * The current dashboard session
+         * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials).
+         */
+        head: operations["getDashboardSessionHead"];
         patch?: never;
         trace?: never;
     };
@@ -1091,6 +1147,155 @@ export interface components {
             data: components["schemas"]["Payment"][];
             /** @description True when more items lie beyond this page in the direction requested. */
             hasMore: boolean;
+        };
+        /**
+         * Payment summary
+         * @example {
+         *       "from": "2026-11-24",
+         *       "to": "2026-11-25",
+         *       "currencies": [
+         *         {
+         *           "currency": "EUR",
+         *           "days": [
+         *             {
+         *               "date": "2026-11-24",
+         *               "succeeded": {
+         *                 "count": 3,
+         *                 "amount": 30.5
+         *               },
+         *               "declined": {
+         *                 "count": 1,
+         *                 "amount": 5
+         *               },
+         *               "refunded": {
+         *                 "count": 1,
+         *                 "amount": 2.5
+         *               }
+         *             },
+         *             {
+         *               "date": "2026-11-25",
+         *               "succeeded": {
+         *                 "count": 0,
+         *                 "amount": 0
+         *               },
+         *               "declined": {
+         *                 "count": 0,
+         *                 "amount": 0
+         *               },
+         *               "refunded": {
+         *                 "count": 0,
+         *                 "amount": 0
+         *               }
+         *             }
+         *           ],
+         *           "totals": {
+         *             "succeeded": {
+         *               "count": 3,
+         *               "amount": 30.5
+         *             },
+         *             "declined": {
+         *               "count": 1,
+         *               "amount": 5
+         *             },
+         *             "refunded": {
+         *               "count": 1,
+         *               "amount": 2.5
+         *             },
+         *             "successRate": 0.75
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        PaymentSummary: {
+            /**
+             * @description First day of the range (included).
+             * @example 2026-11-24
+             */
+            from: string;
+            /**
+             * @description Last day of the range (included).
+             * @example 2026-11-25
+             */
+            to: string;
+            /** @description One entry per currency with any figure in the range, by code; empty when there is none. */
+            currencies: {
+                /** @description ISO 4217 code; amounts in one currency are never added to another's. */
+                currency: string;
+                /** @description Every day of the range, oldest first, zeros included. */
+                days: {
+                    /**
+                     * @description The UTC day.
+                     * @example 2026-11-24
+                     */
+                    date: string;
+                    /** @description Payments created that day that were charged (`succeeded`, `partially_refunded` or `refunded`); the amount is what was captured. */
+                    succeeded: {
+                        /**
+                         * Format: int64
+                         * @description How many.
+                         */
+                        count: number;
+                        /** @description Their total in the currency's major units (like every amount of the API). */
+                        amount: number;
+                    };
+                    /** @description Payments created that day that the gateway declined; the amount is what was asked. */
+                    declined: {
+                        /**
+                         * Format: int64
+                         * @description How many.
+                         */
+                        count: number;
+                        /** @description Their total in the currency's major units (like every amount of the API). */
+                        amount: number;
+                    };
+                    /** @description Refunds that succeeded that day (by the day they succeeded, whatever day their payment was made). */
+                    refunded: {
+                        /**
+                         * Format: int64
+                         * @description How many.
+                         */
+                        count: number;
+                        /** @description Their total in the currency's major units (like every amount of the API). */
+                        amount: number;
+                    };
+                }[];
+                /** @description The range's sums. */
+                totals: {
+                    /** @description Payments created that day that were charged (`succeeded`, `partially_refunded` or `refunded`); the amount is what was captured. */
+                    succeeded: {
+                        /**
+                         * Format: int64
+                         * @description How many.
+                         */
+                        count: number;
+                        /** @description Their total in the currency's major units (like every amount of the API). */
+                        amount: number;
+                    };
+                    /** @description Payments created that day that the gateway declined; the amount is what was asked. */
+                    declined: {
+                        /**
+                         * Format: int64
+                         * @description How many.
+                         */
+                        count: number;
+                        /** @description Their total in the currency's major units (like every amount of the API). */
+                        amount: number;
+                    };
+                    /** @description Refunds that succeeded that day (by the day they succeeded, whatever day their payment was made). */
+                    refunded: {
+                        /**
+                         * Format: int64
+                         * @description How many.
+                         */
+                        count: number;
+                        /** @description Their total in the currency's major units (like every amount of the API). */
+                        amount: number;
+                    };
+                    /** @description succeeded / (succeeded + declined) by count over the range; null when both are 0. */
+                    successRate: number | null;
+                };
+            }[];
         };
         /**
          * Payment request
@@ -2435,6 +2640,63 @@ export interface components {
              * @example /docs/json
              */
             openapi: string;
+        };
+        /**
+         * Dashboard sign-in
+         * @example {
+         *       "apiKey": "sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a"
+         *     }
+         */
+        DashboardSignIn: {
+            /**
+             * @description A merchant API key (`sk_…`) or the admin key. Exchanged for the session; the service keeps neither it nor the cookie token, only their hashes.
+             * @example sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a
+             */
+            apiKey: string;
+        };
+        /**
+         * Dashboard session
+         * @example {
+         *       "principal": {
+         *         "kind": "merchant",
+         *         "merchantId": "019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2"
+         *       },
+         *       "csrfToken": "kX0c1Jb6w0l5m1WnKk7w2o2QyYV8Jm1c4oQ9t3s2u1E",
+         *       "expiresAt": "2026-11-25T10:30:00.000Z"
+         *     }
+         */
+        DashboardSession: {
+            /** @description Who the session acts as: the admin, or one merchant. */
+            principal: {
+                /**
+                 * @description The operator (admin key).
+                 * @enum {string}
+                 */
+                kind: "admin";
+            } | {
+                /**
+                 * @description A merchant (its own API key).
+                 * @enum {string}
+                 */
+                kind: "merchant";
+                /**
+                 * Format: uuid
+                 * @description Merchant identifier: a GUID assigned by the service, time-ordered (UUIDv7, RFC 9562: its first 48 bits are the creation time in milliseconds, the rest random). Treat it as opaque.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                merchantId: string;
+            };
+            /**
+             * @description Send it as `X-CSRF-Token` with every request made with the session cookie: without it the cookie is ignored. Keep it in memory only; `GET /dashboard/session` returns it again after a reload.
+             * @example kX0c1Jb6w0l5m1WnKk7w2o2QyYV8Jm1c4oQ9t3s2u1E
+             */
+            csrfToken: string;
+            /**
+             * Format: date-time
+             * @description When the session ends if not used again: the idle timeout (DASHBOARD_SESSION_IDLE_SECONDS, 30 min) from its last use, never later than the absolute lifetime (DASHBOARD_SESSION_MAX_SECONDS, 12 h) from sign-in.
+             * @example 2026-11-25T10:30:00.000Z
+             */
+            expiresAt: string;
         };
         /**
          * Problem
@@ -6191,6 +6453,482 @@ export interface operations {
             };
         };
     };
+    summarizePayments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description First UTC day (YYYY-MM-DD), included. Default: 29 days before `to`.
+                 * @example 2026-11-01
+                 */
+                from?: string;
+                /**
+                 * @description Last UTC day (YYYY-MM-DD), included. Default: today (UTC).
+                 * @example 2026-11-25
+                 */
+                to?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures of every day of the range, per currency. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentSummary"];
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (payments belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    summarizePaymentsHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description First UTC day (YYYY-MM-DD), included. Default: 29 days before `to`.
+                 * @example 2026-11-01
+                 */
+                from?: string;
+                /**
+                 * @description Last UTC day (YYYY-MM-DD), included. Default: today (UTC).
+                 * @example 2026-11-25
+                 */
+                to?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures of every day of the range, per currency. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentSummary"];
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (payments belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/payments/summary",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -6215,6 +6953,16 @@ export interface operations {
                  * @example 2026-02-01T00:00:00Z
                  */
                 createdLt?: string;
+                /**
+                 * @description With `metadataValue`: only payments whose metadata has this key set to exactly that value (case-sensitive). One without the other is 400.
+                 * @example orderId
+                 */
+                metadataKey?: string;
+                /**
+                 * @description The value `metadataKey` must have (exact match).
+                 * @example A-1042
+                 */
+                metadataValue?: string;
             };
             header?: {
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
@@ -6819,6 +7567,16 @@ export interface operations {
                  * @example 2026-02-01T00:00:00Z
                  */
                 createdLt?: string;
+                /**
+                 * @description With `metadataValue`: only payments whose metadata has this key set to exactly that value (case-sensitive). One without the other is 400.
+                 * @example orderId
+                 */
+                metadataKey?: string;
+                /**
+                 * @description The value `metadataKey` must have (exact match).
+                 * @example A-1042
+                 */
+                metadataValue?: string;
             };
             header?: {
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
@@ -17509,6 +18267,867 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
                      *       "instance": "/connectors/{connectorId}/adyen-notifications",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getDashboardSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live session (renewed by this request). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No session cookie, or the session has ended (signed out, idle or absolute expiry, its key revoked or expired, ADMIN_API_KEY changed). Sign in again. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    signInToDashboard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardSignIn"];
+            };
+        };
+        responses: {
+            /** @description Signed in: the session cookie is set and the CSRF token returned. */
+            201: {
+                headers: {
+                    /** @description `dashboard_session=<opaque token>; Path=/; HttpOnly; SameSite=Strict`, plus `Secure` when the request came over https (directly, or through a proxy trusted by TRUST_PROXY). No Max-Age: the cookie ends with the browser session, the session itself on the server. */
+                    "set-cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            /** @description The body is not `{ "apiKey": "…" }`, is not JSON, or is empty. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    signOutOfDashboard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out: the session is deleted on the server and the cookie cleared. */
+            204: {
+                headers: {
+                    /** @description Clears `dashboard_session` (an expiry in the past). */
+                    "set-cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No live session, or the `X-CSRF-Token` header is missing or does not match the session's. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getDashboardSessionHead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live session (renewed by this request). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No session cookie, or the session has ended (signed out, idle or absolute expiry, its key revoked or expired, ADMIN_API_KEY changed). Sign in again. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/session",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
