@@ -3,26 +3,16 @@
 // violations), and any CSP violation, page error, console error or unexpected HTTP error fails the test.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import { mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
+import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, launchChromium, startService } from './harness.mjs'
 import { AxeBuilder } from '@axe-core/playwright'
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const SCREENSHOTS = join(ROOT, 'test-browser', 'screenshots')
 /** Committed, shown in README "Dashboard". */
 const README_SCREENSHOT = join(ROOT, 'docs', 'dashboard-payments.png')
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run']
-const ADMIN_API_KEY = 'browser-test-admin-key-0123456789abcdefghijkl'
-const ADMIN = { authorization: `Bearer ${ADMIN_API_KEY}` }
 
 let server
-let serverOutput = ''
 let base
 let browser
 let receiver
@@ -31,33 +21,6 @@ let merchantA
 let merchantB
 let paymentOfA
 let paymentOfB
-
-/** Starts `node dist/src/server.js` on a port the OS picks and resolves with its base URL. */
-function startServer () {
-  const env = {
-    PATH: process.env.PATH,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: 'file::memory:',
-    ADMIN_API_KEY,
-    // The test's webhook receiver is plain http on loopback; a failed delivery waits an hour, so only Retry resends it.
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_RETRY_DELAYS: '1h',
-    WEBHOOK_POLL_INTERVAL_MS: '200'
-  }
-  server = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${serverOutput}`)), 20_000)
-    server.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${serverOutput}`)) })
-    server.stderr.setEncoding('utf8').on('data', (chunk) => { serverOutput += chunk })
-    server.stdout.setEncoding('utf8').on('data', (chunk) => {
-      serverOutput += chunk
-      const match = /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(serverOutput)
-      if (match !== null) { clearTimeout(timer); resolve(match[1]) }
-    })
-  })
-}
 
 /** A webhook receiver on loopback: answers 500 to the first delivery, 200 afterwards. */
 async function startReceiver () {
@@ -99,9 +62,15 @@ async function createPayment (owner, body) {
 }
 
 before(async () => {
-  base = await startServer()
+  server = await startService({
+    // The test's webhook receiver is plain http on loopback; a failed delivery waits an hour, so only Retry resends it.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_DELAYS: '1h',
+    WEBHOOK_POLL_INTERVAL_MS: '200'
+  })
+  base = server.url
   receiver = await startReceiver()
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true })
+  browser = await launchChromium()
   merchantA = await merchant('Acme Shop')
   merchantB = await merchant('Other Shop')
   paymentOfA = await createPayment(merchantA, { amount: 25, currency: 'EUR', metadata: { order_id: 'order-1001' } })
@@ -116,11 +85,7 @@ after(async () => {
   await browser?.close()
   receiver?.http.closeAllConnections()
   receiver?.http.close()
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve))
-    server.kill('SIGTERM')
-    await exited
-  }
+  await server?.stop()
 })
 
 /**

@@ -3,54 +3,25 @@
 // so a CSP that breaks Swagger UI fails here even when every HTTP status is fine.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
+import { join } from 'node:path'
+import { ADMIN, SCREENSHOTS, launchChromium, startService } from './harness.mjs'
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const SCREENSHOTS = join(ROOT, 'test-browser', 'screenshots')
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run']
 const PRODUCT = { id: 'sku-browser', name: 'Browser cup', price: 12.5 }
-const ADMIN_API_KEY = 'browser-test-admin-key-0123456789abcdefghijkl'
-const ADMIN = { authorization: `Bearer ${ADMIN_API_KEY}` }
 
 let server
-let serverOutput = ''
 let base
 let browser
 
-/** Starts `node dist/src/server.js` on a port the OS picks and resolves with its base URL. */
-function startServer () {
-  const env = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:', ADMIN_API_KEY }
-  server = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${serverOutput}`)), 20_000)
-    server.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${serverOutput}`)) })
-    server.stderr.setEncoding('utf8').on('data', (chunk) => { serverOutput += chunk })
-    server.stdout.setEncoding('utf8').on('data', (chunk) => {
-      serverOutput += chunk
-      const match = /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(serverOutput)
-      if (match !== null) { clearTimeout(timer); resolve(match[1]) }
-    })
-  })
-}
-
 before(async () => {
-  base = await startServer()
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true })
+  server = await startService()
+  base = server.url
+  browser = await launchChromium()
 })
 
 after(async () => {
   await browser?.close()
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve))
-    server.kill('SIGTERM')
-    await exited
-  }
+  await server?.stop()
 })
 
 /** Records everything on the page that means "something was blocked or broke". */
