@@ -220,6 +220,8 @@ test('merchant: sign in, the payment in the list and its timeline, a partial ref
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.waitForURL(/key=order_id/)
     await page.getByRole('row').filter({ hasText: paymentOfA.id }).waitFor()
+    // The unfiltered list (which holds the same row) may still be on screen: wait for the search's answer to replace it.
+    await page.waitForFunction(() => document.querySelectorAll('table.list tbody tr').length === 1, undefined, { timeout: 5000 }).catch(() => {})
     assert.equal(await page.locator('table.list tbody tr').count(), 1, 'the metadata search found exactly one payment')
 
     await page.getByRole('link', { name: paymentOfA.id }).click()
