@@ -2,9 +2,11 @@ import fp from 'fastify-plugin'
 import type { ConnectorDirectory, ConnectorFactory } from '../src/gateway/connectors'
 import { connectorFactory } from '../src/gateway/connectors'
 import { connectorDirectory } from '../src/gateway/directory'
-import { STRIPE_DEFAULT_API_URL } from '../src/gateway/stripe'
+import { STRIPE_DEFAULT_API_URL } from '../src/gateway/connector'
 import { withTimeout } from '../src/gateway/with-timeout'
-import { connectorAccountService, connectorAccountSource, type ConnectorAccountService } from '../src/services/connectors'
+import { cachedAccountSource, connectorAccountService, connectorAccountSource, type ConnectorAccountService } from '../src/services/connectors'
+import { readCache } from '../src/services/read-cache'
+import type { RoutableAccount } from '../src/gateway/directory'
 import { instrumentGateway } from './metrics'
 
 declare module 'fastify' {
@@ -23,7 +25,14 @@ export interface ConnectorsPluginOptions {
   factory?: ConnectorFactory
 }
 
-/** The connector directory: merchants' connector accounts in priority order, the instance default gateway otherwise. */
+/** Merchants whose routing accounts an instance keeps at most (least recently used forgotten first). */
+const ROUTING_CACHE_MAX_MERCHANTS = 10_000
+
+/**
+ * The connector directory: merchants' connector accounts in priority order, the instance default gateway otherwise.
+ * Each instance keeps a merchant's enabled accounts for CONNECTOR_CACHE_TTL_MS; a write through the connector
+ * accounts API forgets them before it is answered, on the other instances through Redis (as the product cache).
+ */
 export default fp<ConnectorsPluginOptions>(async (app, opts) => {
   if (new URL(app.config.STRIPE_API_URL).origin !== new URL(STRIPE_DEFAULT_API_URL).origin) {
     app.log.warn({ stripeApiUrl: app.config.STRIPE_API_URL }, 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead')
@@ -39,12 +48,21 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS
   })
   app.decorate('connectorFactory', factory)
-  app.decorate('connectorAccounts', connectorAccountService({ db: app.db, factory, secrets: app.secretBox, clock: app.clock, log: app.log }))
+  const routing = readCache<RoutableAccount[]>({ ttlMs: app.config.CONNECTOR_CACHE_TTL_MS, maxEntries: ROUTING_CACHE_MAX_MERCHANTS })
+  // Where instances announce connector account writes (a message: the merchant whose routing to forget).
+  const announce = routing.enabled
+    ? await app.invalidationChannel('connector-invalidations', { onMessage: (merchantId) => { routing.forget(merchantId) }, onMissed: () => { routing.clear() } })
+    : async () => {}
+  const onChange = async (merchantId: string): Promise<void> => {
+    routing.forget(merchantId)
+    await announce(merchantId)
+  }
+  app.decorate('connectorAccounts', connectorAccountService({ db: app.db, factory, secrets: app.secretBox, clock: app.clock, log: app.log, onChange }))
   app.decorate('connectors', connectorDirectory({
-    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
+    accounts: cachedAccountSource(connectorAccountSource(app.db.connectors, app.secretBox), routing, app.clock),
     factory,
     defaultConnector: app.config.GATEWAY === 'none' ? 'none' : { type: 'simulated', gateway: app.gateway },
     legacyDefaultGateway: app.gateway,
     wrap: (gateway) => instrumentGateway(withTimeout(gateway, app.config.GATEWAY_TIMEOUT_MS), app.metrics)
   }))
-}, { name: 'connectors', dependencies: ['config', 'clock', 'database', 'metrics', 'gateway', 'secrets'], fastify: '5.x' })
+}, { name: 'connectors', dependencies: ['config', 'clock', 'database', 'metrics', 'gateway', 'secrets', 'redis'], fastify: '5.x' })

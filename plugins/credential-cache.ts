@@ -21,33 +21,14 @@ declare module 'fastify' {
 export default fp(async (app) => {
   const cache = credentialCache({ ttlMs: app.config.AUTH_CACHE_TTL_MS, maxEntries: app.config.AUTH_CACHE_MAX_ENTRIES })
   app.decorate('credentialCache', cache)
-  const redis = app.redis
-  if (redis === null || !cache.enabled) {
-    app.decorate('forgetCredentials', async () => { cache.clear() })
+  if (!cache.enabled) {
+    app.decorate('forgetCredentials', async () => {})
     return
   }
-
   // Where instances announce revocations and status changes (a message means: forget every cached lookup).
-  const channel = `${app.config.REDIS_KEY_PREFIX}api-key-invalidations`
-  // A connection in subscriber mode can do nothing else: a second one. Subscribed before the
-  // instance is ready; after a reconnect it subscribes again and forgets what it may have missed.
-  const subscriber = redis.duplicate({ autoResubscribe: false })
-  const subscribe = async () => { await subscriber.subscribe(channel) }
-  subscriber.on('error', (err) => { app.reportRedisFailure(err) })
-  subscriber.on('message', (from) => { if (from === channel) cache.clear() })
-  app.addHook('onClose', async () => { subscriber.disconnect() })
-  await subscriber.connect().then(subscribe).catch((err: Error) => { app.reportRedisFailure(err) })
-  subscriber.on('ready', () => {
-    cache.clear()
-    subscribe().catch((err: Error) => { app.reportRedisFailure(err) })
-  })
-
+  const announce = await app.invalidationChannel('api-key-invalidations', { onMessage: () => { cache.clear() }, onMissed: () => { cache.clear() } })
   app.decorate('forgetCredentials', async () => {
     cache.clear()
-    try {
-      await redis.publish(channel, 'clear')
-    } catch (err) {
-      app.reportRedisFailure(err as Error)
-    }
+    await announce('clear')
   })
 }, { name: 'credential-cache', dependencies: ['config', 'redis'], fastify: '5.x' })

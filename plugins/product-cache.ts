@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { productCache, type ProductCache } from '../src/services/product-cache'
+import { readCache, type ReadCache } from '../src/services/read-cache'
 
 /** A product read as it is answered: the serialised body and its ETag. */
 export interface RenderedProduct {
@@ -10,7 +10,7 @@ export interface RenderedProduct {
 declare module 'fastify' {
   interface FastifyInstance {
     /** Rendered product reads (body and ETag), reused for PRODUCT_CACHE_TTL_MS. */
-    productCache: ProductCache<RenderedProduct>
+    productCache: ReadCache<RenderedProduct>
     /** Forgets a product on this instance and tells the other instances (through Redis) to forget it. */
     forgetProduct: (id: string) => Promise<void>
   }
@@ -25,33 +25,16 @@ declare module 'fastify' {
  * clears its cache, since it may have missed announcements.
  */
 export default fp(async (app) => {
-  const cache = productCache<RenderedProduct>({ ttlMs: app.config.PRODUCT_CACHE_TTL_MS, maxEntries: app.config.PRODUCT_CACHE_MAX_ENTRIES })
+  const cache = readCache<RenderedProduct>({ ttlMs: app.config.PRODUCT_CACHE_TTL_MS, maxEntries: app.config.PRODUCT_CACHE_MAX_ENTRIES })
   app.decorate('productCache', cache)
-  const redis = app.redis
-  if (redis === null || !cache.enabled) {
-    app.decorate('forgetProduct', async (id: string) => { cache.forget(id) })
+  if (!cache.enabled) {
+    app.decorate('forgetProduct', async () => {})
     return
   }
-
   // Where instances announce product writes (a message: the id of the product to forget).
-  const channel = `${app.config.REDIS_KEY_PREFIX}product-invalidations`
-  const subscriber = redis.duplicate({ autoResubscribe: false })
-  const subscribe = async () => { await subscriber.subscribe(channel) }
-  subscriber.on('error', (err) => { app.reportRedisFailure(err) })
-  subscriber.on('message', (from, id) => { if (from === channel) cache.forget(id) })
-  app.addHook('onClose', async () => { subscriber.disconnect() })
-  await subscriber.connect().then(subscribe).catch((err: Error) => { app.reportRedisFailure(err) })
-  subscriber.on('ready', () => {
-    cache.clear()
-    subscribe().catch((err: Error) => { app.reportRedisFailure(err) })
-  })
-
+  const announce = await app.invalidationChannel('product-invalidations', { onMessage: (id) => { cache.forget(id) }, onMissed: () => { cache.clear() } })
   app.decorate('forgetProduct', async (id: string) => {
     cache.forget(id)
-    try {
-      await redis.publish(channel, id)
-    } catch (err) {
-      app.reportRedisFailure(err as Error)
-    }
+    await announce(id)
   })
 }, { name: 'product-cache', dependencies: ['config', 'redis'], fastify: '5.x' })

@@ -7,7 +7,18 @@ declare module 'fastify' {
     redis: Redis | null
     /** Logs (throttled) that a Redis call failed and the service is failing open. */
     reportRedisFailure: (err: Error) => void
+    /**
+     * Joins the instances' channel `name` (under REDIS_KEY_PREFIX) for cache invalidations and returns how to
+     * announce one: `onMessage` hears every announcement, this instance's own included; `onMissed` runs when the
+     * instance may have missed some (it reconnected to Redis). Without Redis the announcement reaches no one.
+     */
+    invalidationChannel: (name: string, handlers: InvalidationHandlers) => Promise<(message: string) => Promise<void>>
   }
+}
+
+export interface InvalidationHandlers {
+  onMessage: (message: string) => void
+  onMissed: () => void
 }
 
 /** A dependency that is slow is as bad as one that is away: every Redis call is bounded. */
@@ -31,6 +42,7 @@ export default fp(async (app) => {
   if (url === undefined) {
     app.decorate('redis', null)
     app.decorate('reportRedisFailure', () => {})
+    app.decorate('invalidationChannel', async () => async () => {})
     return
   }
   // Loaded only when configured: ioredis is a large module and start-up time counts.
@@ -79,4 +91,36 @@ export default fp(async (app) => {
 
   // Start with the connection up when Redis is there; start anyway (and keep retrying) when it is not.
   await redis.connect().catch(reportFailure)
+
+  // One subscriber connection (a connection in subscriber mode can do nothing else) for every channel, made on the
+  // first join. Channels are joined before the instance is ready; after a reconnect it joins them again and tells
+  // each that it may have missed announcements.
+  const channels = new Map<string, InvalidationHandlers>()
+  let subscriber: Redis | undefined
+  app.addHook('onClose', async () => { subscriber?.disconnect() })
+  const joinAll = async (to: Redis): Promise<void> => { await to.subscribe(...channels.keys()) }
+  const startSubscriber = async (): Promise<Redis> => {
+    const connection = redis.duplicate({ autoResubscribe: false, lazyConnect: true, connectionName: `${app.config.REDIS_KEY_PREFIX}invalidations` })
+    connection.on('error', reportFailure)
+    connection.on('message', (channel: string, message: string) => { channels.get(channel)?.onMessage(message) })
+    await connection.connect().catch(reportFailure)
+    connection.on('ready', () => {
+      for (const handlers of channels.values()) handlers.onMissed()
+      joinAll(connection).catch(reportFailure)
+    })
+    return connection
+  }
+  app.decorate('invalidationChannel', async (name: string, handlers: InvalidationHandlers) => {
+    const channel = `${app.config.REDIS_KEY_PREFIX}${name}`
+    channels.set(channel, handlers)
+    subscriber ??= await startSubscriber()
+    if (subscriber.status === 'ready') await joinAll(subscriber).catch(reportFailure)
+    return async (message: string) => {
+      try {
+        await redis.publish(channel, message)
+      } catch (err) {
+        reportFailure(err as Error)
+      }
+    }
+  })
 }, { name: 'redis', dependencies: ['config', 'readiness'], fastify: '5.x' })

@@ -17,20 +17,14 @@ export const bearerSecurityScheme = {
 export const DASHBOARD_SESSION_SCHEME = 'dashboardSession'
 export const CSRF_SCHEME = 'csrfToken'
 
-export const dashboardSessionSecurityScheme = {
-  type: 'apiKey' as const,
-  in: 'cookie',
-  name: 'dashboard_session',
-  description: 'The dashboard\'s session (`POST /dashboard/session`): an HttpOnly, SameSite=Strict cookie. On the API it counts only ' +
-    'together with the session\'s `X-CSRF-Token` header; a bearer key, when sent, wins.'
-}
+const apiKeyScheme = (location: 'cookie' | 'header', name: string, description: string) => ({ type: 'apiKey' as const, in: location, name, description })
 
-export const csrfSecurityScheme = {
-  type: 'apiKey' as const,
-  in: 'header',
-  name: 'X-CSRF-Token',
-  description: 'The CSRF token of the dashboard session (returned by `POST` and `GET /dashboard/session`); without it the cookie is ignored.'
-}
+export const dashboardSessionSecurityScheme = apiKeyScheme('cookie', 'dashboard_session',
+  'The dashboard\'s session (`POST /dashboard/session`): an HttpOnly, SameSite=Strict cookie. On the API it counts only ' +
+    'together with the session\'s `X-CSRF-Token` header; a bearer key, when sent, wins.')
+
+export const csrfSecurityScheme = apiKeyScheme('header', 'X-CSRF-Token',
+  'The CSRF token of the dashboard session (returned by `POST` and `GET /dashboard/session`); without it the cookie is ignored.')
 
 /** Operation-level `security`: the bearer key, or the dashboard session with its CSRF header, or none (public). */
 export const requiresKey: Array<Record<string, string[]>> = [{ [BEARER_SCHEME]: [] }, { [DASHBOARD_SESSION_SCHEME]: [], [CSRF_SCHEME]: [] }]

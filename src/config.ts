@@ -103,6 +103,12 @@ export const ConfigSchema = Type.Object({
   /** Rendered products one instance keeps at most. */
   PRODUCT_CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   /**
+   * How long an instance reuses a merchant's enabled connector accounts for routing new payments (0: read on every
+   * payment). A write through the connector accounts API forgets them at once (on other instances through Redis, when
+   * configured); without Redis this bounds how long another instance may still route a new payment by the old accounts.
+   */
+  CONNECTOR_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  /**
    * Origins (`https://dashboard.example.com`, comma-separated) whose browser scripts may call the API (CORS).
    * Default: none — no cross-origin browser access; server-to-server clients are not affected by CORS.
    */

@@ -13,7 +13,7 @@ import { jsonResponse, problemResponse } from '../../schemas/common'
 import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors, toPublicPayment } from '../../schemas/payments'
 import { CreateRefundBody, exampleRefund, Refund, RefundList, RefundListQuery, RefundParams, refundErrors, toPublicRefund } from '../../schemas/refunds'
 import { paymentResponse, refundResponse } from '../../plugins/stored-responses'
-import { authorizedPaymentExample, routedExample } from '../../schemas/captures'
+import { authorizedPaymentExample, routedExample, succeededPaymentExample } from '../../schemas/captures'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
 import { Type } from '@sinclair/typebox'
@@ -80,20 +80,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       body: Type.Ref(CreatePaymentBody),
       response: {
         201: jsonResponse('The payment succeeded (or, with `captureMethod: manual`, is authorized: `requires_capture`, see the ' +
-          'authorization example of the Payment schema). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), {
-          id: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
-          status: 'succeeded',
-          amount: 10.1,
-          currency: 'USD',
-          amountRefunded: 0,
-          captureMethod: 'automatic',
-          amountCaptured: 10.1,
-          amountCapturable: 0,
-          ...routedExample,
-          metadata: { orderId: 'A-1042' },
-          createdAt: '2026-01-15T09:30:00.000Z',
-          updatedAt: '2026-01-15T09:30:00.000Z'
-        }),
+          'authorization example of the Payment schema). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), { ...succeededPaymentExample, metadata: { orderId: 'A-1042' } }),
         400: paymentErrors.validation,
         ...createAuthErrors,
         402: paymentErrors.declined,

@@ -7,6 +7,7 @@ import { fieldErrorsFromSchema } from '../../plugins/http/errors/field-messages'
 import { PRODUCT_CACHE_CONTROL, PRODUCT_METHODS, ProductBody, ProductConditionalGetHeaders, ProductConditionalPutHeaders, ProductId, ProductParams, productErrors, productResponse } from '../../schemas/products'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { envelopeAuthErrors, publicOperation, requiresKey } from '../../schemas/auth'
+import { cachedRead } from '../../src/services/read-cache'
 
 const productAuthErrors = envelopeAuthErrors('only the admin key replaces products')
 
@@ -77,16 +78,11 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     // The rendered answer (body and ETag) comes from the instance's product cache when it holds it (plugins/product-cache.ts).
     const id = request.params.id
-    const now = app.clock()
-    let rendered = app.productCache.get(id, now)
-    if (rendered === undefined) {
-      const readSince = app.productCache.epoch()
+    const rendered = await cachedRead(app.productCache, id, app.clock, async () => {
       const product = await app.products.get(id)
       // The route's own serializer (the 200 schema): the bytes the answer would have had without the cache.
-      const fresh = { body: reply.serializeInput({ ...product }, '200', 'application/json') as string, etag: contentEtag(product) }
-      app.productCache.remember(id, fresh, readSince, now)
-      rendered = fresh
-    }
+      return { body: reply.serializeInput({ ...product }, '200', 'application/json') as string, etag: contentEtag(product) }
+    })
     reply.header('etag', rendered.etag).header('cache-control', PRODUCT_CACHE_CONTROL)
     const outcome = evaluatePreconditions(request.method, request.headers, rendered.etag)
     if (outcome === 'failed') throw new PreconditionFailedError('If-Match does not match the product\'s current ETag.')

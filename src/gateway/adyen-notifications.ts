@@ -1,4 +1,5 @@
-import { hmacValidator as HmacValidator } from '@adyen/api-library'
+// The validator's own module: the library's index loads every API service (about a second of start-up).
+import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator'
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
 
 /**

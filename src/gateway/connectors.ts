@@ -1,8 +1,6 @@
 import type { LedgerStore } from '../store/types'
 import type { PaymentGateway } from './types'
 import { simulatedGateway } from './simulated'
-import { stripeConnector } from './stripe'
-import { adyenConnector } from './adyen'
 
 import type { ConnectorRef, ConnectorType } from '../domain/routing'
 export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domain/routing'
@@ -61,13 +59,19 @@ export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFa
         const ledger = connectorId === null ? options.ledger : namespacedLedger(options.ledger, connectorId)
         return { gateway: simulatedGateway(ledger, { latencyMs: options.simulatedLatencyMs }), verify: async () => {} }
       }
-      case 'stripe':
+      // The PSP SDKs are loaded when a connector of their type is first built: they cost start-up time
+      // (the Adyen library's index about a second) that an instance without such accounts never needs.
+      case 'stripe': {
+        const { stripeConnector } = require('./stripe') as typeof import('./stripe')
         return stripeConnector(credentials, { apiUrl: options.stripeApiUrl, timeoutMs: options.timeoutMs })
-      case 'adyen':
+      }
+      case 'adyen': {
+        const { adyenConnector } = require('./adyen') as typeof import('./adyen')
         return adyenConnector(credentials, {
           ...(options.adyenCheckoutUrl === undefined ? {} : { checkoutUrl: options.adyenCheckoutUrl }),
           timeoutMs: options.timeoutMs
         })
+      }
     }
   }
 }

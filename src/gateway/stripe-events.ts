@@ -1,7 +1,9 @@
-import Stripe from 'stripe'
-import { chargeResultOf, refundResultOf } from './stripe'
+import type Stripe from 'stripe'
+import type * as StripeConnector from './stripe'
 import { fromStripeAmount } from './stripe-amounts'
 import type { ChargeResult, RefundResult } from './types'
+
+const stripeConnector = (): typeof StripeConnector => require('./stripe') as typeof StripeConnector
 
 /** How old a signed event may be (Stripe's own default): an older one is refused as a possible replay. */
 export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
@@ -40,7 +42,8 @@ const stringOr = (value: unknown): string | undefined => typeof value === 'strin
 export function verifyStripeEvent (rawBody: Buffer, signature: string | undefined, secret: string, nowMs: number): VerifiedStripeEvent {
   let event: unknown
   try {
-    event = Stripe.webhooks.constructEvent(rawBody, signature ?? '', secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, nowMs)
+    // Stripe's SDK is loaded by the first event, not at start-up (see connectors.ts).
+    event = (require('stripe') as typeof Stripe).webhooks.constructEvent(rawBody, signature ?? '', secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, nowMs)
   } catch (error) {
     // The SDK's message says which check failed; it never contains the secret.
     throw new StripeEventVerificationError(error instanceof Error ? error.message.split('\n')[0] ?? 'invalid signature' : 'invalid signature')
@@ -65,7 +68,7 @@ function chargeEffect (intent: Stripe.PaymentIntent): StripeEventEffect {
   let result: ChargeResult
   let amountMinor: number
   try {
-    result = chargeResultOf(intent)
+    result = stripeConnector().chargeResultOf(intent)
     amountMinor = fromStripeAmount(intent.amount, intent.currency)
   } catch {
     // Still processing (or any state that is not an outcome), or a currency we do not know: nothing to settle.
@@ -79,7 +82,7 @@ function refundEffect (refund: Stripe.Refund): StripeEventEffect {
   if (stringOr(refund.id) === undefined) return { kind: 'none' }
   let result: RefundResult
   try {
-    result = refundResultOf(refund)
+    result = stripeConnector().refundResultOf(refund)
   } catch {
     // pending or requires_action: not an outcome yet.
     return { kind: 'none' }

@@ -9,8 +9,6 @@ import {
 /** The API version every request is made under (pinned: the SDK's types describe this one). */
 export const STRIPE_API_VERSION = '2026-10-28.endive' satisfies Stripe.LatestApiVersion
 
-export const STRIPE_DEFAULT_API_URL = 'https://api.stripe.com'
-
 /** The decline code of a charge that needs the customer's authentication (off-session, nobody to ask). */
 export const AUTHENTICATION_REQUIRED = 'authentication_required'
 

@@ -11,6 +11,7 @@ import { GatewayError } from '../gateway/types'
 import { isSealed, SEALED_PREFIX, type SecretBox } from '../secrets/encryption'
 import type { ConnectorAccountStore, Database, StoredCredentials } from '../store/types'
 import type { Logger } from './payments'
+import { cachedRead, type ReadCache } from './read-cache'
 
 /** Seconds a client waits before retrying when the PSP could not be reached to check credentials. */
 export const VERIFY_RETRY_AFTER_SECONDS = 5
@@ -33,6 +34,8 @@ export interface ConnectorAccountDeps {
   secrets: SecretBox
   clock: () => number
   log: Logger
+  /** Told the merchant whose accounts were written (after the write): routing caches forget what they hold. */
+  onChange?: (merchantId: string) => Promise<void>
 }
 
 function shortId (id: string): string {
@@ -46,6 +49,7 @@ function throwIfAny (errors: Record<string, string[]>): void {
 export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorAccountService {
   const store = deps.db.connectors
   const nowIso = (): string => new Date(deps.clock()).toISOString()
+  const changed = deps.onChange ?? (async () => {})
 
   async function requireMerchant (merchantId: string): Promise<string> {
     const merchant = isGuid(merchantId) ? await deps.db.merchants.get(merchantId.toLowerCase()) : undefined
@@ -106,6 +110,7 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
       if (!await store.insert(account, MAX_CONNECTORS_PER_MERCHANT)) {
         throw new ValidationError({ type: [`A merchant may have at most ${MAX_CONNECTORS_PER_MERCHANT} connector accounts; delete one first.`] })
       }
+      await changed(owner)
       return publicAccount(account)
     },
 
@@ -136,7 +141,10 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
             : {}),
           updatedAt: new Date(Math.max(deps.clock(), Date.parse(current.updatedAt) + 1)).toISOString()
         }
-        if (await store.update(updated, current.updatedAt)) return publicAccount(updated)
+        if (await store.update(updated, current.updatedAt)) {
+          await changed(updated.merchantId)
+          return publicAccount(updated)
+        }
         if (attempt >= 5) throw new ConflictError('The connector account kept changing while this change was applied; read it again and retry.')
         current = await accountOf(merchantId, id)
       }
@@ -147,6 +155,7 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
       if (!await store.softDelete(account.merchantId, account.id, nowIso())) {
         throw new NotFoundError(`The merchant has no connector account with the id '${shortId(id)}'.`)
       }
+      await changed(account.merchantId)
     }
   }
 }
@@ -168,6 +177,19 @@ export function connectorAccountSource (store: ConnectorAccountStore, box: Secre
       const account = await store.get(id)
       return account === undefined ? undefined : routable(account)
     }
+  }
+}
+
+/**
+ * `source` with each merchant's enabled accounts kept in `cache` (every new payment reads them, its replays
+ * too): the connector accounts service forgets a merchant on each write. `byId` is never cached: a payment
+ * settles on its own account as it is stored.
+ */
+export function cachedAccountSource (source: ConnectorAccountSource, cache: ReadCache<RoutableAccount[]>, clock: () => number): ConnectorAccountSource {
+  if (!cache.enabled) return source
+  return {
+    enabledFor: async (merchantId) => await cachedRead(cache, merchantId, clock, async () => await source.enabledFor(merchantId)),
+    byId: source.byId
   }
 }
 

@@ -111,6 +111,39 @@ t.test('with a real Redis', async (t) => {
     t.ok(lines.some((line) => line.level === 30 && /Redis reachable again/.test(line.msg)))
   })
 
+  t.test('invalidation channels: every instance hears an announcement; after a reconnect each channel hears it may have missed some', async (t) => {
+    const prefix = uniquePrefix(t)
+    const a = await instance(t, prefix)
+    const b = await instance(t, prefix)
+    const heard: string[] = []
+    const missed = { a: 0, b: 0 }
+    const announce = await a.invalidationChannel('test-invalidations', { onMessage: (message) => { heard.push(`a:${message}`) }, onMissed: () => { missed.a++ } })
+    await b.invalidationChannel('test-invalidations', { onMessage: (message) => { heard.push(`b:${message}`) }, onMissed: () => { missed.b++ } })
+    const until = async (done: () => boolean) => {
+      const started = Date.now()
+      while (!done() && Date.now() - started < 3000) await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    await announce('one')
+    await until(() => heard.length === 2)
+    t.same(heard.sort(), ['a:one', 'b:one'], 'both instances heard it, the announcing one too')
+
+    // Cut B's subscriber connection (one per instance, named after the prefix: both instances share it here, so both are cut).
+    const admin = new Redis(REDIS_TEST_URL)
+    t.teardown(() => { admin.disconnect() })
+    const clients = String(await admin.client('LIST')).split('\n').filter((line) => line.includes(`name=${prefix}invalidations `))
+    t.equal(clients.length, 2, 'one subscriber connection per instance')
+    for (const line of clients) await admin.client('KILL', 'ID', /id=(\d+)/.exec(line)?.[1] ?? '')
+    await until(() => missed.a > 0 && missed.b > 0)
+    t.ok(missed.a > 0 && missed.b > 0, 'each channel was told it may have missed announcements')
+    heard.length = 0
+    // Announced until both hear it: each instance joins again on its own reconnect.
+    await until(() => {
+      announce('two').catch(() => {})
+      return heard.includes('a:two') && heard.includes('b:two')
+    })
+    t.ok(heard.includes('a:two') && heard.includes('b:two'), 'and both joined the channel again')
+  })
+
   t.test('the store: route children get their own keys; continueExceeding extends the window', async (t) => {
     const prefix = uniquePrefix(t)
     const redis = new Redis(REDIS_TEST_URL)

@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
-import { connectorAccountService, connectorAccountSource, resealConnectorCredentials } from '../../src/services/connectors'
+import { cachedAccountSource, connectorAccountService, connectorAccountSource, resealConnectorCredentials } from '../../src/services/connectors'
+import { readCache } from '../../src/services/read-cache'
+import type { ConnectorAccountSource, RoutableAccount } from '../../src/gateway/directory'
 import { newEncryptionKeyEntry, parseEncryptionKeys, secretBox, type EncryptionKey } from '../../src/secrets/encryption'
 import { MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
 import { newId } from '../../src/domain/ids'
@@ -11,12 +13,12 @@ const NOW = '2026-01-01T00:00:00.000Z'
 const box = (entry: string) => secretBox(parseEncryptionKeys(entry) as EncryptionKey[])
 const silent = { info: () => {}, warn: () => {}, error: () => {} }
 
-async function setup (t: Test, factory: ConnectorFactory = () => ({ gateway: {} as PaymentGateway, verify: async () => {} })) {
+async function setup (t: Test, factory: ConnectorFactory = () => ({ gateway: {} as PaymentGateway, verify: async () => {} }), onChange?: (merchantId: string) => Promise<void>) {
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
   const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: NOW, updatedAt: NOW })
   const secrets = box(newEncryptionKeyEntry('k1'))
-  const service = connectorAccountService({ db, factory, secrets, clock: Date.now, log: silent })
+  const service = connectorAccountService({ db, factory, secrets, clock: Date.now, log: silent, ...(onChange === undefined ? {} : { onChange }) })
   return { db, merchantId: merchant.id, secrets, service }
 }
 
@@ -70,4 +72,43 @@ t.test('resealConnectorCredentials re-seals what is not under the current key; t
   t.same((await source.byId(ids[2] as string))?.credentials, { secretKey: 'sk_test_clear' })
   t.equal(await source.byId(newId()), undefined)
   t.same((await source.enabledFor(merchantId)).length, 3)
+})
+
+t.test('every write tells onChange whose accounts changed, after the write; reads and refused writes do not', async (t) => {
+  const told: string[] = []
+  const { service, merchantId } = await setup(t, undefined, async (merchant) => { told.push(merchant) })
+  const account = await service.create(merchantId, { type: 'simulated' })
+  await service.list(merchantId)
+  await service.get(merchantId, account.id)
+  await service.update(merchantId, account.id, {})
+  t.same(told, [merchantId], 'create; reads and an empty patch change nothing')
+  await service.update(merchantId, account.id, { status: 'disabled' })
+  await service.remove(merchantId, account.id)
+  await t.rejects(service.remove(merchantId, account.id), { code: 'NOT_FOUND' })
+  t.same(told, [merchantId, merchantId, merchantId], 'a patch and a delete; the refused delete does not')
+})
+
+t.test('cachedAccountSource keeps a merchant\'s enabled accounts for the TTL; byId is always read', async (t) => {
+  const account: RoutableAccount = { id: newId(), type: 'simulated', credentials: {}, updatedAt: NOW }
+  const reads = { enabledFor: 0, byId: 0 }
+  const source: ConnectorAccountSource = {
+    enabledFor: async () => { reads.enabledFor++; return [account] },
+    byId: async () => { reads.byId++; return account }
+  }
+  let now = 0
+  const cache = readCache<RoutableAccount[]>({ ttlMs: 1000, maxEntries: 10 })
+  const cached = cachedAccountSource(source, cache, () => now)
+  t.same(await cached.enabledFor('m'), [account])
+  t.same(await cached.enabledFor('m'), [account])
+  t.equal(reads.enabledFor, 1, 'the second routing read came from the cache')
+  cache.forget('m')
+  await cached.enabledFor('m')
+  t.equal(reads.enabledFor, 2, 'a forgotten merchant is read again')
+  now += 1000
+  await cached.enabledFor('m')
+  t.equal(reads.enabledFor, 3, 'and so is one whose TTL has passed')
+  await cached.byId(account.id)
+  await cached.byId(account.id)
+  t.equal(reads.byId, 2)
+  t.equal(cachedAccountSource(source, readCache({ ttlMs: 0, maxEntries: 10 }), () => now), source, 'a TTL of 0: the source itself')
 })

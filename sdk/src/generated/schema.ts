@@ -7219,11 +7219,11 @@ export interface operations {
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:01.000Z",
                      *       "metadata": {
                      *         "orderId": "A-1042"
-                     *       },
-                     *       "createdAt": "2026-01-15T09:30:00.000Z",
-                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Payment"];

@@ -42,7 +42,8 @@ t.test('a declined fresh-key payment is two commits too', async (t) => {
 })
 
 t.test('a fresh-key payment reads the merchant\'s connectors once: its settlement starts from the routing it was prepared with', async (t) => {
-  const app = await buildTestApp(t)
+  // Without the routing cache, to count the reads a payment makes (test/plugins/connector-cache.test.ts covers the cache).
+  const app = await buildTestApp(t, { CONNECTOR_CACHE_TTL_MS: '0' })
   await app.inject(post('warm-up', 1))
   let reads = 0
   const enabledFor = app.db.connectors.enabledFor.bind(app.db.connectors)
@@ -50,5 +51,16 @@ t.test('a fresh-key payment reads the merchant\'s connectors once: its settlemen
   t.equal((await app.inject(post('routed', 3.21))).statusCode, 201)
   t.equal(reads, 1)
   t.equal((await app.inject(post('routed', 3.21))).statusCode, 201, 'a replay')
-  t.equal(reads, 2, 'a replay prepares (and reads) before its key is looked at, as before; it settles nothing')
+  t.equal(reads, 2, 'a replay prepares (and reads) before its key is looked at; it settles nothing')
+})
+
+t.test('with the routing cache, payments after the first read no connectors at all', async (t) => {
+  const app = await buildTestApp(t, { CONNECTOR_CACHE_TTL_MS: '60000' })
+  await app.inject(post('warm-up', 1))
+  let reads = 0
+  const enabledFor = app.db.connectors.enabledFor.bind(app.db.connectors)
+  app.db.connectors.enabledFor = async (merchantId) => { reads++; return await enabledFor(merchantId) }
+  t.equal((await app.inject(post('cached', 3.21))).statusCode, 201)
+  t.equal((await app.inject(post('cached', 3.21))).statusCode, 201, 'a replay')
+  t.equal(reads, 0)
 })
