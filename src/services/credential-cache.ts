@@ -1,17 +1,11 @@
-import { LRUCache } from 'lru-cache'
 import type { Principal } from '../domain/api-keys'
+import { readCache } from './read-cache'
 
 export interface CredentialCacheOptions {
   /** How long a successful lookup is reused; 0 turns the cache off. */
   ttlMs: number
   /** Keys remembered at most (least recently used forgotten first). */
   maxEntries: number
-}
-
-interface Entry {
-  principal: Principal
-  /** Reused until this time (ms since the epoch): the TTL, or the key's own expiry if sooner. */
-  until: number
 }
 
 /**
@@ -29,25 +23,12 @@ export interface CredentialCache {
 }
 
 export function credentialCache (options: CredentialCacheOptions): CredentialCache {
-  if (options.ttlMs <= 0) {
-    return { get: () => undefined, set: () => {}, clear: () => {}, enabled: false }
-  }
-  const entries = new LRUCache<string, Entry>({ max: options.maxEntries })
+  const lookups = readCache<Principal>(options)
   return {
-    enabled: true,
-    get (hash, now) {
-      const entry = entries.get(hash)
-      if (entry === undefined) return undefined
-      if (now >= entry.until) {
-        entries.delete(hash)
-        return undefined
-      }
-      return entry.principal
-    },
-    set (hash, principal, keyExpiresAt, now) {
-      const until = Math.min(now + options.ttlMs, keyExpiresAt ?? Number.POSITIVE_INFINITY)
-      if (until > now) entries.set(hash, { principal, until })
-    },
-    clear () { entries.clear() }
+    enabled: lookups.enabled,
+    get: (hash, now) => lookups.get(hash, now),
+    // Reused for the TTL, or until the key's own expiry if sooner.
+    set (hash, principal, keyExpiresAt, now) { lookups.remember(hash, principal, lookups.epoch(), now, keyExpiresAt ?? undefined) },
+    clear () { lookups.clear() }
   }
 }

@@ -25,7 +25,8 @@ export interface ReadCache<Value> {
   get: (key: string, now: number) => Value | undefined
   /** The current epoch, taken before reading the value that will be remembered. */
   epoch: () => number
-  remember: (key: string, value: Value, readSince: number, now: number) => void
+  /** Kept for the TTL, or until `notAfter` (ms since the epoch) if that is sooner. */
+  remember: (key: string, value: Value, readSince: number, now: number, notAfter?: number) => void
   forget: (key: string) => void
   clear: () => void
   readonly enabled: boolean
@@ -50,8 +51,9 @@ export function readCache<Value> (options: ReadCacheOptions): ReadCache<Value> {
       return entry.value
     },
     epoch: () => epoch,
-    remember (key, value, readSince, now) {
-      if (readSince === epoch) entries.set(key, { value, until: now + options.ttlMs })
+    remember (key, value, readSince, now, notAfter = Number.POSITIVE_INFINITY) {
+      const until = Math.min(now + options.ttlMs, notAfter)
+      if (readSince === epoch && until > now) entries.set(key, { value, until })
     },
     forget (key) {
       epoch++

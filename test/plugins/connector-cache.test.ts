@@ -4,25 +4,12 @@
  * forgets them on its instance before it answers and, with Redis, on the other instances within milliseconds;
  * without Redis the TTL bounds how long another instance routes by the previous accounts.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { buildTestApp, merchantWithKey, type MerchantCredentials } from '../helpers/app'
+import { twoInstances } from '../helpers/instances'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { manualClock } from '../helpers/payments'
-import type { App, AppOverrides } from '../../src/app'
-
-function sharedDatabase (t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'connector-cache-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  return `file:${join(dir, 'service.db')}`
-}
-
-async function twoInstances (t: Test, env: Record<string, string>, overrides: AppOverrides = {}): Promise<[App, App]> {
-  const shared = { DATABASE_URL: sharedDatabase(t), ...env }
-  return [await buildTestApp(t, shared, overrides), await buildTestApp(t, shared, overrides)]
-}
+import type { App } from '../../src/app'
 
 /** A merchant with two simulated accounts: `first` (priority 0) routes before `second` (priority 1). */
 async function merchantWithTwoAccounts (app: App) {

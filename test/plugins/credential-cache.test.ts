@@ -3,27 +3,15 @@
  * With Redis, a revocation or suspension through one reaches the other's cache within
  * milliseconds; without it, the TTL bounds how long the other may still accept the key.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { ADMIN_AUTH, buildTestApp, merchantWithKey } from '../helpers/app'
+import { sharedDatabase, twoInstances } from '../helpers/instances'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { manualClock, postJson } from '../helpers/payments'
-import type { App, AppOverrides } from '../../src/app'
+import type { App } from '../../src/app'
 
-function sharedDatabase (t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'credential-cache-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  return `file:${join(dir, 'service.db')}`
-}
-
-async function twoInstances (t: Test, env: Record<string, string>, overrides: AppOverrides = {}): Promise<[App, App]> {
-  const shared = { DATABASE_URL: sharedDatabase(t), ...env }
-  const a = await buildTestApp(t, shared, overrides, { credentials: 'none' })
-  const b = await buildTestApp(t, shared, overrides, { credentials: 'none' })
-  return [a, b]
-}
+// Each request names its own key: the test's default credentials would hide which key a request used.
+const NO_DEFAULT_CREDENTIALS = { credentials: 'none' } as const
 
 const readMerchant = async (app: App, merchantId: string, auth: { authorization: string }) =>
   (await app.inject({ method: 'GET', url: `/merchants/${merchantId}`, headers: auth })).statusCode
@@ -40,7 +28,7 @@ async function within (ms: number, probe: () => Promise<number>, expected: numbe
 
 t.test('without Redis: another instance accepts a revoked key only until its cached lookup expires', async (t) => {
   const clock = manualClock()
-  const [a, b] = await twoInstances(t, { AUTH_CACHE_TTL_MS: '2000' }, { clock: clock.read })
+  const [a, b] = await twoInstances(t, { AUTH_CACHE_TTL_MS: '2000' }, { clock: clock.read }, NO_DEFAULT_CREDENTIALS)
   const key = await merchantWithKey(a)
   t.equal(await readMerchant(b, key.merchantId, key.auth), 200, 'B looks the key up and caches it')
   const revoked = await a.inject({ method: 'DELETE', url: `/merchants/${key.merchantId}/api-keys/${key.keyId}`, headers: ADMIN_AUTH })
@@ -52,7 +40,7 @@ t.test('without Redis: another instance accepts a revoked key only until its cac
 })
 
 t.test('AUTH_CACHE_TTL_MS=0: every request reads the key, so another instance refuses a revoked key at once', async (t) => {
-  const [a, b] = await twoInstances(t, { AUTH_CACHE_TTL_MS: '0' })
+  const [a, b] = await twoInstances(t, { AUTH_CACHE_TTL_MS: '0' }, {}, NO_DEFAULT_CREDENTIALS)
   const key = await merchantWithKey(a)
   t.equal(await readMerchant(b, key.merchantId, key.auth), 200)
   await a.apiKeys.revoke(key.merchantId, key.keyId)
@@ -65,7 +53,7 @@ t.test('with Redis', async (t) => {
   const env = () => ({ REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: uniquePrefix(t), AUTH_CACHE_TTL_MS: '60000' })
 
   t.test('a key revoked through one instance is refused by the other within a second', async (t) => {
-    const [a, b] = await twoInstances(t, env())
+    const [a, b] = await twoInstances(t, env(), {}, NO_DEFAULT_CREDENTIALS)
     const key = await merchantWithKey(a)
     t.equal(await readMerchant(b, key.merchantId, key.auth), 200, 'B caches the key')
     const revoked = await a.inject({ method: 'DELETE', url: `/merchants/${key.merchantId}/api-keys/${key.keyId}`, headers: key.auth })
@@ -76,7 +64,7 @@ t.test('with Redis', async (t) => {
   })
 
   t.test('a merchant suspended through one instance cannot create payments through the other', async (t) => {
-    const [a, b] = await twoInstances(t, env())
+    const [a, b] = await twoInstances(t, env(), {}, NO_DEFAULT_CREDENTIALS)
     const key = await merchantWithKey(a)
     const pay = async () => (await b.inject({ ...postJson('/api/payments', { amount: 10, currency: 'USD' }), headers: { ...postJson('', {}).headers, ...key.auth } })).statusCode
     t.equal(await pay(), 201, 'B caches the active merchant')

@@ -3,25 +3,12 @@
  * product on its instance at once and, with Redis, on the other instances within milliseconds; without Redis
  * PRODUCT_CACHE_TTL_MS bounds how long another instance answers the previous version.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { ADMIN_AUTH, buildTestApp } from '../helpers/app'
+import { twoInstances } from '../helpers/instances'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { manualClock } from '../helpers/payments'
-import type { App, AppOverrides } from '../../src/app'
-
-function sharedDatabase (t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'product-cache-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  return `file:${join(dir, 'service.db')}`
-}
-
-async function twoInstances (t: Test, env: Record<string, string>, overrides: AppOverrides = {}): Promise<[App, App]> {
-  const shared = { DATABASE_URL: sharedDatabase(t), ...env }
-  return [await buildTestApp(t, shared, overrides), await buildTestApp(t, shared, overrides)]
-}
+import type { App } from '../../src/app'
 
 const put = async (app: App, id: string, price: number) =>
   await app.inject({ method: 'PUT', url: `/products/${id}`, headers: ADMIN_AUTH, payload: { name: 'Cup', price } })
