@@ -163,8 +163,10 @@ async function killedBetweenInboxAndApply (t: Test): Promise<void> {
   }, 20_000, 100)
   t.pass(`the recovery worker applied the stored notification ${Date.now() - killedAt} ms after the kill (${settledAfterMs} ms after the restart listened)`)
   t.match(settled, { status: 'succeeded', amountCaptured: 15, amountCapturable: 0 }, 'succeeded with the amount Adyen notified')
-  t.ok(restarted.logs.some((line) => line.msg === 'recovery processed an Adyen notification left unprocessed' && line.notification === inboxId),
-    'the inbox drain applied it (not a new delivery)')
+  // The line is logged after the commit the read above saw, and reaches us through the child's stdout: wait for it.
+  const drained = () => restarted.logs.some((line) => line.msg === 'recovery processed an Adyen notification left unprocessed' && line.notification === inboxId)
+  await until(async () => drained(), 5000, 20)
+  t.ok(drained(), 'the inbox drain applied it (not a new delivery)')
   t.match(await inbox(), [{ processed_at: String }], 'the item is marked processed')
   const succeededEvents = async (): Promise<number> => (await schema.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM events WHERE resource_id = $1 AND type = 'payment.succeeded'", [payment.id]))[0]?.n ?? -1
