@@ -5,6 +5,7 @@ import { ADMIN_KEY_MIN_LENGTH } from './domain/api-keys'
 import { parseRetryDelays } from './domain/webhooks'
 import { API_VERSIONS, parseSunsets } from './domain/api-versions'
 import { parseEncryptionKeys } from './secrets/encryption'
+import { STRIPE_DEFAULT_API_URL } from './gateway/connector'
 
 function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: values, default: defaultValue })
@@ -50,7 +51,7 @@ export const ConfigSchema = Type.Object({
    * Base URL of Stripe's API for Stripe connectors. Operator configuration, not merchant input: any http or
    * https URL is accepted, loopback included (tests and local fakes); start-up warns when it is not Stripe's.
    */
-  STRIPE_API_URL: Type.String({ minLength: 1, default: 'https://api.stripe.com' }),
+  STRIPE_API_URL: Type.String({ minLength: 1, default: STRIPE_DEFAULT_API_URL }),
   /**
    * Base URL of Adyen's Checkout API (without the version) for every Adyen connector, e.g. a local fake in tests.
    * Unset: each account's own endpoint (test, or live with its liveUrlPrefix). Operator configuration like STRIPE_API_URL.
