@@ -8,6 +8,7 @@ import { cachedAccountSource, connectorAccountService, connectorAccountSource, t
 import { readCache } from '../src/services/read-cache'
 import type { RoutableAccount } from '../src/gateway/directory'
 import { instrumentGateway } from './metrics'
+import { simulatedBankAddress } from '../schemas/checkout'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,9 +41,11 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
   if (app.config.ADYEN_CHECKOUT_URL !== undefined) {
     app.log.warn({ adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }, 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint')
   }
+  const publicBaseUrl = app.config.PUBLIC_BASE_URL
   const factory = opts.factory ?? connectorFactory({
     ledger: app.db.ledger,
     simulatedLatencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
+    ...(publicBaseUrl === undefined ? {} : { simulatedBankUrl: (page: { key: string, returnUrl: string, account: string | null }) => simulatedBankAddress(publicBaseUrl, page) }),
     stripeApiUrl: app.config.STRIPE_API_URL,
     ...(app.config.ADYEN_CHECKOUT_URL === undefined ? {} : { adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }),
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS

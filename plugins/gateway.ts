@@ -3,6 +3,7 @@ import type { PaymentGateway } from '../src/gateway/types'
 import { simulatedGateway } from '../src/gateway/simulated'
 import { withTimeout } from '../src/gateway/with-timeout'
 import { instrumentGateway } from './metrics'
+import { simulatedBankAddress } from '../schemas/checkout'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,6 +18,10 @@ export interface GatewayPluginOptions {
 
 /** The payment gateway, chosen by GATEWAY, bounded by GATEWAY_TIMEOUT_MS and measured. */
 export default fp<GatewayPluginOptions>(async (app, opts) => {
-  const gateway = opts.gateway ?? simulatedGateway(app.db.ledger, { latencyMs: app.config.GATEWAY_SIM_LATENCY_MS })
+  const publicBaseUrl = app.config.PUBLIC_BASE_URL
+  const gateway = opts.gateway ?? simulatedGateway(app.db.ledger, {
+    latencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
+    ...(publicBaseUrl === undefined ? {} : { bankUrl: (page) => simulatedBankAddress(publicBaseUrl, { ...page, account: null }) })
+  })
   app.decorate('gateway', instrumentGateway(withTimeout(gateway, app.config.GATEWAY_TIMEOUT_MS), app.metrics))
 }, { name: 'gateway', dependencies: ['config', 'database', 'metrics'], fastify: '5.x' })

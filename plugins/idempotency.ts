@@ -7,6 +7,7 @@ import { canonicalJson } from './http/canonical-json'
 import type { IdempotencyKeyRef, IdempotencyRecord, ResourceCreation, StoredResponse } from '../src/store/types'
 import type { OwnedKey, ResponseOrigin } from '../src/services/keys'
 import { API_VERSION_HEADER } from './api-version'
+import { isSealed } from '../src/secrets/encryption'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
 const VALID_KEY = /^[\x20-\x7E]{1,255}$/
@@ -37,6 +38,18 @@ export interface KeyedCreate<T> {
    * `key.created`; otherwise (no key, or a key whose earlier attempt created a resource) it does not.
    */
   creating?: { resource: T, creation: ResourceCreation }
+  /**
+   * The response carries a secret (a new API key, a webhook signing secret): the copy stored on the key for
+   * replays is sealed like every other stored secret (AES-256-GCM under ENCRYPTION_KEYS, bound to the key),
+   * never kept in clear; a replay opens it. It is forgotten with the key when the key expires.
+   */
+  sealed?: boolean
+  /**
+   * `work` does not store the response on the key (no store method of the area takes a completion): it is
+   * stored right after `work` returns. Only for operations that are safe to run again (a retry after a
+   * crash between the two commits runs `work` again): making a delivery due, scheduling a replay batch, a cancel.
+   */
+  storeAfterWork?: boolean
 }
 
 export interface IdempotencyService {
@@ -111,6 +124,11 @@ export function unquoteKey (value: string): string {
   return content === undefined ? value : content.replace(/\\(["\\])/g, '$1')
 }
 
+/** What a sealed replay is bound to (associated data): the key's identity, so a sealed body copied onto another key does not open. */
+function sealedRecordId (ref: IdempotencyKeyRef): string {
+  return `idempotency:${ref.scope}\n${ref.method}\n${ref.path}\n${ref.key}`
+}
+
 /** Sends a stored response exactly as stored. */
 export function sendStored (reply: FastifyReply, response: StoredResponse): FastifyReply {
   return reply.code(response.statusCode).headers(response.headers).send(response.body)
@@ -123,6 +141,18 @@ export function sendStored (reply: FastifyReply, response: StoredResponse): Fast
 export default fp(async (app) => {
   const lockMs = app.config.IDEMPOTENCY_LOCK_SECONDS * 1000
   const retentionMs = app.config.IDEMPOTENCY_TTL_HOURS * 3600 * 1000
+
+  // Not a plugin dependency: bare instances (tests) without the secrets plugin never seal.
+  const box = () => {
+    if (!app.hasDecorator('secretBox')) throw new Error('sealed idempotent responses need the secrets plugin')
+    return app.secretBox
+  }
+  /** A response body as stored: sealed for a key whose response carries a secret. */
+  const sealedFor = (ref: IdempotencyKeyRef, response: StoredResponse): StoredResponse =>
+    ({ ...response, body: box().seal(response.body, sealedRecordId(ref)) })
+  /** A stored response as sent: a sealed body is opened (JSON bodies never start with the sealed prefix). */
+  const opened = (response: StoredResponse, ref: IdempotencyKeyRef): StoredResponse =>
+    isSealed(response.body) ? { ...response, body: box().open(response.body, sealedRecordId(ref)) } : response
 
   const service: IdempotencyService = {
     keyOf (request) {
@@ -142,6 +172,7 @@ export default fp(async (app) => {
     },
 
     async claim (request, key, creation) {
+      const workerHoldSeconds = Math.ceil(app.config.GATEWAY_TIMEOUT_MS / 1000) + 1
       const ref: IdempotencyKeyRef = { scope: clientScope(request), method: request.method, path: pathOf(request), key }
       const now = app.clock()
       const result = await app.db.idempotency.claim({
@@ -159,11 +190,13 @@ export default fp(async (app) => {
         request.log.info({ stoppedInstance: result.takenOverFrom, recoveryPoint: result.record.recoveryPoint }, 'took over an idempotency key from a stopped instance')
       }
       switch (result.kind) {
-        case 'replay': return { kind: 'replay', response: result.record.response }
+        case 'replay': return { kind: 'replay', response: opened(result.record.response, ref) }
         case 'mismatch':
           throw new IdempotencyKeyReusedError('This Idempotency-Key was already used with a different request body; use a new key for a new request.')
         case 'in_flight':
-          throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it completes.', 1)
+          // A request's lock: poll. The recovery worker's lease (no holder): it holds the key for one gateway call at most, then finishes or frees it.
+          throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it completes.',
+            result.record.lockedBy === null ? workerHoldSeconds : 1)
         default: return { kind: 'owned', key: { ref, record: result.record }, created: result.kind === 'created' }
       }
     },
@@ -172,7 +205,7 @@ export default fp(async (app) => {
       return sendStored(reply.header('idempotent-replayed', 'true'), response)
     },
 
-    async handle (request, reply, { work, respond, creating }) {
+    async handle (request, reply, { work, respond, creating, sealed = false, storeAfterWork = false }) {
       const idempotencyKey = service.keyOf(request)
       if (idempotencyKey === undefined) {
         const [path = request.url] = request.url.split('?')
@@ -192,11 +225,13 @@ export default fp(async (app) => {
           // The version it is rendered in travels with it: a replay says so, whatever Api-Version the replaying request names.
           const response = respond(resource, origin)
           stored = { resource, response: { ...response, headers: { ...response.headers, [API_VERSION_HEADER]: request.apiVersion } } }
-          return stored.response
+          // Sent in clear, stored sealed when it carries a secret.
+          return sealed ? sealedFor(ref, stored.response) : stored.response
         }
       }
       try {
         const resource = await work(key)
+        if (storeAfterWork && stored === undefined) await app.db.idempotency.finish(ref, key.respond(resource))
         return sendStored(reply, stored !== undefined && stored.resource === resource ? stored.response : respond(resource, origin))
       } catch (err) {
         const nothingCreated = record.recoveryPoint === 'started' && isRefusal(err)

@@ -10,7 +10,7 @@ import type {} from './database'
 export type IdempotencyOutcome = ClaimResult['kind']
 /** `pending`: the gateway's answer is unknown (unavailable, timed out); the payment stays pending. */
 export type SettlementOutcome = 'succeeded' | 'declined' | 'pending'
-export type GatewayCallResult = 'succeeded' | 'authorized' | 'captured' | 'declined' | 'failed' | 'voided' | 'charged' | 'read' | 'received' | 'unavailable' | 'timeout' | 'aborted' | 'not_processed' | 'error'
+export type GatewayCallResult = 'succeeded' | 'requires_action' | 'authorized' | 'captured' | 'declined' | 'failed' | 'voided' | 'charged' | 'read' | 'received' | 'unavailable' | 'timeout' | 'aborted' | 'not_processed' | 'error'
 export type GatewayOperation = 'charge' | 'refund' | 'void' | 'capture' | 'retrieve'
 export type WebhookAttemptResult = 'succeeded' | 'retry' | 'failed'
 

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { paymentResponse } from './stored-responses'
 import { merchantService, type MerchantService } from '../src/services/merchants'
 import { paymentService, type PaymentService } from '../src/services/payments'
 import { productService, type ProductService } from '../src/services/products'
@@ -10,6 +11,8 @@ import { eventFactory } from '../schemas/events'
 import { stripeEventService, type StripeEventService } from '../src/services/stripe-events'
 import { connectorAccountSource } from '../src/services/connectors'
 import { adyenNotificationService, type AdyenNotificationService } from '../src/services/adyen-notifications'
+import { disputeService, type DisputeService } from '../src/services/disputes'
+import { returnAddress } from '../schemas/checkout'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +24,8 @@ declare module 'fastify' {
     events: EventService
     /** Builds the event of each change (the stores write it in the change's transaction). */
     eventFactory: EventFactory
+    /** Disputes the PSPs report (issue 40). */
+    disputes: DisputeService
     /** Stripe's own webhooks: verified, recorded in the inbox, acted on once. */
     stripeEvents: StripeEventService
     /** Adyen's notifications: HMAC-verified per item, recorded in the inbox, acted on once. */
@@ -35,6 +40,7 @@ declare module 'fastify' {
  */
 export default fp(async (app) => {
   const events = eventFactory({ clock: app.clock })
+  const publicBaseUrl = app.config.PUBLIC_BASE_URL
   app.decorate('eventFactory', events)
   app.decorate('events', eventService({ db: app.db, clock: app.clock }))
   app.decorate('payments', paymentService({
@@ -44,8 +50,12 @@ export default fp(async (app) => {
     clock: app.clock,
     log: app.log,
     events,
-    authorizationTtlSeconds: app.config.AUTHORIZATION_TTL_SECONDS
+    authorizationTtlSeconds: app.config.AUTHORIZATION_TTL_SECONDS,
+    respond: paymentResponse,
+    ...(publicBaseUrl === undefined ? {} : { returnAddress: (token: string) => returnAddress(publicBaseUrl, token) })
   }))
+  // The failures of the interval still open are summed up before the process goes.
+  app.addHook('onClose', async () => { app.payments.flushFailureLog() })
   app.decorate('captures', captureService({
     db: app.db,
     gateway: app.gateway,
@@ -63,12 +73,14 @@ export default fp(async (app) => {
     onStatusChanged: app.forgetCredentials
   }))
   app.decorate('products', productService(app.db.products))
+  app.decorate('disputes', disputeService({ db: app.db, clock: app.clock, log: app.log, events }))
   const accounts = connectorAccountSource(app.db.connectors, app.secretBox)
   app.decorate('stripeEvents', stripeEventService({
     db: app.db,
     accounts,
     payments: app.payments,
     refunds: app.refunds,
+    disputes: app.disputes,
     clock: app.clock,
     log: app.log
   }))
@@ -78,6 +90,7 @@ export default fp(async (app) => {
     payments: app.payments,
     captures: app.captures,
     refunds: app.refunds,
+    disputes: app.disputes,
     clock: app.clock,
     log: app.log
   }))

@@ -5,6 +5,14 @@ import type { CaptureFailedError } from '../src/domain/captures'
 import { merchantEtag, type Merchant } from '../src/domain/merchants'
 import type { ResponseOrigin } from '../src/services/keys'
 import type { StoredResponse } from '../src/store/types'
+import type { CreatedApiKey } from '../src/services/api-keys'
+import { toApiKeyResource } from '../schemas/api-keys'
+import type { EndpointWithSecret } from '../src/services/webhooks'
+import type { WebhookDelivery } from '../src/domain/webhooks'
+import type { ReplayBatch } from '../src/store/types'
+import { toDeliveryResource, toEndpointResource } from '../schemas/webhooks'
+import type { ConnectorAccount } from '../src/domain/connectors'
+import { toPublicConnector } from '../schemas/connectors'
 import { toPublicPayment } from '../schemas/payments'
 import { toPublicRefund } from '../schemas/refunds'
 import { MERCHANTS_PATH, toMerchantResource } from '../schemas/merchants'
@@ -72,4 +80,52 @@ export function merchantCreatedResponse (merchant: Merchant): StoredResponse {
     },
     body: JSON.stringify(toMerchantResource(merchant))
   }
+}
+
+/** A new API key: 201 with its secret, which no cache may keep (the stored copy for replays is sealed). */
+export function apiKeyCreatedResponse ({ key, secret }: CreatedApiKey): StoredResponse {
+  return {
+    statusCode: 201,
+    headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'no-store' },
+    body: JSON.stringify({ ...toApiKeyResource(key), secret })
+  }
+}
+
+/** A webhook endpoint with its signing secret: 201 with its Location on creation, 200 on rotation; no cache may keep it. */
+export function endpointWithSecretResponse (statusCode: 200 | 201): (created: EndpointWithSecret) => StoredResponse {
+  return ({ endpoint, secret }) => ({
+    statusCode,
+    headers: {
+      'content-type': JSON_CONTENT_TYPE,
+      'cache-control': 'no-store',
+      ...(statusCode === 201 ? { location: `${MERCHANTS_PATH}/${endpoint.merchantId}/webhook-endpoints/${endpoint.id}` } : {})
+    },
+    body: JSON.stringify({ ...toEndpointResource(endpoint), secret })
+  })
+}
+
+/** A delivery made due again: 202 with the delivery. */
+export function deliveryRetriedResponse (delivery: WebhookDelivery): StoredResponse {
+  return { statusCode: 202, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(toDeliveryResource(delivery)) }
+}
+
+/** A replay batch: 202 with how many deliveries it scheduled and where the next batch starts. */
+export function replayBatchResponse (batch: ReplayBatch): StoredResponse {
+  const body = { replayed: batch.replayed, hasMore: batch.next !== undefined, ...(batch.next !== undefined ? { nextStartingAfter: batch.next } : {}) }
+  return { statusCode: 202, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(body) }
+}
+
+/** A new connector account: 201 with the account (credentials never; `credentialsHint` only) and its Location. */
+export function connectorCreatedResponse (account: ConnectorAccount): StoredResponse {
+  return {
+    statusCode: 201,
+    headers: { 'content-type': JSON_CONTENT_TYPE, location: `${MERCHANTS_PATH}/${account.merchantId}/connectors/${account.id}` },
+    body: JSON.stringify(toPublicConnector(account))
+  }
+}
+
+/** A cancel's answer: 200 with the payment, or 202 while the connector settles it (still pending or authorized). */
+export function cancelResponse (payment: Payment): StoredResponse {
+  const settling = payment.status === 'pending' || payment.status === 'requires_capture'
+  return { statusCode: settling ? 202 : 200, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(toPublicPayment(payment)) }
 }

@@ -7,6 +7,8 @@ export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
   recoverPendingPayments: () => Promise<{ settled: number, stillPending: number }>
   recoverPendingRefunds: () => Promise<{ settled: number, stillPending: number }>
+  /** Payments waiting for their shopper: asked about after a minute, canceled (abandoned) after ACTION_TTL_SECONDS. */
+  recoverActions: () => Promise<{ settled: number, abandoned: number, waiting: number }>
   /** Finishes captures left in flight and voids authorizations past captureBefore (manual capture). */
   recoverAuthorizations: () => Promise<{ captured: number, expired: number, stillPending: number }>
   /** Deletes events (and their deliveries) older than EVENT_RETENTION_DAYS. */
@@ -50,6 +52,9 @@ function repeat (intervalMs: number, task: () => Promise<unknown>, report: { fai
   }
 }
 
+/** A payment waiting for its shopper is asked about at its connector once unchanged for this long (its webhook may have been lost). */
+const ACTION_ASK_AFTER_SECONDS = 60
+
 /** The idempotency-key reaper and the pending-payment recovery worker. Both stop on close. */
 export default fp(async (app) => {
   // Aborted when the app closes: the recovery worker abandons its gateway calls and frees their keys.
@@ -57,14 +62,19 @@ export default fp(async (app) => {
   const jobs: BackgroundJobs = {
     // Deletes idempotency keys past retention (never one whose payment is pending).
     reapExpiredKeys: async () => await app.db.idempotency.reap(app.clock()),
-    recoverPendingPayments: async () => await app.payments.recoverPending({
-      ageSeconds: app.config.RECOVERY_AGE_SECONDS,
-      maxAgeSeconds: app.config.PENDING_PAYMENT_MAX_AGE,
-      leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
-      concurrency: app.config.RECOVERY_CONCURRENCY,
-      signal: shutdown.signal,
-      respond: paymentResponse
-    }),
+    async recoverPendingPayments () {
+      const recovered = await app.payments.recoverPending({
+        ageSeconds: app.config.RECOVERY_AGE_SECONDS,
+        maxAgeSeconds: app.config.PENDING_PAYMENT_MAX_AGE,
+        leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
+        concurrency: app.config.RECOVERY_CONCURRENCY,
+        signal: shutdown.signal,
+        respond: paymentResponse
+      })
+      // Money a connector holds for a payment that does not own it, not given back yet: asked again every pass.
+      await app.payments.releaseHeldMoney()
+      return recovered
+    },
     reapOldEvents: async () => await app.events.reap(app.config.EVENT_RETENTION_DAYS),
     // The session service is decorated by the auth plugin, registered after this one; jobs run once the app is ready.
     reapDashboardSessions: async () => await app.dashboardSessions.deleteEnded(),
@@ -73,6 +83,7 @@ export default fp(async (app) => {
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
       respond: refundResponse
     }),
+    recoverActions: async () => await app.payments.recoverActions({ askAfterSeconds: ACTION_ASK_AFTER_SECONDS, ttlSeconds: app.config.ACTION_TTL_SECONDS }),
     recoverAuthorizations: async () => await app.captures.recover({
       ageSeconds: app.config.RECOVERY_AGE_SECONDS,
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
@@ -95,6 +106,7 @@ export default fp(async (app) => {
       repeat(app.config.REAPER_INTERVAL_MS, jobs.reapDashboardSessions, backgroundJobLog(app.log, 'dashboard session reaper')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingPayments, backgroundJobLog(app.log, 'recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, backgroundJobLog(app.log, 'refund recovery')),
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverActions, backgroundJobLog(app.log, 'action recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, backgroundJobLog(app.log, 'capture recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.reconcileAdyenNotifications, backgroundJobLog(app.log, 'adyen notifications'))
     ]

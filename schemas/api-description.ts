@@ -29,7 +29,9 @@ requests in the current version. Every response carries \`Api-Version\`; an unkn
 ones. Webhook endpoints have their own \`apiVersion\` (receivers cannot send headers): since \`2026-11-25\` a delivery's
 body is the Event resource, before it \`{type, timestamp, data, sequence}\`. Breaking changes (removing or renaming a field,
 changing a type, status code or webhook body) come only with a new version; additive changes (new fields, endpoints,
-event types) need none, so ignore members you do not know. A version being retired is announced on its answers with
+event types) need none, so ignore members you do not know. This document says so too: the schemas of responses and
+webhook bodies do not set \`additionalProperties: false\` (request bodies do: an unknown member is 400), so a client that
+validates answers against it keeps working when a member is added. A version being retired is announced on its answers with
 \`Deprecation\` (RFC 9745) and \`Sunset\` (RFC 8594), at least 6 months ahead.
 
 ## Error shapes
@@ -49,9 +51,11 @@ Problem types specific to this service: \`urn:problem-type:payment-declined\` (4
 \`urn:problem-type:webhook-delivery-in-flight\` (409),
 \`urn:problem-type:service-unavailable\` (503), \`urn:problem-type:payment-failed\` (402),
 \`urn:problem-type:refund-failed\` (402), \`urn:problem-type:payment-not-refundable\` (409),
+\`urn:problem-type:payment-disputed\` (409),
 \`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409),
 \`urn:problem-type:payment-not-capturable\` (409), \`urn:problem-type:capture-failed\` (402),
 \`urn:problem-type:connector-credentials-refused\` (400), \`urn:problem-type:connector-event-unverified\` (400),
+\`urn:problem-type:connector-event-not-matched\` (503),
 \`urn:problem-type:adyen-notification-unverified\` (401). Other problems use
 the RFC 9110 section of their status code as \`type\`.
 
@@ -75,7 +79,8 @@ WebDAV's 507: the client's remedy, retrying later, is the same.)
 * Refunds (\`POST /api/payments/{id}/refunds\`): full (no amount) or partial, several per payment, through the gateway
   under a key derived from the refund id. Serialised per payment: concurrent refunds never exceed the amount. An amount
   above what remains is 409 \`refund-exceeds-remaining\` (409, not 422: the remainder is the payment's current state,
-  which other refunds change); a payment that is not \`succeeded\`/\`partially_refunded\` is 409 \`payment-not-refundable\`.
+  which other refunds change); a payment that is not \`succeeded\`/\`partially_refunded\` is 409 \`payment-not-refundable\`; one with a
+  dispute that is not \`won\` is 409 \`payment-disputed\`.
 * Lists (\`GET /api/payments\`, \`GET /api/payments/{id}/refunds\`, \`GET /merchants\`): \`{ data, hasMore }\`, newest first,
   \`limit\` 1-100 (default 10), cursors \`startingAfter\` / \`endingBefore\` (ids), which never skip or repeat an item.
 * \`metadata\` (payments, refunds, merchants): up to 50 string values, keys ≤ 40 and values ≤ 500 characters;
@@ -104,7 +109,7 @@ The simulator keeps its ledger in the service's database keyed by the downstream
 payment is never charged twice, across restarts too.
 
 ## Idempotency (\`Idempotency-Key\` header)
-\`POST /api/payments\`, \`POST /api/payments/{id}/refunds\` and \`POST /merchants\` accept an optional \`Idempotency-Key\` of 1-255 printable ASCII characters
+Every POST of the API (one rule, as Stripe's; each operation lists the header) accepts an optional \`Idempotency-Key\` of 1-255 printable ASCII characters
 (use a UUID). Keys are scoped by merchant (or the admin), method and route: two merchants never share a key, and the same
 route reached through a differently spelled URL (\`/api/pay%6Dents\`) finds the same key. On refunds the fingerprint covers the payment id too, so a key reused on another payment's
 refunds is never a replay.
@@ -119,6 +124,11 @@ refunds is never a replay.
 * A request that dies mid-way holds its key for the lock lease only (\`IDEMPOTENCY_LOCK_SECONDS\`, default 60 s); then a retry
   resumes it. Keys are retained for \`IDEMPOTENCY_TTL_HOURS\` (default 24 h) from their first use (replays do not extend
   it); afterwards the key may be used for a new request. Keys of payments still pending are never deleted.
+* Answers that carry a secret (a new API key, a webhook endpoint's signing secret on creation or rotation) are replayed
+  with the same secret: the copy kept with the key is encrypted like every stored secret (AES-256-GCM under
+  \`ENCRYPTION_KEYS\`, bound to the key), never in clear, and is deleted with the key when it expires.
+* Not client calls, so no key: the PSPs' notifications (deduplicated by the PSP's event id), the dashboard's sign-in, and
+  the forms a shopper's browser posts at checkout (idempotent by their return token).
 
 ## HTTP semantics
 Decisions behind the contract; each is enforced by a test.

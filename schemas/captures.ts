@@ -107,3 +107,14 @@ export const captureErrors = {
     paymentId: PAYMENT_ID
   })
 }
+
+/** A customer-present payment whose connector waits for the shopper (201 `requires_action`), as an example. */
+export const requiresActionPaymentExample = {
+  ...succeededPaymentExample,
+  status: 'requires_action',
+  amountCaptured: 0,
+  attempts: [{ ...routedExample.attempts[0], outcome: 'requires_action' }],
+  returnUrl: 'https://shop.example.com/checkout/complete?order=A-1042',
+  nextAction: { type: 'redirect', url: 'https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_1&payment_intent=pi_3QJk2bLkdIwHu7ix0f7V2x9A', method: 'GET' },
+  updatedAt: '2026-01-15T09:30:00.000Z'
+}

@@ -43,7 +43,7 @@ export function jsonResponse<T extends TSchema> (description: string, schema: T,
   return { description, content: { 'application/json': example === undefined ? { schema } : { schema, example } } }
 }
 
-/** The optional Idempotency-Key request header of creating operations (payments, merchants). */
+/** The optional Idempotency-Key request header: every POST of the API takes it (one rule, as Stripe's). */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({
     maxLength: 257,
@@ -51,3 +51,14 @@ export const IdempotencyHeaders = Type.Object({
       'the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description.'
   }))
 })
+
+/**
+ * The sentence every POST's description ends with: one rule for the whole API. `secret`: the answer carries a
+ * secret, and says that its stored copy is sealed.
+ */
+export function idempotencyRule (secret = false): string {
+  return 'Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer ' +
+    '(`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 ' +
+    '`idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS.' +
+    (secret ? ' The replayed answer carries the same secret: its stored copy is encrypted like every stored secret (ENCRYPTION_KEYS) and forgotten with the key.' : '')
+}

@@ -74,6 +74,26 @@ export const stripeEventUnverified = {
   }
 }
 
+export const stripeEventUnavailable = {
+  ...problemResponse('Not acted on now; Stripe sends the event again (it retries what is not answered 2xx). The database is unavailable ' +
+    '(`type` urn:problem-type:service-unavailable), or a dispute event names a payment whose charge, capture or refunds are not all recorded here yet ' +
+    '(an answer lost, a refund in flight; `type` urn:problem-type:connector-event-not-matched): the recovery worker records it, and the event applies ' +
+    'when it comes again. `Retry-After` says when.'),
+  content: {
+    'application/problem+json': {
+      schema: Type.Ref(ProblemDetails),
+      example: {
+        type: 'urn:problem-type:connector-event-not-matched',
+        title: 'The connector event names a payment not matched yet.',
+        status: 503,
+        detail: 'The event names a payment whose charge or capture is not recorded yet; nothing was applied. Send it again later.',
+        instance: `/connectors/${exampleConnectorId}/stripe-events`,
+        traceId: '0f8fad5b-d9cb-469f-a165-70867728950e'
+      }
+    }
+  }
+}
+
 const exampleNotificationItem = {
   NotificationRequestItem: {
     eventCode: 'CAPTURE',

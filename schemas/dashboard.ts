@@ -78,7 +78,8 @@ export const dashboardResponses = {
   },
   signInValidation: problemResponse('The body is not `{ "apiKey": "…" }`, is not JSON, or is empty.'),
   signInUnauthorized: problemResponse('The API key is malformed, unknown, revoked or expired.'),
-  noSession: problemResponse('No session cookie, or the session has ended (signed out, idle or absolute expiry, its key revoked or expired, ' +
+  notSignedIn: { description: 'No `dashboard_session` cookie: nobody is signed in in this browser (sign in with `POST /dashboard/session`).', type: 'null' },
+  noSession: problemResponse('The session cookie names a session that has ended (signed out, idle or absolute expiry, its key revoked or expired, ' +
     'ADMIN_API_KEY changed). Sign in again.'),
   signOutUnauthorized: problemResponse('No live session, or the `X-CSRF-Token` header is missing or does not match the session\'s.'),
   tooLarge: problemResponse('The body is larger than BODY_LIMIT.'),

@@ -4,6 +4,8 @@ import { newId } from '../src/domain/ids'
 import { eventResource } from '../src/domain/api-versions'
 import { toPublicPayment } from './payments'
 import { toPublicRefund } from './refunds'
+import { toPublicDispute } from './disputes'
+import { disputeEventType } from '../src/domain/disputes'
 import { toMerchantResource } from './merchants'
 import { toEndpointResource } from './webhooks'
 import { pageOf, pageQueryProperties } from './listing'
@@ -23,8 +25,9 @@ export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
   type: 'string',
   enum: [...EVENT_TYPES],
   description: 'payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), ' +
-    'payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), ' +
-    'refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.',
+    'payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.requires_action (a customer-present payment waits for its ' +
+    'shopper\'s authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), ' +
+    'refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.',
   examples: ['payment.succeeded']
 })
 
@@ -34,7 +37,7 @@ export const Event = Type.Object({
   createdAt: Type.String({ maxLength: 64, format: 'date-time', description: 'When the change was committed.' }),
   sequence: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, description: '1, 2, 3 … per resource in commit order: order the events of one payment by it.' }),
   resource: Type.Object({
-    type: Type.String({ enum: ['payment', 'refund', 'merchant', 'webhook_endpoint'], description: 'The kind of resource.' }),
+    type: Type.String({ enum: ['payment', 'refund', 'dispute', 'merchant', 'webhook_endpoint'], description: 'The kind of resource.' }),
     id: Type.String({ maxLength: 64, description: 'Its id.' })
   }, { additionalProperties: false, description: 'The resource the event is about.' }),
   data: Type.Object({}, { additionalProperties: true, description: 'The resource as the API returns it, at the time of the event.' })
@@ -66,6 +69,10 @@ export function eventFactory (deps: { clock: () => number, newId?: () => string 
       if (payment.merchantId === null || refund.status === 'pending') return undefined
       return make({ type: refund.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', merchantId: payment.merchantId, resourceType: 'refund', resourceId: refund.id, data: data(toPublicRefund(refund)) })
     },
+    dispute: (change) => {
+      if (change.dispute.merchantId === null) return undefined
+      return make({ type: disputeEventType(change), merchantId: change.dispute.merchantId, resourceType: 'dispute', resourceId: change.dispute.id, data: data(toPublicDispute(change.dispute)) })
+    },
     merchant: (merchant) => make({ type: 'merchant.updated', merchantId: merchant.id, resourceType: 'merchant', resourceId: merchant.id, data: data(toMerchantResource(merchant)) }),
     endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) })
   }
@@ -77,7 +84,8 @@ export const EventListQuery = Type.Object({
   ...pageQueryProperties,
   type: Type.Optional(EventTypeSchema),
   createdGte: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Only events created at or after this instant (ISO 8601).', examples: ['2026-01-01T00:00:00Z'] })),
-  createdLt: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Only events created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] }))
+  createdLt: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Only events created before this instant (ISO 8601).', examples: ['2026-02-01T00:00:00Z'] })),
+  paymentId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'Only the events about this payment and its refunds (any letter case).', examples: ['3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f'] }))
 }, { additionalProperties: false })
 
 export const EventParams = Type.Object({
@@ -90,6 +98,7 @@ export const eventsDescription = `Events are kept ${EVENT_RETENTION_DAYS} days b
 export const eventResources = [
   { variant: 'PaymentEvent', resource: 'payment', data: 'Payment', prefix: 'payment.' },
   { variant: 'RefundEvent', resource: 'refund', data: 'Refund', prefix: 'refund.' },
+  { variant: 'DisputeEvent', resource: 'dispute', data: 'Dispute', prefix: 'dispute.' },
   { variant: 'MerchantEvent', resource: 'merchant', data: 'Merchant', prefix: 'merchant.' },
   { variant: 'WebhookEndpointEvent', resource: 'webhook_endpoint', data: 'WebhookEndpoint', prefix: 'webhook_endpoint.' }
 ]

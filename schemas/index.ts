@@ -3,6 +3,7 @@ import { Product, ProductBody } from './products'
 import { CreatePaymentBody, Payment, PaymentList } from './payments'
 import { CaptureBody } from './captures'
 import { CreateRefundBody, Refund, RefundList } from './refunds'
+import { Dispute, DisputeList } from './disputes'
 import { CreateMerchantBody, Merchant, MerchantList, MerchantPatchBody } from './merchants'
 import { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey } from './api-keys'
 import { Event, EventList } from './events'
@@ -15,6 +16,7 @@ import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './c
 import { Health, ServiceIndex } from './health'
 import { DashboardSession, SignInBody } from './dashboard'
 import { PaymentSummary } from './payment-summary'
+import { ReturnForm, SimulatedBankForm } from './checkout'
 
 /**
  * Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them: every
@@ -25,6 +27,7 @@ export const componentSchemas = [
   Product, ProductBody,
   Payment, PaymentList, PaymentSummary, CreatePaymentBody, CaptureBody,
   Refund, RefundList, CreateRefundBody,
+  Dispute, DisputeList,
   Merchant, MerchantList, CreateMerchantBody, MerchantPatchBody,
   ApiKey, ApiKeyList, CreatedApiKey, CreateApiKeyBody,
   Event, EventList,
@@ -33,5 +36,6 @@ export const componentSchemas = [
   ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody,
   StripeEventBody, AdyenNotificationBody, StripeEventReceived,
   Health, ServiceIndex,
-  SignInBody, DashboardSession
+  SignInBody, DashboardSession,
+  ReturnForm, SimulatedBankForm
 ]

@@ -155,7 +155,31 @@ responseHeaders[IN_USE_RETRY_AFTER] = {
 }
 
 /** Operations that answer a 409 `idempotency-key-in-use` (those handled by the idempotency plugin). */
-const IDEMPOTENT_OPERATIONS = ['createPayment', 'createRefund', 'createMerchant', 'capturePayment']
+/** Every POST that takes Idempotency-Key (each documents the header): its 409 names the key's two conflicts, with Retry-After. */
+function takesIdempotencyKey (operation: Operation): boolean {
+  return (operation.parameters ?? []).some((parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')
+}
+const IDEMPOTENCY_CONFLICTS = 'The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight ' +
+  '(urn:problem-type:idempotency-key-in-use, with Retry-After).'
+
+/** The 409 of an operation that takes Idempotency-Key: added, or its description completed, when the route did not say it. */
+function documentIdempotencyConflicts (operation: Operation, template: string): void {
+  const responses = (operation.responses ??= {})
+  const conflict = responses['409']
+  if (conflict === undefined) {
+    const example = {
+      type: 'urn:problem-type:idempotency-key-reused',
+      title: 'The idempotency key was reused with a different request.',
+      status: 409,
+      detail: 'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      instance: examplePath(template),
+      traceId: TRACE_ID
+    }
+    responses['409'] = { description: IDEMPOTENCY_CONFLICTS, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' }, example } } }
+  } else if (typeof conflict.description === 'string' && !/idempotency-key/i.test(conflict.description)) {
+    conflict.description = `${conflict.description} ${IDEMPOTENCY_CONFLICTS}`
+  }
+}
 
 /** Operations whose route takes a missing body as `{}` (a full refund, a full capture, all defaults). */
 const OPTIONAL_BODY_OPERATIONS = ['createRefund', 'capturePayment', 'rotateWebhookSecret', 'createApiKey']
@@ -414,6 +438,56 @@ function omitReadOnlyMembersOfRequestBodies (doc: Json & { components?: Json, pa
 
 const METHODS = ['get', 'head', 'put', 'post', 'patch', 'delete', 'options', 'trace']
 
+/** The component schemas `node` names with a $ref, and those they name, transitively. */
+function componentsReachedFrom (roots: unknown[], schemas: Record<string, unknown>): Set<string> {
+  const reached = new Set<string>()
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) { for (const item of node) visit(item); return }
+    if (node === null || typeof node !== 'object') return
+    const target = (node as Json).$ref
+    if (typeof target === 'string' && target.startsWith('#/components/schemas/')) {
+      const name = target.slice('#/components/schemas/'.length)
+      if (!reached.has(name)) { reached.add(name); visit(schemas[name]) }
+    }
+    for (const value of Object.values(node)) visit(value)
+  }
+  for (const root of roots) visit(root)
+  return reached
+}
+
+/** A copy of `node` without `additionalProperties: false` at any depth ($ref targets are opened by name). */
+function opened (node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(opened)
+  if (node === null || typeof node !== 'object') return node
+  return Object.fromEntries(Object.entries(node).filter(([key, value]) => !(key === 'additionalProperties' && value === false)).map(([key, value]) => [key, opened(value)]))
+}
+
+/**
+ * The versioning policy adds response members without a new version, so the published document must not forbid them:
+ * what the service sends (responses, webhook deliveries) is described without `additionalProperties: false`, and a
+ * client that validates strictly keeps working when a member is added. Request bodies keep it (the service refuses
+ * unknown members with 400). Copies: the route schemas (which serialize and validate) stay as they are. A component
+ * used both ways would stay closed (none is). The service's own tests validate responses strictly all the same
+ * (test/helpers/openapi-validator.ts closes every object again).
+ */
+function openResponseSchemas (doc: Json & { components?: Json, paths?: Record<string, Record<string, Operation>>, webhooks?: unknown }): void {
+  const schemas = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, unknown>
+  const operations = Object.values(doc.paths ?? {}).flatMap((item) => Object.entries(item).filter(([method]) => METHODS.includes(method)).map(([, operation]) => operation))
+  const requests = componentsReachedFrom(operations.flatMap((operation) => [operation.requestBody, operation.parameters]), schemas)
+  const responses = componentsReachedFrom([...operations.map((operation) => operation.responses), doc.webhooks], schemas)
+  for (const name of responses) if (!requests.has(name) && schemas[name] !== undefined) schemas[name] = opened(schemas[name])
+  for (const operation of operations) {
+    for (const response of Object.values(operation.responses ?? {})) {
+      for (const media of Object.values(response.content ?? {})) if (media.schema !== undefined) media.schema = opened(media.schema)
+    }
+  }
+  for (const item of Object.values((doc.webhooks ?? {}) as Record<string, Record<string, Operation>>)) {
+    for (const operation of Object.values(item)) {
+      for (const media of Object.values(operation.requestBody?.content ?? {})) if (media.schema !== undefined) media.schema = opened(media.schema)
+    }
+  }
+}
+
 /** Adds what every operation shares to the generated document (in place) and returns it. */
 export function completeContract<T extends Json> (document: T): T {
   const doc = document as Json & { info: Json, components?: Json, paths?: Record<string, Record<string, Operation>> }
@@ -447,6 +521,8 @@ export function completeContract<T extends Json> (document: T): T {
       }
       operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/ApiVersion' }]
       addCommonResponses(operation, template)
+      const idempotent = method === 'post' && takesIdempotencyKey(operation)
+      if (idempotent) documentIdempotencyConflicts(operation, template)
       if (operation.requestBody !== undefined && OPTIONAL_BODY_OPERATIONS.includes(operation.operationId ?? '')) operation.requestBody.required = false
       for (const [statusText, response] of Object.entries(operation.responses ?? {})) {
         const status = Number(statusText)
@@ -456,7 +532,7 @@ export function completeContract<T extends Json> (document: T): T {
           headers[component ?? name] = component === undefined ? header : ref(component)
         }
         for (const name of headersFor(operation, method, template, status)) headers[name] ??= ref(name)
-        if (status === 409 && IDEMPOTENT_OPERATIONS.includes(operation.operationId ?? '')) headers['Retry-After'] ??= ref(IN_USE_RETRY_AFTER)
+        if (status === 409 && idempotent) headers['Retry-After'] ??= ref(IN_USE_RETRY_AFTER)
         response.headers = headers
         if (status < 400) continue
         for (const [mediaType, media] of Object.entries(response.content ?? {})) {
@@ -468,6 +544,7 @@ export function completeContract<T extends Json> (document: T): T {
       }
     }
   }
+  openResponseSchemas(doc)
   return document
 }
 

@@ -51,6 +51,8 @@ export const specificProblems: ProblemComponent[] = [
   problem('ServiceUnavailableProblem', 'urn:problem-type:service-unavailable', 'The database is unavailable (503, with Retry-After); nothing was lost.'),
   problem('PaymentNotRefundableProblem', 'urn:problem-type:payment-not-refundable', 'The payment\'s status forbids a refund (409).',
     { paymentId, paymentStatus }),
+  problem('PaymentDisputedProblem', 'urn:problem-type:payment-disputed', 'The payment has a dispute that is not won: no refund while the cardholder\'s bank decides (409).',
+    { paymentId }),
   problem('PaymentNotCancelableProblem', 'urn:problem-type:payment-not-cancelable', 'The payment\'s status forbids a cancel (409).',
     { paymentId, paymentStatus }),
   problem('RefundExceedsRemainingProblem', 'urn:problem-type:refund-exceeds-remaining', 'The refund is larger than what remains refundable (409).',
@@ -62,8 +64,13 @@ export const specificProblems: ProblemComponent[] = [
   problem('CaptureFailedProblem', 'urn:problem-type:capture-failed', 'The gateway refused the capture (402); the payment still requires capture.',
     { paymentId, failureCode: always(member.failureCode) }),
   problem('NoConnectorProblem', 'urn:problem-type:no-connector', 'No connector can take the payment (409).'),
+  problem('PublicBaseUrlRequiredProblem', 'urn:problem-type:public-base-url-required',
+    'A customer-present payment (with `returnUrl`) while the service has no PUBLIC_BASE_URL to send the shopper back to (409); nothing was stored.'),
+  problem('CustomerPresentUnsupportedProblem', 'urn:problem-type:customer-present-unsupported',
+    'A customer-present payment (with `returnUrl`) whose connectors all charge off-session only (409); nothing was stored.'),
   problem('ConnectorCredentialsRefusedProblem', 'urn:problem-type:connector-credentials-refused', 'The PSP refused the connector credentials (400); nothing was stored.'),
   problem('ConnectorEventUnverifiedProblem', 'urn:problem-type:connector-event-unverified', 'A PSP event that could not be verified (400); nothing was recorded.'),
+  problem('ConnectorEventNotMatchedProblem', 'urn:problem-type:connector-event-not-matched', 'A PSP dispute event naming a payment whose charge, capture or refunds are not all recorded here yet (503, with Retry-After); nothing was applied and the PSP sends it again.'),
   problem('AdyenNotificationUnverifiedProblem', 'urn:problem-type:adyen-notification-unverified', 'An Adyen notification that could not be verified (401); nothing was recorded.')
 ]
 

@@ -1,12 +1,12 @@
 /**
  * The document's `webhooks:` section (OpenAPI 3.1): what the service POSTs to a webhook endpoint,
  * one entry per kind of resource, its body in either API version an endpoint may be pinned to, the
- * Standard Webhooks headers and what the receiver's answer means. Document only: the delivery code
- * renders the bodies (src/domain/api-versions.ts) and signs them (src/domain/webhooks.ts).
+ * Standard Webhooks headers and `webhook-api-version`, and what the receiver's answer means. Document
+ * only: the delivery code renders the bodies (src/domain/api-versions.ts) and signs them (src/domain/webhooks.ts).
  */
 import { Type } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../src/domain/events'
-import { FIRST_API_VERSION, LATEST_API_VERSION } from '../src/domain/api-versions'
+import { API_VERSIONS, FIRST_API_VERSION, LATEST_API_VERSION } from '../src/domain/api-versions'
 import { ATTEMPT_LOG_MAX } from '../src/domain/webhooks'
 import { Event, EventTypeSchema, eventResources, exampleEvent } from './events'
 
@@ -48,6 +48,15 @@ export const webhookHeaders: Json[] = [
       'over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret\'s first); accept the delivery if one matches. ' +
       'Verify with a Standard Webhooks library (`npm install standardwebhooks`).',
     schema: { type: 'string', maxLength: 200, pattern: `^${SIGNATURE}( ${SIGNATURE})?$`, examples: ['v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4='] }
+  },
+  {
+    name: 'webhook-api-version',
+    in: 'header',
+    required: true,
+    description: 'The API version the body is rendered in: the endpoint\'s `apiVersion` when this attempt was sent (a retry or replay after a `PATCH` of it is sent in the new one). ' +
+      'Read the body by it: the Event resource since ' + LATEST_API_VERSION + ', `{type, timestamp, data, sequence}` in ' + FIRST_API_VERSION + '. ' +
+      'Not signed: the signature covers the body, which is what you act on.',
+    schema: { type: 'string', maxLength: 10, enum: [...API_VERSIONS], examples: [LATEST_API_VERSION] }
   }
 ]
 
@@ -105,7 +114,7 @@ export function webhookDocument (schemas: Record<string, unknown>): { webhooks: 
         description: `What the service POSTs to your endpoint when ${types.map((type) => `\`${type}\``).join(', ')} happens (if the endpoint's ` +
           `\`enabledEvents\` include it). The body depends on the endpoint's \`apiVersion\`: since ${LATEST_API_VERSION} it is the Event resource ` +
           `(\`${variant}\`, exactly as GET /api/events/{id} returns it); ${FIRST_API_VERSION} sends \`{type, timestamp, data, sequence}\` ` +
-          `(\`${legacy}\`). Either way \`data\` is the ${data} as the API returned it then, and the signature covers the exact bytes sent. ` +
+          `(\`${legacy}\`); \`webhook-api-version\` says which. Either way \`data\` is the ${data} as the API returned it then, and the signature covers the exact bytes sent. ` +
           'Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.',
         security: [],
         parameters: webhookHeaders,

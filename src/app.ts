@@ -27,8 +27,11 @@ import healthRoutes from '../routes/health'
 import rootRoutes from '../routes/root'
 import productRoutes, { unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
+import disputeRoutes from '../routes/disputes'
 import merchantRoutes from '../routes/merchants'
 import connectorEventRoutes from '../routes/connectors'
+import checkoutRoutes from '../routes/checkout'
+import { CHECKOUT_PATH } from '../schemas/checkout'
 import dashboardRoutes from '../routes/dashboard'
 import { DASHBOARD_PATH } from '../schemas/dashboard'
 import { CONNECTORS_PATH } from '../schemas/connector-events'
@@ -74,8 +77,10 @@ export const areas: readonly Area[] = [
   { prefix: '/health', routes: healthRoutes, errorShape: 'envelope' },
   { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest },
   { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
+  { prefix: '/api/disputes', routes: disputeRoutes, errorShape: 'problem' },
   { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' },
   { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' },
+  { prefix: CHECKOUT_PATH, routes: checkoutRoutes, errorShape: 'problem' },
   { prefix: DASHBOARD_PATH, routes: dashboardRoutes, errorShape: 'problem' }
 ]
 

@@ -68,6 +68,14 @@ export const ConfigSchema = Type.Object({
   PENDING_PAYMENT_MAX_AGE: Type.Integer({ ...PositiveInt, default: 86_400 }),
   /** Seconds a manual capture's authorization may wait for its capture (captureBefore); then the recovery worker voids it. 7 days. */
   AUTHORIZATION_TTL_SECONDS: Type.Integer({ minimum: 1, default: 604_800 }),
+  /**
+   * The URL at which shoppers' browsers reach this service (scheme, host, optional port and path prefix), e.g.
+   * https://pay.example.com: PSPs send shoppers back to its return endpoint after authentication. Unset:
+   * customer-present payments (returnUrl) are refused with 409 public-base-url-required.
+   */
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  /** Seconds a customer-present payment may wait for its shopper (requires_action); then the recovery worker cancels it (abandoned). */
+  ACTION_TTL_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
   CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   /** Time for the whole header section to arrive (slowloris); at most REQUEST_TIMEOUT_MS. */
@@ -191,6 +199,10 @@ export function loadConfig (source: EnvSource = process.env): Config {
   if (config.ADYEN_CHECKOUT_URL !== undefined && !isHttpUrl(config.ADYEN_CHECKOUT_URL)) {
     throw new ConfigError(`invalid configuration: ADYEN_CHECKOUT_URL must be an http or https URL (got ${JSON.stringify(config.ADYEN_CHECKOUT_URL)})`)
   }
+  if (config.PUBLIC_BASE_URL !== undefined && !isPublicBaseUrl(config.PUBLIC_BASE_URL)) {
+    throw new ConfigError('invalid configuration: PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, ' +
+      `e.g. https://pay.example.com (got ${JSON.stringify(config.PUBLIC_BASE_URL)})`)
+  }
   const badOrigin = corsOrigins(config.CORS_ORIGINS).find((origin) => !isOrigin(origin))
   if (badOrigin !== undefined) {
     throw new ConfigError('invalid configuration: CORS_ORIGINS must be a comma-separated list of origins such as ' +
@@ -202,6 +214,12 @@ export function loadConfig (source: EnvSource = process.env): Config {
 /** The origins listed in CORS_ORIGINS. */
 export function corsOrigins (value: string): string[] {
   return value.split(',').map((part) => part.trim()).filter((part) => part !== '')
+}
+
+function isPublicBaseUrl (value: string): boolean {
+  if (!isHttpUrl(value)) return false
+  const url = new URL(value)
+  return url.search === '' && url.hash === '' && url.username === '' && url.password === '' && !value.includes('?') && !value.includes('#')
 }
 
 function isHttpUrl (value: string): boolean {

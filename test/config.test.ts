@@ -189,3 +189,15 @@ t.test('API_VERSION_SUNSETS: supported, non-current versions with a date', async
     t.throws(() => loadConfig({ DATABASE_URL: 'file::memory:', API_VERSION_SUNSETS: bad }), { name: 'ConfigError', message: /API_VERSION_SUNSETS must be comma-separated version=YYYY-MM-DD pairs/ }, bad)
   }
 })
+
+t.test('PUBLIC_BASE_URL (optional; http or https, no query, fragment or credentials) and ACTION_TTL_SECONDS (default 3600, any value >= 1)', async (t) => {
+  t.equal(loadConfig({}).PUBLIC_BASE_URL, undefined)
+  t.equal(loadConfig({ PUBLIC_BASE_URL: 'https://pay.example.com/shop' }).PUBLIC_BASE_URL, 'https://pay.example.com/shop')
+  t.equal(loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }).PUBLIC_BASE_URL, 'http://127.0.0.1:3000')
+  for (const value of ['ftp://pay.example.com', 'pay.example.com', 'https://pay.example.com/?a=1', 'https://pay.example.com/#x', 'https://u:p@pay.example.com']) {
+    t.throws(() => loadConfig({ PUBLIC_BASE_URL: value }), { name: 'ConfigError', message: /PUBLIC_BASE_URL must be an http or https URL/ }, value)
+  }
+  t.equal(loadConfig({}).ACTION_TTL_SECONDS, 3600)
+  t.equal(loadConfig({ ACTION_TTL_SECONDS: '1' }).ACTION_TTL_SECONDS, 1)
+  t.throws(() => loadConfig({ ACTION_TTL_SECONDS: '0' }), { name: 'ConfigError', message: /ACTION_TTL_SECONDS/ })
+})

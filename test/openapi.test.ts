@@ -145,7 +145,9 @@ t.test('security: a bearer scheme; every operation states its security, public o
   const sessionOperations = ['GET /dashboard/session', 'HEAD /dashboard/session', 'DELETE /dashboard/session']
   const publicOperations = ['GET /', 'HEAD /', 'GET /products/{id}', 'HEAD /products/{id}', 'GET /health/live', 'HEAD /health/live', 'GET /health/ready', 'HEAD /health/ready',
     // The PSPs' webhooks: Stripe's Stripe-Signature over the raw body, Adyen's HMAC per item, are their authentication.
-    'POST /connectors/{connectorId}/stripe-events', 'POST /connectors/{connectorId}/adyen-notifications', 'POST /dashboard/session']
+    'POST /connectors/{connectorId}/stripe-events', 'POST /connectors/{connectorId}/adyen-notifications', 'POST /dashboard/session',
+    'GET /checkout/return/{token}', 'HEAD /checkout/return/{token}', 'POST /checkout/return/{token}',
+    'GET /checkout/simulated-bank', 'HEAD /checkout/simulated-bank', 'POST /checkout/simulated-bank']
   for (const [name, operation] of operations(doc) as Array<[string, Operation & { security?: unknown }]>) {
     t.ok(Array.isArray(operation.security), `${name} states its security`)
     const isPublic = publicOperations.includes(name)
@@ -276,14 +278,14 @@ interface Webhook {
 
 t.test('webhooks: one per kind of resource, both versions\' bodies, the Standard Webhooks headers, the receiver\'s answers', async (t) => {
   const doc = parse(await generateOpenApiYaml()) as Document & { webhooks: Record<string, Webhook> }
-  t.same(Object.keys(doc.webhooks), ['paymentEvent', 'refundEvent', 'merchantEvent', 'webhookEndpointEvent'])
+  t.same(Object.keys(doc.webhooks), ['paymentEvent', 'refundEvent', 'disputeEvent', 'merchantEvent', 'webhookEndpointEvent'])
   const validator = new OpenApiValidator(doc as never)
   const covered: string[] = []
   for (const [name, { post }] of Object.entries(doc.webhooks)) {
     const variant = name.charAt(0).toUpperCase() + name.slice(1)
     t.equal(post.operationId, `receive${variant}`)
     t.same(post.security, [], `${name}: no API key; the signature authenticates`)
-    t.same(post.parameters.map((p) => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]])
+    t.same(post.parameters.map((p) => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true], ['webhook-api-version', 'header', true]])
     t.same(Object.keys(post.responses).sort(), ['2XX', '410', 'default'])
     const media = post.requestBody.content['application/json']
     t.same(media?.schema.oneOf, [{ $ref: `#/components/schemas/${variant}` }, { $ref: `#/components/schemas/${variant}Body20261101` }], `${name}: the Event resource (2026-11-25) or the earlier body (2026-11-01)`)

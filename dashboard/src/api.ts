@@ -86,6 +86,35 @@ export async function api<T> (path: string, options: CallOptions = {}): Promise<
   return body as T
 }
 
+/**
+ * Saves what a GET answers as a file (the CSV exports): read with the session's CSRF header, which a plain link
+ * cannot send, then handed to the browser's download. Resolves with the file's name.
+ */
+export async function download (path: string, query: Record<string, string | number | undefined>, fallbackName: string): Promise<string> {
+  const url = new URL(path, window.location.origin)
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') url.searchParams.set(name, String(value))
+  }
+  const headers: Record<string, string> = { accept: 'text/csv, application/problem+json' }
+  if (csrfToken !== null) headers['X-CSRF-Token'] = csrfToken
+  const response = await fetch(url, { credentials: 'same-origin', headers })
+  if (!response.ok) {
+    const text = await response.text()
+    if (response.status === 401) onSessionLost()
+    throw new ApiError(response.status, (text === '' ? {} : JSON.parse(text)) as Problem, response.headers.get('retry-after'))
+  }
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName
+  const file = URL.createObjectURL(await response.blob())
+  const link = document.createElement('a')
+  link.href = file
+  link.download = name
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => { URL.revokeObjectURL(file) }, 10_000)
+  return name
+}
+
 export function messageOf (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
@@ -112,6 +141,8 @@ export interface Payment {
   connectorReference?: string
   attempts: Attempt[]
   metadata?: Record<string, string>
+  customer?: { email: string, name?: string, reference?: string }
+  paymentMethodDetails?: { type: string, card?: { brand: string, last4: string, expMonth?: number, expYear?: number, country?: string } }
   createdAt: string
   updatedAt: string
 }
@@ -139,7 +170,7 @@ export interface ApiEvent {
 
 export interface Merchant { id: string, name: string, email: string, status: 'active' | 'suspended', createdAt: string }
 
-export interface ApiKey { id: string, name: string, prefix: string, last4: string, createdAt: string, expiresAt?: string }
+export interface ApiKey { id: string, name: string, prefix: string, last4: string, createdAt: string, expiresAt?: string | null }
 
 export interface Connector {
   id: string
@@ -161,7 +192,7 @@ export interface WebhookEndpoint {
   createdAt: string
 }
 
-export interface DeliveryAttempt { attempt: number, at: string, statusCode: number | null, durationMs: number, error: string | null }
+export interface DeliveryAttempt { attempt: number, at: string, statusCode: number | null, durationMs: number, error: string | null, responseBody?: string | null }
 
 export interface Delivery {
   id: string

@@ -9,6 +9,8 @@ import { SignIn } from './pages/sign-in'
 import { Overview } from './pages/overview'
 import { Payments } from './pages/payments'
 import { PaymentPage } from './pages/payment'
+import { Refunds } from './pages/refunds'
+import { Events } from './pages/events'
 import { Webhooks } from './pages/webhooks'
 import { Developers } from './pages/developers'
 import { Operator } from './pages/operator'
@@ -25,7 +27,8 @@ function App () {
   useEffect(() => {
     whenSessionLost(() => { adopt(null); setEnded('Your session ended (expired, signed out elsewhere, or its key was revoked). Sign in again.') })
     // A reload keeps the HttpOnly cookie; the session read gives back the CSRF token, which lives only in memory.
-    api<Session>('/dashboard/session').then(adopt, () => { adopt(null) })
+    // Without the cookie the answer is 204 (nobody signed in here): a first visit logs no error.
+    api<Session | undefined>('/dashboard/session').then((current) => { adopt(current ?? null) }, () => { adopt(null) })
   }, [])
 
   if (session === undefined) return <main id='main'><p role='status'>Loading…</p></main>
@@ -48,11 +51,14 @@ interface NavItem { path: string, label: string }
 
 function navFor (session: Session): NavItem[] {
   if (session.principal.kind === 'admin') {
-    return [{ path: '/operator', label: 'Operator' }, { path: '/payments', label: 'Payments' }]
+    // Payments, refunds and events answer the admin key 403: the operator's navigation does not offer them.
+    return [{ path: '/operator', label: 'Merchants' }]
   }
   return [
     { path: '/overview', label: 'Overview' },
     { path: '/payments', label: 'Payments' },
+    { path: '/refunds', label: 'Refunds' },
+    { path: '/events', label: 'Events' },
     { path: '/webhooks', label: 'Webhooks' },
     { path: '/developers', label: 'Developers' }
   ]
@@ -85,7 +91,8 @@ function Layout ({ session, route, onSignOut }: { session: Session, route: Route
         <button type='button' onClick={onSignOut}>Sign out</button>
       </header>
       <main id='main'>
-        <Page session={session} route={route} />
+        {/* Keyed by the path: another payment (a pasted link, Back/Forward) is a new page, rendered from its URL alone. */}
+        <Page key={route.path.join('/')} session={session} route={route} />
       </main>
     </>
   )
@@ -94,18 +101,34 @@ function Layout ({ session, route, onSignOut }: { session: Session, route: Route
 function Page ({ session, route }: { session: Session, route: Route }) {
   const [first, second, third] = route.path
   const principal = session.principal
-  if (first === 'payments' && second !== undefined) return <PaymentPage id={second} />
-  if (first === 'payments') return <Payments route={route} principal={principal} />
   if (principal.kind === 'admin') {
-    if (first === 'merchants' && second !== undefined && third === 'webhooks') return <Webhooks merchantId={second} />
+    if (first === 'payments' || first === 'refunds' || first === 'events') return <MerchantsOnly />
+    if (first === 'merchants' && second !== undefined && third === 'webhooks') return <Webhooks merchantId={second} operator />
     if (first === 'merchants' && second !== undefined && third === 'developers') return <Developers merchantId={second} />
     if (first === undefined || first === 'operator') return <Operator route={route} />
     return <NotFound />
   }
+  if (first === 'payments' && second !== undefined) return <PaymentPage key={second} id={second} />
+  if (first === 'payments') return <Payments route={route} />
+  if (first === 'refunds') return <Refunds route={route} />
+  if (first === 'events') return <Events route={route} />
   if (first === undefined || first === 'overview') return <Overview route={route} />
   if (first === 'webhooks') return <Webhooks merchantId={principal.merchantId} />
   if (first === 'developers') return <Developers merchantId={principal.merchantId} />
   return <NotFound />
+}
+
+/** An old link to a merchant page opened with the admin key: said plainly, without asking the API for a 403. */
+function MerchantsOnly () {
+  return (
+    <>
+      <h1 tabIndex={-1}>Payments</h1>
+      <Notice kind='info'>
+        Payments, refunds and events belong to a merchant: the API lets only the merchant's own key read them, and the admin key
+        cannot. Sign in with a merchant key to see them; the <a href={href('/operator')}>Merchants</a> page manages merchants.
+      </Notice>
+    </>
+  )
 }
 
 function NotFound () {

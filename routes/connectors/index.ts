@@ -9,7 +9,7 @@ import { jsonResponse } from '../../schemas/common'
 import { merchantErrors } from '../../schemas/merchants'
 import {
   ADYEN_ACCEPTED, AdyenNotificationBody, adyenNotificationAccepted, adyenNotificationInvalid, adyenNotificationUnverified,
-  ConnectorEventParams, StripeEventBody, StripeEventReceived, StripeSignatureHeaders, stripeEventUnverified
+  ConnectorEventParams, StripeEventBody, StripeEventReceived, StripeSignatureHeaders, stripeEventUnavailable, stripeEventUnverified
 } from '../../schemas/connector-events'
 
 /**
@@ -41,7 +41,7 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
         '**No API key**: the `Stripe-Signature` header is the authentication. It is verified on the raw body with that secret and a ' +
         'tolerance of 5 minutes; an unverified event is 400 and nothing is recorded or changed. ' +
         'A verified event is recorded by its Stripe event id before it is acted on, and acted on once (a redelivery answers 200 and does nothing). ' +
-        'It settles only what is still pending with us on this account: a payment (`payment_intent.succeeded`, ' +
+        'It settles only what is still pending with us on this account: a payment, pending or waiting for its shopper (`requires_action`) (`payment_intent.succeeded`, ' +
         '`payment_intent.amount_capturable_updated` → `requires_capture`, `payment_intent.payment_failed` → `declined`, ' +
         '`payment_intent.canceled` → `declined` with `payment_voided`) and a refund (`refund.updated`, `refund.failed`, `charge.refund.updated`). ' +
         'Other events are recorded and ignored. Any 2xx tells Stripe the event arrived; anything else makes Stripe retry it.',
@@ -56,7 +56,7 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
         415: merchantErrors.createUnsupportedMediaType,
         429: merchantErrors.rateLimited,
         500: merchantErrors.internal,
-        503: merchantErrors.unavailable
+        503: stripeEventUnavailable
       }
     }
   }, async (request) => {

@@ -64,19 +64,23 @@ const dashboard: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getDashboardSession',
       summary: 'The current dashboard session',
       description: 'The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. ' +
-        'No `X-CSRF-Token` needed: the answer is readable only by the dashboard\'s own origin (no CORS with credentials).',
+        'No `X-CSRF-Token` needed: the answer is readable only by the dashboard\'s own origin (no CORS with credentials). ' +
+        'Without the cookie (nobody signed in in this browser) the answer is 204: a first visit is not an error; ' +
+        'a cookie naming a session that has ended is 401.',
       security: [{ [DASHBOARD_SESSION_SCHEME]: [] }],
       response: {
         200: dashboardResponses.current,
+        204: dashboardResponses.notSignedIn,
         401: dashboardResponses.noSession,
         429: dashboardResponses.rateLimited,
         500: dashboardResponses.internal,
         503: dashboardResponses.unavailable
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE]
-    const session = token === undefined ? undefined : await app.dashboardSessions.resume(token)
+    if (token === undefined) return await reply.code(204).send()
+    const session = await app.dashboardSessions.resume(token)
     if (session === undefined) throw noSession()
     return toSessionResource(session)
   })

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { MAX_ACTIVE_API_KEYS } from '../../src/domain/api-keys'
-import { problemResponse } from '../../schemas/common'
+import { IdempotencyHeaders, idempotencyRule, problemResponse } from '../../schemas/common'
+import { apiKeyCreatedResponse } from '../../plugins/stored-responses'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { ApiKeyParams, CreateApiKeyBody, apiKeyResponses, toApiKeyResource } from '../../schemas/api-keys'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
@@ -28,9 +29,10 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
       description: `${who} The body is optional (\`name\`, \`expiresAt\`). The answer is the only time the secret is shown; ` +
         'the service stores its SHA-256. A merchant may hold several active keys (at most ' + String(MAX_ACTIVE_API_KEYS) + ' not revoked; one more is 409): ' +
         'create the new one, deploy it, then revoke the old one. ' +
-        'No Idempotency-Key: a replay would have to store the secret; a retried creation makes a second key, which you can revoke.',
+        idempotencyRule(true),
       security: requiresKey,
       params: MerchantParams,
+      headers: IdempotencyHeaders,
       body: Type.Ref(CreateApiKeyBody),
       response: {
         201: apiKeyResponses.created,
@@ -46,9 +48,12 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    const { key, secret } = await app.apiKeys.create(request.params.id, request.body)
-    // The answer carries the secret: no cache may keep it (@fastify/sensible's helper; nothing sets Cache-Control before it).
-    return reply.code(201).cacheControl('no-store').send({ ...toApiKeyResource(key), secret })
+    // The answer carries the secret: no cache may keep it (Cache-Control: no-store), and its copy kept for replays is sealed.
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => await app.apiKeys.create(request.params.id, request.body, key),
+      respond: apiKeyCreatedResponse,
+      sealed: true
+    })
   })
 
   app.get('/:id/api-keys', {

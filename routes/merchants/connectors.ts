@@ -4,7 +4,8 @@ import type { FastifyRequest } from 'fastify'
 import { connectorInputErrors, MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
-import { jsonResponse, problemResponse } from '../../schemas/common'
+import { IdempotencyHeaders, idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
+import { connectorCreatedResponse } from '../../plugins/stored-responses'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 import { ConnectorAccount, ConnectorAccountList, ConnectorParams, CreateConnectorBody, UpdateConnectorBody, toPublicConnector } from '../../schemas/connectors'
 
@@ -44,9 +45,10 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
         'refused → 400 (`urn:problem-type:connector-credentials-refused`), PSP unreachable → 503; in both cases nothing is stored. ' +
         'Then they are stored encrypted (AES-256-GCM under ENCRYPTION_KEYS, bound to the account id) and never shown again: answers carry ' +
         '`credentialsHint` (the last 4 characters) only. The new account is `enabled`. ' +
-        'No Idempotency-Key (like the area\'s other sub-resources): a retried creation makes a second account, which you can delete.',
+        idempotencyRule(),
       security: requiresKey,
       params: MerchantParams,
+      headers: IdempotencyHeaders,
       body: Type.Ref(CreateConnectorBody),
       response: {
         201: jsonResponse('The connector account (`Location` names it).', Type.Ref(ConnectorAccount)),
@@ -60,8 +62,13 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: noteCredentialErrors
   }, async (request, reply) => {
-    const account = await app.connectorAccounts.create(request.params.id, request.body)
-    return reply.code(201).header('location', `/merchants/${account.merchantId}/connectors/${account.id}`).send(toPublicConnector(account))
+    return await app.idempotency.handle(request, reply, {
+      work: async () => await app.connectorAccounts.create(request.params.id, request.body),
+      respond: connectorCreatedResponse,
+      // The answer carries no secret (credentialsHint only); it is stored right after the account (a crash between the two
+      // commits leaves the key unfinished, and its retry adds the account again).
+      storeAfterWork: true
+    })
   })
 
   app.get('/:id/connectors', {

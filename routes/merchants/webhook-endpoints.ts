@@ -7,7 +7,8 @@ import { REPLAY_BATCH_EVENTS, widensDelivery } from '../../src/domain/webhooks'
 import { validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
-import { jsonResponse, problemResponse } from '../../schemas/common'
+import { IdempotencyHeaders, idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
+import { deliveryRetriedResponse, endpointWithSecretResponse, replayBatchResponse } from '../../plugins/stored-responses'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
 import {
   CreateWebhookEndpointBody, DeliveryListQuery, DeliveryParams, EndpointParams, ReplayBody, ReplayResult, RotateSecretBody,
@@ -50,18 +51,20 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createWebhookEndpoint',
       summary: 'Create a webhook endpoint',
       description: `${suspendedWho} Events of the types in \`enabledEvents\` (default all) are POSTed to \`url\`, signed per Standard Webhooks ` +
-        '(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer is the only time the signing `secret` is shown.',
+        '(`webhook-id`, `webhook-timestamp`, `webhook-signature`), with `webhook-api-version` naming the version the body is rendered in. The answer is the only time the signing `secret` is shown. ' + idempotencyRule(true),
       security: requiresKey,
       params: MerchantParams,
+      headers: IdempotencyHeaders,
       body: Type.Ref(CreateWebhookEndpointBody),
       response: { 201: { ...jsonResponse('The endpoint with its secret (`Cache-Control: no-store`).', Type.Ref(WebhookEndpointWithSecret)) }, 400: validation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
     refuseSuspended(request)
-    const { endpoint, secret } = await app.webhooks.create(request.params.id, request.body)
-    return reply.code(201).header('cache-control', 'no-store')
-      .header('location', `/merchants/${endpoint.merchantId}/webhook-endpoints/${endpoint.id}`)
-      .send({ ...toEndpointResource(endpoint), secret })
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => await app.webhooks.create(request.params.id, request.body, key),
+      respond: endpointWithSecretResponse(201),
+      sealed: true
+    })
   })
 
   app.get('/:id/webhook-endpoints', {
@@ -132,15 +135,19 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'rotateWebhookSecret',
       summary: 'Rotate an endpoint\'s signing secret',
       description: `${who} A new secret (shown only here); the previous one keeps signing for \`overlapSeconds\`, so ` +
-        '`webhook-signature` carries both signatures (space-separated) while you deploy the new one.',
+        '`webhook-signature` carries both signatures (space-separated) while you deploy the new one. ' + idempotencyRule(true),
       security: requiresKey,
       params: EndpointParams,
+      headers: IdempotencyHeaders,
       body: Type.Ref(RotateSecretBody),
       response: { 200: jsonResponse('The endpoint with its new secret (`Cache-Control: no-store`).', Type.Ref(WebhookEndpointWithSecret)), 400: merchantErrors.createValidation, ...authErrors, 404: notFound, 409: conflict, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
-    const { endpoint, secret } = await app.webhooks.rotateSecret(request.params.id, request.params.endpointId, request.body.overlapSeconds)
-    return reply.header('cache-control', 'no-store').send({ ...toEndpointResource(endpoint), secret })
+    return await app.idempotency.handle(request, reply, {
+      work: async (key) => await app.webhooks.rotateSecret(request.params.id, request.params.endpointId, request.body.overlapSeconds, key),
+      respond: endpointWithSecretResponse(200),
+      sealed: true
+    })
   })
 
   app.get('/:id/webhook-endpoints/:endpointId/deliveries', {
@@ -168,15 +175,21 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'retryWebhookDelivery',
       summary: 'Retry a delivery now',
       description: `${suspendedWho} The delivery is due at once, with a fresh retry schedule (same \`webhook-id\`). ` +
-        'While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once.',
+        'While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once. ' +
+        idempotencyRule(),
       security: requiresKey,
       params: DeliveryParams,
+      headers: IdempotencyHeaders,
       response: { 202: jsonResponse('The delivery, due now.', Type.Ref(WebhookDelivery)), ...sendingAuthErrors, 404: notFound, 409: inFlight, ...common }
     }
   }, async (request, reply) => {
     refuseSuspended(request)
-    const delivery = await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId)
-    return reply.code(202).send(toDeliveryResource(delivery))
+    return await app.idempotency.handle(request, reply, {
+      work: async () => await app.webhooks.retry(request.params.id, request.params.endpointId, request.params.deliveryId),
+      respond: deliveryRetriedResponse,
+      // Making a delivery due is safe to do again: its answer is stored right after.
+      storeAfterWork: true
+    })
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/replay', {
@@ -187,16 +200,22 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Re-send the events of a time range',
       description: `${suspendedWho} Every event of the merchant created in [from, to) that the endpoint receives gets a new delivery (same \`webhook-id\` as before: ` +
         `receivers that deduplicate by it ignore what they already processed). One call looks at the first ${REPLAY_BATCH_EVENTS} events of the range ` +
-        '(oldest first); with `hasMore`, send the same request with `startingAfter` = `nextStartingAfter` for the next batch.',
+        '(oldest first); with `hasMore`, send the same request with `startingAfter` = `nextStartingAfter` for the next batch. ' + idempotencyRule(),
       security: requiresKey,
       params: EndpointParams,
+      headers: IdempotencyHeaders,
       body: Type.Ref(ReplayBody),
       response: { 202: jsonResponse('How many deliveries this batch scheduled, and where the next one starts.', Type.Ref(ReplayResult)), 400: merchantErrors.createValidation, ...sendingAuthErrors, 404: notFound, ...bodyErrors, ...common }
     }
   }, async (request, reply) => {
     refuseSuspended(request)
-    const batch = await app.webhooks.replay(request.params.id, request.params.endpointId, request.body)
-    return reply.code(202).send({ replayed: batch.replayed, hasMore: batch.next !== undefined, ...(batch.next !== undefined ? { nextStartingAfter: batch.next } : {}) })
+    return await app.idempotency.handle(request, reply, {
+      work: async () => await app.webhooks.replay(request.params.id, request.params.endpointId, request.body),
+      respond: replayBatchResponse,
+      // Stored right after the batch: the deliveries it schedules carry their events' webhook-id, so a batch made twice
+      // (a crash between the two commits) is deduplicated by receivers.
+      storeAfterWork: true
+    })
   })
 }
 

@@ -27,7 +27,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listEvents',
       summary: 'List events',
       description: 'Your events, newest first, paginated like the payment list (`limit`, `startingAfter`, `endingBefore`); ' +
-        `filters: \`type\`, \`createdGte\`, \`createdLt\`. ${eventsDescription}`,
+        `filters: \`type\`, \`createdGte\`, \`createdLt\`, \`paymentId\` (the payment's events and its refunds'). ${eventsDescription}`,
       querystring: EventListQuery,
       security: requiresKey,
       response: {
@@ -45,6 +45,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       ...query,
       createdGte: normalizeInstant(query.createdGte),
       createdLt: normalizeInstant(query.createdLt),
+      ...(query.paymentId === undefined ? {} : { paymentId: query.paymentId.toLowerCase() }),
       merchantId: merchantOf(request)
     })
     return { data: page.data.map(toEventResource), hasMore: page.hasMore }

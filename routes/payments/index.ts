@@ -9,17 +9,23 @@ import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { normaliseAmount } from '../../plugins/http/json-numbers'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
-import { jsonResponse, problemResponse } from '../../schemas/common'
-import { CreatePaymentBody, IdempotencyHeaders, Payment, PaymentList, PaymentListQuery, PaymentParams, paymentErrors, toPublicPayment } from '../../schemas/payments'
+import { idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
+import {
+  CreatePaymentBody, IdempotencyHeaders, Payment, PAYMENT_CSV_HEADER, PaymentExportQuery, paymentCsvRow, paymentExportResponse, PaymentList, PaymentListQuery,
+  PaymentParams, paymentErrors, toPublicPayment
+} from '../../schemas/payments'
 import { CreateRefundBody, exampleRefund, Refund, RefundList, RefundListQuery, RefundParams, refundErrors, toPublicRefund } from '../../schemas/refunds'
-import { paymentResponse, refundResponse } from '../../plugins/stored-responses'
+import { cancelResponse, paymentResponse, refundResponse } from '../../plugins/stored-responses'
 import { authorizedPaymentExample, routedExample, succeededPaymentExample } from '../../schemas/captures'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import { Readable } from 'node:stream'
+import { allPages, csvChunks } from '../../src/domain/csv'
 import eventRoutes from './events'
 import captureRoutes from './capture'
 import summaryRoutes from './summary'
+import refundListRoutes from './refund-list'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const createAuthErrors = problemAuthErrors('the admin key (payments belong to merchants), or a suspended merchant\'s key', '/api/payments', adminRefused)
@@ -39,6 +45,29 @@ function ownerOf (request: FastifyRequest): string {
   if (principal?.kind !== 'merchant') throw new ForbiddenError('This operation needs a merchant API key.')
   return principal.merchantId
 }
+
+/** Rows an export reads per query. */
+const EXPORT_PAGE_SIZE = 500
+const exportAuthErrors = problemAuthErrors('the admin key (payments belong to merchants)', '/api/payments/export', adminRefused)
+
+/** The list's (and the export's) filters as the store takes them; a filter that cannot select anything as sent is 400. */
+function paymentFilters<Q extends Static<typeof PaymentExportQuery>> (query: Q): Omit<Q, 'metadataKey' | 'metadataValue' | 'amount'> & PaymentListFilters {
+  const { metadataKey, metadataValue, amount, ...rest } = query
+  if ((metadataKey === undefined) !== (metadataValue === undefined)) {
+    const missing = metadataKey === undefined ? 'metadataKey' : 'metadataValue'
+    throw new ValidationError({ [missing]: [`The ${missing} parameter is required with ${missing === 'metadataKey' ? 'metadataValue' : 'metadataKey'}.`] })
+  }
+  if (amount !== undefined && !(Number(amount) > 0)) throw new ValidationError({ amount: ['The amount parameter must be greater than 0.'] })
+  return {
+    ...rest,
+    ...(amount === undefined ? {} : { amount: Number(amount) }),
+    ...(metadataKey === undefined || metadataValue === undefined ? {} : { metadata: { key: metadataKey, value: metadataValue } }),
+    createdGte: normalizeInstant(query.createdGte),
+    createdLt: normalizeInstant(query.createdLt)
+  }
+}
+
+interface PaymentListFilters { amount?: number, metadata?: { key: string, value: string }, createdGte?: string, createdLt?: string }
 
 /** A body-less POST (a full refund) is an empty request object. */
 async function emptyBodyIsEmptyObject (request: FastifyRequest): Promise<void> {
@@ -62,6 +91,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     utf8JsonParser(app, (request, text, body) => { writtenDecimals.set(request, normaliseAmount(body, text)) }))
   await app.register(captureRoutes, { writtenDecimals, ownerOf })
   await app.register(summaryRoutes, { ownerOf })
+  await app.register(refundListRoutes, { ownerOf })
 
   app.post('/payments', {
     config: { auth: 'merchant' },
@@ -73,6 +103,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         'Validation always runs first: an invalid request never reaches the gateway and never consumes an Idempotency-Key. ' +
         'Answers 201 with the payment and `Location: /api/payments/{id}`, 402 when declined, 503 when the gateway is unavailable ' +
         '(the payment stays `pending`; retry with the same Idempotency-Key). ' +
+        'With `returnUrl` the payment is customer-present: the connector may ask for the shopper (3-D Secure), answered 201 `requires_action` ' +
+        'with `nextAction` (event payment.requires_action); the shopper comes back through the service to `returnUrl` with `paymentId` and `status`. ' +
         'Needs a merchant API key; the payment belongs to that merchant. A suspended merchant\'s key is 403; the admin key is 403 ' +
         '(it does not act on a merchant\'s behalf). Idempotency-Keys are scoped to the merchant and this operation.',
       security: requiresKey,
@@ -80,7 +112,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       body: Type.Ref(CreatePaymentBody),
       response: {
         201: jsonResponse('The payment succeeded (or, with `captureMethod: manual`, is authorized: `requires_capture`, see the ' +
-          'authorization example of the Payment schema). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), { ...succeededPaymentExample, metadata: { orderId: 'A-1042' } }),
+          'authorization example of the Payment schema; or, customer-present with `returnUrl`, waits for the shopper: `requires_action` with ' +
+          '`nextAction`, where your page sends the shopper). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`.', Type.Ref(Payment), { ...succeededPaymentExample, metadata: { orderId: 'A-1042' } }),
         400: paymentErrors.validation,
         ...createAuthErrors,
         402: paymentErrors.declined,
@@ -95,13 +128,15 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: [metadataGuard(), async (request) => {
       // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both);
       // a body that passes the schema has then been checked once and for all (throwNotedFieldErrors answers the rest).
-      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown, paymentMethods?: unknown } | null
+      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown, paymentMethods?: unknown, returnUrl?: unknown } | null
       if (typeof body?.currency !== 'string') {
-        if (body !== null && typeof body === 'object') noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods }))
+        if (body !== null && typeof body === 'object') {
+          noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods, returnUrl: body.returnUrl }))
+        }
         return
       }
       noteFieldErrors(request, validatePaymentInput({
-        amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods
+        amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods, returnUrl: body.returnUrl
       }, writtenDecimals.get(request)))
     }]
   }, async (request, reply) => {
@@ -130,7 +165,9 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
         'Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says ' +
         'whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones ' +
         'arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata ' +
-        'entry, exact match; both or neither). Unknown query members are 400.',
+        'entry, exact match; both or neither), `customerEmail` (case-insensitive), `amount` (exact, major units of each payment\'s ' +
+        'currency) and `last4` (the card\'s last 4 digits); filters combine with AND. Unknown query members are 400. ' +
+        'GET /api/payments/export answers the same selection as one CSV file.',
       querystring: PaymentListQuery,
       security: requiresKey,
       response: {
@@ -143,19 +180,43 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: integerQuery(['limit'])
   }, async (request) => {
-    const { metadataKey, metadataValue, ...query } = validPageRequest(request.query)
-    if ((metadataKey === undefined) !== (metadataValue === undefined)) {
-      const missing = metadataKey === undefined ? 'metadataKey' : 'metadataValue'
-      throw new ValidationError({ [missing]: [`The ${missing} parameter is required with ${missing === 'metadataKey' ? 'metadataValue' : 'metadataKey'}.`] })
-    }
-    const page = await app.payments.list({
-      ...query,
-      ...(metadataKey === undefined || metadataValue === undefined ? {} : { metadata: { key: metadataKey, value: metadataValue } }),
-      createdGte: normalizeInstant(query.createdGte),
-      createdLt: normalizeInstant(query.createdLt),
-      merchantId: ownerOf(request)
-    })
+    const page = await app.payments.list({ ...paymentFilters(validPageRequest(request.query)), merchantId: ownerOf(request) })
     return { data: page.data.map(toPublicPayment), hasMore: page.hasMore }
+  })
+
+  app.get('/payments/export', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['payments'],
+      operationId: 'exportPayments',
+      summary: 'Export payments as CSV',
+      description: 'Every payment the filters select (the list\'s filters: `status`, `createdGte`, `createdLt`, `metadataKey` + `metadataValue`, ' +
+        '`customerEmail`, `amount`, `last4`), newest first, as one CSV file (RFC 4180) with a header record. The file is streamed as it is read, ' +
+        `${EXPORT_PAGE_SIZE} payments at a time, so its size is not bounded by memory. A static segment: it wins over /payments/{id}.`,
+      querystring: PaymentExportQuery,
+      security: requiresKey,
+      response: {
+        200: paymentExportResponse,
+        400: paymentErrors.validation,
+        ...exportAuthErrors,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: paymentErrors.storeUnavailable
+      }
+    }
+  }, async (request, reply) => {
+    const filters = { ...paymentFilters(request.query), merchantId: ownerOf(request) }
+    // The first page is read before answering: a database that is down is a 503, not a cut-off 200.
+    const first = await app.payments.list({ ...filters, limit: EXPORT_PAGE_SIZE })
+    const pages = allPages(async (startingAfter) => startingAfter === undefined
+      ? first
+      : await app.payments.list({ ...filters, limit: EXPORT_PAGE_SIZE, startingAfter }))
+    const csv = csvChunks(PAYMENT_CSV_HEADER, pages, (payment) => paymentCsvRow(toPublicPayment(payment)))
+    return await reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="payments-${new Date().toISOString().slice(0, 10)}.csv"`)
+      // A stream: the type provider knows only the documented string body.
+      .send(Readable.from(csv, { objectMode: false }) as unknown as string)
   })
 
   app.post('/payments/:id/cancel', {
@@ -164,14 +225,17 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['payments'],
       operationId: 'cancelPayment',
       summary: 'Cancel a pending payment or an uncaptured authorization',
-      description: 'Voids a `requires_capture` payment\'s authorization (the held money is released): `canceled` with ' +
+      description: 'Cancels a payment waiting for its shopper (`requires_action`) at its connector: `canceled` with `cancellationReason: requested` ' +
+        '(had the shopper authenticated meanwhile, the charge is refunded in full and the payment ends `refunded`, as for a pending one). ' +
+        'Voids a `requires_capture` payment\'s authorization (the held money is released): `canceled` with ' +
         '`cancellationReason: requested` (a capture in flight makes it 409). ' +
         'Gives up a `pending` payment (the gateway has not confirmed it): the gateway voids the charge under the ' +
         'payment\'s downstream key, so it can no longer go through, and the payment becomes `canceled`. If the charge had in fact ' +
         'gone through, it is refunded in full (a refund with reason `payment_canceled`) and the payment ends `refunded`: money is ' +
         'never left behind. Idempotent: canceling a canceled payment answers 200 again. Any other settled payment is 409 ' +
-        '`payment-not-cancelable`; a gateway outage is 503 with Retry-After (the payment stays pending; retry the cancel).',
+        '`payment-not-cancelable`; a gateway outage is 503 with Retry-After (the payment stays pending; retry the cancel). ' + idempotencyRule(),
       params: PaymentParams,
+      headers: IdempotencyHeaders,
       security: requiresKey,
       response: {
         200: jsonResponse('The payment, `canceled` (or `refunded` when its charge had gone through).', Type.Ref(Payment), {
@@ -202,10 +266,13 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const owner = ownerOf(request)
-    const payment = await app.captures.cancelAuthorization(request.params.id, owner) ?? await app.refunds.cancelPayment(request.params.id, owner)
-    // Still pending or authorized: the connector accepted the cancel and settles it by notification.
-    if (payment.status === 'pending' || payment.status === 'requires_capture') reply.code(202)
-    return toPublicPayment(payment)
+    return await app.idempotency.handle(request, reply, {
+      work: async () => await app.captures.cancelAuthorization(request.params.id, owner) ?? await app.refunds.cancelPayment(request.params.id, owner),
+      // 202 while still pending or authorized: the connector accepted the cancel and settles it by notification.
+      respond: cancelResponse,
+      // A cancel is safe to send again (canceling a canceled payment answers it again): stored right after.
+      storeAfterWork: true
+    })
   })
 
   app.post('/payments/:id/refunds', {

@@ -1,6 +1,6 @@
 // The README's quick start: type-checked under `strict` (npm run typecheck) and run against the live
 // service by test/examples.test.ts. Outside this package, import from '@product-payment-service/sdk'.
-import { ApiError, createClient, verifyWebhook, type Event } from '../src/index.js'
+import { ApiError, createClient, verifyWebhook } from '../src/index.js'
 
 export async function quickStart (baseUrl: string, adminApiKey: string) {
   // 1. the operator creates a merchant and an API key for it (the secret is in this answer only)
@@ -28,9 +28,12 @@ export async function quickStart (baseUrl: string, adminApiKey: string) {
   return { merchant, payment, declineCode, amounts }
 }
 
-/** A webhook receiver's core: `rawBody` exactly as received, the endpoint's secret from its creation. */
+/**
+ * A webhook receiver's core: `rawBody` exactly as received, the endpoint's secret from its creation. The event is typed
+ * by the API version the delivery names; `data` is the resource in either, narrow on `apiVersion` for the rest.
+ */
 export function onWebhook (rawBody: string, headers: Headers, endpointSecret: string): string {
-  const event: Event = verifyWebhook(rawBody, headers, endpointSecret)
+  const event = verifyWebhook(rawBody, headers, endpointSecret)
   switch (event.type) {
     case 'payment.succeeded':
       return `paid ${event.data.amount} ${event.data.currency}`

@@ -7,20 +7,43 @@ export type ApiVersion = NonNullable<components['parameters']['ApiVersion']>
 
 export type Payment = Schemas['Payment']
 export type Refund = Schemas['Refund']
+export type Dispute = Schemas['Dispute']
 export type Merchant = Schemas['Merchant']
 export type ApiKey = Schemas['ApiKey']
 export type CreatedApiKey = Schemas['CreatedApiKey']
 export type WebhookEndpoint = Schemas['WebhookEndpoint']
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret']
 export type WebhookDelivery = Schemas['WebhookDelivery']
+export type ApiKeyCollection = Schemas['ApiKeyCollection']
+export type WebhookEndpointCollection = Schemas['WebhookEndpointCollection']
+export type ReplayResult = Schemas['ReplayResult']
+export type ConnectorAccount = Schemas['ConnectorAccount']
+export type ConnectorAccountCollection = Schemas['ConnectorAccountCollection']
+export type PaymentSummary = Schemas['PaymentSummary']
+export type Product = Schemas['Product']
+export type ProductReplacement = Schemas['ProductReplacement']
+export type Health = Schemas['Health']
+export type ServiceIndex = Schemas['ServiceIndex']
 
 export type CreatePaymentRequest = Schemas['CreatePaymentRequest']
 export type CreateRefundRequest = Schemas['CreateRefundRequest']
 export type CreateMerchantRequest = Schemas['CreateMerchantRequest']
 export type CreateApiKeyRequest = Schemas['CreateApiKeyRequest']
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest']
+export type CaptureRequest = Schemas['CaptureRequest']
+export type MerchantPatch = Schemas['MerchantPatch']
+export type UpdateWebhookEndpointRequest = Schemas['UpdateWebhookEndpointRequest']
+export type RotateWebhookSecretRequest = Schemas['RotateWebhookSecretRequest']
+export type ReplayWebhookEventsRequest = Schemas['ReplayWebhookEventsRequest']
+export type CreateConnectorRequest = Schemas['CreateConnectorRequest']
+export type UpdateConnectorRequest = Schemas['UpdateConnectorRequest']
 
 export type ListPaymentsQuery = Omit<NonNullable<paths['/api/payments']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
+export type PaymentSummaryQuery = NonNullable<paths['/api/payments/summary']['get']['parameters']['query']>
+export type ExportPaymentsQuery = NonNullable<paths['/api/payments/export']['get']['parameters']['query']>
+export type ExportRefundsQuery = NonNullable<paths['/api/refunds/export']['get']['parameters']['query']>
+export type ListAllRefundsQuery = Omit<NonNullable<paths['/api/refunds']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
+export type ListDisputesQuery = Omit<NonNullable<paths['/api/disputes']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 export type ListEventsQuery = Omit<NonNullable<paths['/api/events']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 
 /** An RFC 9457 problem document: narrow on `type` to reach a problem's own members (e.g. `declineCode`). */
@@ -39,5 +62,6 @@ export type EventType = Event['type']
 export type LegacyWebhookEvent =
   | Schemas['PaymentEventBody20261101']
   | Schemas['RefundEventBody20261101']
+  | Schemas['DisputeEventBody20261101']
   | Schemas['MerchantEventBody20261101']
   | Schemas['WebhookEndpointEventBody20261101']

@@ -135,18 +135,24 @@ test('503 and 409 idempotency-key-in-use before the service: retried with the ke
   assert.deepEqual(await paymentsWithAmount(13.13), [payment.id])
 })
 
-test('retries are bounded; a Retry-After beyond maxRetryDelayMs and a 409 of another kind are not retried', async () => {
+test('retries are bounded; a Retry-After beyond maxRetryAfterMs and a 409 of another kind are not retried', async () => {
   const unavailable = () => problemResponse(503, 'urn:problem-type:service-unavailable', 0)
   const front = await proxy(service.baseUrl, [unavailable, unavailable, unavailable,
     () => problemResponse(429, 'https://www.rfc-editor.org/rfc/rfc6585#section-4', 60),
     () => problemResponse(409, 'urn:problem-type:idempotency-key-reused', 0)])
   servers.push(front)
-  const retrying = createClient({ baseUrl: front.url, apiKey: merchantKey, maxRetries: 2, retryBaseDelayMs: 10, maxRetryDelayMs: 5000 })
-  const statusOf = (call: Promise<unknown>) => call.then(() => 0, (error: unknown) => error instanceof ApiError ? error.status : -1)
-  assert.equal(await statusOf(retrying.payments.retrieve('00000000-0000-4000-8000-000000000000')), 503)
+  const retrying = createClient({ baseUrl: front.url, apiKey: merchantKey, maxRetries: 2, retryBaseDelayMs: 10, maxRetryAfterMs: 5000 })
+  const errorOf = (call: Promise<unknown>) => call.then(() => undefined, (error: unknown) => error instanceof ApiError ? error : undefined)
+  const statusOf = async (call: Promise<unknown>) => (await errorOf(call))?.status
+  const exhausted = await errorOf(retrying.payments.retrieve('00000000-0000-4000-8000-000000000000'))
+  assert.equal(exhausted?.status, 503)
+  assert.match(exhausted?.message ?? '', /3 attempts made/, 'the error says the retries ran out')
   assert.equal(front.received.length, 3, 'the first attempt and 2 retries')
-  assert.equal(await statusOf(retrying.payments.create({ amount: 1, currency: 'USD' })), 429)
-  assert.equal(front.received.length, 4, 'Retry-After: 60 is longer than maxRetryDelayMs')
+  const tooLong = await errorOf(retrying.payments.create({ amount: 1, currency: 'USD' }))
+  assert.equal(tooLong?.status, 429)
+  assert.match(tooLong?.retryNotAttempted ?? '', /Retry-After asks for 60 s, more than maxRetryAfterMs \(5000 ms\)/)
+  assert.match(tooLong?.message ?? '', /not retried: Retry-After/, 'and so does its message')
+  assert.equal(front.received.length, 4, 'Retry-After: 60 is longer than maxRetryAfterMs')
   assert.equal(await statusOf(retrying.payments.create({ amount: 1, currency: 'USD' }, { idempotencyKey: 'reused' })), 409)
   assert.equal(front.received.length, 5)
   assert.equal(front.received[4]?.headers['idempotency-key'], 'reused')
@@ -163,7 +169,7 @@ test('webhooks: a delivery verified and typed per endpoint API version; a forged
     request.url === path && request.body.includes(payment.id)))
 
   const delivered = await deliveryTo('/current')
-  const event: Event = verifyWebhook(delivered.body, delivered.headers, current.secret)
+  const event: Event = verifyWebhook(delivered.body, delivered.headers, current.secret, { apiVersion: '2026-11-25' })
   assert.equal(event.id, String(delivered.headers['webhook-id']))
   assert.equal(event.type, 'payment.succeeded')
   if (event.type !== 'payment.succeeded') return
@@ -180,11 +186,13 @@ test('webhooks: a delivery verified and typed per endpoint API version; a forged
   assert.equal(legacyEvent.timestamp, event.createdAt)
 
   const headers = new Headers(Object.entries(delivered.headers).map(([name, value]) => [name, String(value)]))
-  assert.equal(verifyWebhook(delivered.body, headers, current.secret).id, event.id, 'Fetch Headers work too')
+  assert.equal(verifyWebhook(delivered.body, headers, current.secret, { apiVersion: '2026-11-25' }).id, event.id, 'Fetch Headers work too')
   assert.throws(() => verifyWebhook(delivered.body.replace('14.14', '1414'), delivered.headers, current.secret), WebhookVerificationError)
   assert.throws(() => verifyWebhook(delivered.body, delivered.headers, legacy.secret), WebhookVerificationError)
   assert.throws(() => verifyWebhook(delivered.body, delivered.headers, current.secret, { apiVersion: '2026-11-01' }), /API version 2026-11-01/)
-  assert.throws(() => verifyWebhook(old.body, old.headers, legacy.secret), /API version 2026-11-25/)
+  assert.equal(verifyWebhook(old.body, old.headers, legacy.secret).apiVersion, '2026-11-01', 'by default, the version the delivery names')
+  const { 'webhook-api-version': _named, ...unnamed } = old.headers
+  assert.throws(() => verifyWebhook(old.body, unnamed, legacy.secret), /API version 2026-11-25/, 'a delivery naming none is read in the default version')
 
   const deliveries = []
   for await (const delivery of client.webhookEndpoints.deliveries(merchantId, current.id)) deliveries.push(delivery.eventId)

@@ -14,12 +14,38 @@ export interface Service {
   stop: () => Promise<void>
 }
 
-/** Starts the built service (`npm run build` at the root first) on a port the OS picks, in-memory SQLite. */
+/**
+ * Starts the built service (`npm run build` at the root first) on a free port, in-memory SQLite, with
+ * `PUBLIC_BASE_URL` set to its own address: customer-present payments (`returnUrl`) then work with the simulated
+ * gateway, whose bank page (`nextAction.url`) and return address are on the service. The port is picked first (the
+ * address must be known before the service starts); if another process takes it meanwhile, another is tried.
+ */
 export async function startService (): Promise<Service> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceOn(await freePort())
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error
+    }
+  }
+}
+
+/** A port no one listens on now (the OS picks it; the listener is closed again). */
+async function freePort (): Promise<number> {
+  const probe = createServer()
+  probe.listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const { port } = probe.address() as AddressInfo
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return port
+}
+
+async function startServiceOn (port: number): Promise<Service> {
   const env = {
     PATH: process.env.PATH,
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'info',
     DATABASE_URL: 'file::memory:',
     ADMIN_API_KEY,
@@ -38,7 +64,7 @@ export async function startService (): Promise<Service> {
       const match = /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(output)
       if (match?.[1] !== undefined) { clearTimeout(timer); resolve(match[1]) }
     })
-  })
+  }).catch(async (error: unknown) => { await stopProcess(server); throw error })
   return { baseUrl, stop: () => stopProcess(server) }
 }
 

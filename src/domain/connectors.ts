@@ -161,3 +161,17 @@ export class ConnectorEventUnverifiedError extends DomainError {
       'missing, does not match the body, or is older than 5 minutes. Nothing was recorded.')
   }
 }
+
+/**
+ * A verified PSP event we cannot apply yet: it names a payment whose charge, capture or refunds are not all recorded
+ * here (the payment is still pending or requires capture after a lost answer, or a refund of it is in flight). Nothing was applied; the PSP sends the event
+ * again later, by when the recovery worker has recorded what the PSP did.
+ */
+export class ConnectorEventNotMatchedError extends DomainError {
+  readonly kind = 'unavailable'
+  readonly code = 'CONNECTOR_EVENT_NOT_MATCHED'
+  override readonly retryAfterSeconds = 60
+  constructor () {
+    super('The event names a payment whose charge or capture is not recorded yet; nothing was applied. Send it again later.')
+  }
+}

@@ -4,10 +4,14 @@ export const EVENT_TYPES = [
   'payment.succeeded',
   'payment.declined',
   'payment.pending',
+  'payment.requires_action',
   'payment.failed',
   'payment.canceled',
   'refund.succeeded',
   'refund.failed',
+  'dispute.created',
+  'dispute.updated',
+  'dispute.closed',
   'merchant.updated',
   'webhook_endpoint.disabled'
 ] as const

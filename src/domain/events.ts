@@ -6,11 +6,12 @@
 import type { Merchant } from './merchants'
 import type { Payment } from './payments'
 import type { Refund } from './refunds'
+import type { Dispute } from './disputes'
 import type { WebhookEndpoint } from './webhooks'
 import type { EventType } from './event-types'
 export { EVENT_TYPES, isEventType, type EventType } from './event-types'
 
-export type EventResourceType = 'payment' | 'refund' | 'merchant' | 'webhook_endpoint'
+export type EventResourceType = 'payment' | 'refund' | 'dispute' | 'merchant' | 'webhook_endpoint'
 
 /** Days events (and their deliveries) are kept; the reaper deletes older ones. */
 export const EVENT_RETENTION_DAYS = 30
@@ -47,6 +48,8 @@ export interface EventFactory {
   payment: EventOf<Payment>
   /** refund.succeeded / refund.failed. */
   refund: EventOf<{ refund: Refund, payment: Payment }>
+  /** dispute.created / dispute.updated / dispute.closed (issue 40); `previous` undefined: the change created it. */
+  dispute: EventOf<{ dispute: Dispute, previous: Dispute | undefined }>
   merchant: EventOf<Merchant>
   endpointDisabled: EventOf<WebhookEndpoint>
 }
@@ -55,6 +58,7 @@ export interface EventFactory {
 export function paymentEventType (status: string): EventType | undefined {
   switch (status) {
     case 'requires_capture': return 'payment.authorized'
+    case 'requires_action': return 'payment.requires_action'
     case 'succeeded': return 'payment.succeeded'
     case 'declined': return 'payment.declined'
     case 'pending': return 'payment.pending'

@@ -3,16 +3,21 @@ import { decimalPlaces, formatMinorUnits, fromMinorUnits } from './money'
 import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
 import type { Metadata } from './metadata'
 import type { ConnectorRef } from './routing'
+import type { Customer, PaymentMethodDetails } from './customers'
+import { PaymentDisputedError } from './disputes'
 
-export const PAYMENT_STATUSES = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
+export const PAYMENT_STATUSES = ['pending', 'requires_action', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]
 
 /** automatic: the gateway captures when it authorizes; manual: it only authorizes, and a capture request takes the money later. */
 export const CAPTURE_METHODS = ['automatic', 'manual'] as const
 export type CaptureMethod = typeof CAPTURE_METHODS[number]
 
-/** Why a payment ended `canceled`: the merchant asked, or its authorization passed `captureBefore`. */
-export const CANCELLATION_REASONS = ['requested', 'authorization_expired'] as const
+/**
+ * Why a payment ended `canceled`: the merchant asked, its authorization passed `captureBefore`, or the shopper
+ * never finished the authentication the connector asked for (`requires_action` past ACTION_TTL_SECONDS).
+ */
+export const CANCELLATION_REASONS = ['requested', 'authorization_expired', 'abandoned'] as const
 export type CancellationReason = typeof CANCELLATION_REASONS[number]
 
 /** How long an authorization may wait for its capture by default: 7 days, as card networks and Stripe. */
@@ -20,6 +25,79 @@ export const DEFAULT_AUTHORIZATION_TTL_SECONDS = 604_800
 
 /** The instance's default gateway (GATEWAY), on which payments made before connector accounts existed were charged. */
 export const DEFAULT_CONNECTOR: ConnectorRef = { id: null, type: 'simulated' }
+
+/** How long a customer-present payment may wait for the shopper (`requires_action`) by default: an hour. */
+export const DEFAULT_ACTION_TTL_SECONDS = 3600
+
+/** The decline code of a payment whose shopper failed (or refused) the authentication the connector asked for. */
+export const AUTHENTICATION_FAILED = 'authentication_failed'
+
+/**
+ * Where the merchant's page sends the shopper to authenticate (3-D Secure, a bank's page): a GET of `url`, or a
+ * form POST of `data` to it (Adyen may ask for one).
+ */
+export interface NextAction {
+  type: 'redirect'
+  url: string
+  method: 'GET' | 'POST'
+  data?: Readonly<Record<string, string>>
+}
+
+/** Most characters of a returnUrl. */
+export const RETURN_URL_MAX_LENGTH = 2048
+
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/**
+ * What is wrong with a customer-present payment's `returnUrl`, or undefined when it is fine: an absolute
+ * `https://` URL (`http://` only for localhost, 127.0.0.1 and [::1]), at most 2,048 characters, without credentials.
+ */
+export function returnUrlProblem (value: string): string | undefined {
+  if (value.length > RETURN_URL_MAX_LENGTH) return `The returnUrl field must be at most ${RETURN_URL_MAX_LENGTH} characters.`
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return 'The returnUrl field must be an absolute URL (https://…).'
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
+    return 'The returnUrl field must be an https:// URL (http:// only for localhost, 127.0.0.1 and [::1]).'
+  }
+  if (url.username !== '' || url.password !== '') return 'The returnUrl field must not carry credentials (user:password@).'
+  return undefined
+}
+
+/**
+ * The merchant's returnUrl with the payment's id and status added as query parameters (its own query kept):
+ * where the return endpoint sends the shopper back.
+ */
+export function merchantReturnUrl (payment: Pick<Payment, 'id' | 'status' | 'returnUrl'>): string {
+  const url = new URL(payment.returnUrl ?? '')
+  url.searchParams.set('paymentId', payment.id)
+  url.searchParams.set('status', payment.status)
+  return url.toString()
+}
+
+/** A customer-present payment (with returnUrl) when the service has no PUBLIC_BASE_URL for the PSP to send the shopper back to. */
+export class PublicBaseUrlRequiredError extends ConflictError {
+  override readonly code = 'PUBLIC_BASE_URL_REQUIRED'
+  constructor () {
+    super('Customer-present payments (with returnUrl) need this service\'s PUBLIC_BASE_URL, the address at which shoppers\' browsers ' +
+      'reach it: the PSP sends the shopper back there. It is not set; nothing was stored.')
+  }
+}
+
+/** A customer-present payment whose connectors cannot take one (they charge off-session only). */
+export class CustomerPresentUnsupportedError extends ConflictError {
+  override readonly code = 'CUSTOMER_PRESENT_UNSUPPORTED'
+  constructor (types: readonly string[]) {
+    super(`None of your connectors can take a customer-present payment (returnUrl) yet: ${types.join(', ')} charge off-session only. ` +
+      `Send the payment without returnUrl, or route it to a connector that can (${[...CUSTOMER_PRESENT_CONNECTORS].join(', ')}).`)
+  }
+}
+
+/** Connector types that take customer-present payments (returnUrl, `requires_action`). */
+export const CUSTOMER_PRESENT_CONNECTORS: ReadonlySet<string> = new Set(['simulated', 'stripe'])
 
 /** The upper bound on an amount, in major units of any currency. */
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000
@@ -62,8 +140,8 @@ export interface Payment {
   /** The shopper whose stored payment method is charged (Adyen: shopperReference). */
   shopperReference: string | null
   /**
-   * The connector the payment is on: routed when it is created, moved to another only after an
-   * attempt that certainly did nothing (not_processed); disabled or deleted accounts keep it.
+   * The connector the payment is on: routed when it is created, moved to another only when no attempt pins it
+   * (see pinnedConnector); disabled or deleted accounts keep it.
    */
   connector: ConnectorRef
   /** The connector's id of the charge (Stripe: the PaymentIntent `pi_…`), once it answered. */
@@ -71,17 +149,44 @@ export interface Payment {
   /** What each connector asked answered, oldest first. */
   attempts: PaymentAttempt[]
   metadata: Metadata
+  /** Who pays, as the merchant named them (issue 44). */
+  customer?: Customer
+  /** Customer-present payments: where the shopper is sent back once the connector's authentication is done; null: off-session. */
+  returnUrl: string | null
+  /** The unguessable token of the payment's return address on this service (never the payment id); null: off-session. */
+  actionToken: string | null
+  /** Where the shopper must go to authenticate, while `requires_action`. */
+  nextAction: NextAction | null
+  /** What the connector's answer says of the payment method (type, card brand, last 4, expiry, country); never more. */
+  paymentMethodDetails?: PaymentMethodDetails
+  /**
+   * Minor units the PSP took back for disputes and has not reinstated (issue 40); absent while the payment never had a
+   * dispute. refunded + disputed never exceed captured (a CHECK in both databases).
+   */
+  amountDisputedMinor?: number
+  /** True while a dispute of the payment is not `won`: a refund is refused (PaymentDisputedError). */
+  disputeOpen?: boolean
   createdAt: string
   updatedAt: string
 }
 
 /**
- * One charge asked of a connector: `pending` while it is being asked (written before the call when
- * the payment moves to another connector), then its outcome. `unknown`: no answer, the charge may
- * have been made (the payment stays on that connector); `not_processed`: certainly nothing was done;
- * `skipped`: not asked, the payment has no method the connector can use (code `no_payment_method`).
+ * One charge asked of a connector, or what the connector later said of it:
+ * - `pending` while it is being asked (written before the call when the payment moves to another connector);
+ * - `succeeded`, `authorized`, `declined`: the connector's answer;
+ * - `requires_action`: the connector waits for the shopper to authenticate: it holds the payment, which stays pinned to it;
+ * - `unknown`: no answer, the charge may have been made: the payment is pinned to that connector;
+ * - `not_processed`: certainly nothing was done (no byte reached the connector, or it said so);
+ * - `skipped`: not asked, the payment has no method the connector can use (code `no_payment_method`);
+ * - `not_found`: a lookup at the connector found nothing under our key after an unknown outcome (code
+ *   `lookup_none`): only this releases the pin;
+ * - `held`: the connector reported money taken for an attempt the payment had left (or for a payment held as
+ *   canceled or declined) and giving it back is not confirmed yet; `released`: it was given back (code
+ *   `refunded`, `voided`, or `release_received` when the connector confirms later); `release_refused`: the
+ *   connector refused to give it back (code: its reason, such as `charge_disputed`): the money stays `held` and
+ *   the release is asked again later under a new key derived from the number of refusals.
  */
-export const ATTEMPT_OUTCOMES = ['pending', 'succeeded', 'authorized', 'declined', 'not_processed', 'skipped', 'unknown'] as const
+export const ATTEMPT_OUTCOMES = ['pending', 'requires_action', 'succeeded', 'authorized', 'declined', 'not_processed', 'skipped', 'unknown', 'not_found', 'held', 'released', 'release_refused'] as const
 export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number]
 
 export interface PaymentAttempt {
@@ -91,16 +196,60 @@ export interface PaymentAttempt {
   /** The decline code, or the failure's code (connection_refused, authentication_failed, timeout, …). */
   code: string | null
   at: string
+  /** The connector's id of the charge this attempt is about, when it differs from the payment's own (held and released money). */
+  connectorReference?: string
+}
+
+/** Outcomes after which the charge may exist at the connector although we hold no answer for it. */
+const MAY_HAVE_CHARGED: ReadonlySet<AttemptOutcome> = new Set(['pending', 'unknown', 'requires_action'])
+
+function isSameConnector (attempt: PaymentAttempt, connector: ConnectorRef | PaymentAttempt): boolean {
+  return 'connectorId' in connector
+    ? attempt.connectorId === connector.connectorId && attempt.connectorType === connector.connectorType
+    : attempt.connectorId === connector.id && attempt.connectorType === connector.type
 }
 
 /**
- * True while the payment must stay on its connector: nothing was asked yet (a crash may have cut
- * the first call short) or the last attempt's outcome is pending or unknown. Only after a
- * not_processed answer is it free to go to any connector.
+ * The connector the payment must stay on, or undefined when routing may choose any. The rule: once any
+ * attempt's outcome is unknown (or its call was cut short, `pending`), the payment stays on that connector,
+ * whatever later attempts answered, until a lookup there found nothing under our key (`not_found`). A payment
+ * never asked yet stays on the connector it was routed to (a crash may have cut its first call short).
  */
-export function isPinnedToConnector (payment: Payment): boolean {
-  const last = payment.attempts.at(-1)
-  return last === undefined || (last.outcome !== 'not_processed' && last.outcome !== 'skipped')
+export function pinnedConnector (payment: Pick<Payment, 'attempts' | 'connector'>): ConnectorRef | undefined {
+  const { attempts } = payment
+  if (attempts.length === 0) return payment.connector
+  for (const [index, attempt] of attempts.entries()) {
+    if (!MAY_HAVE_CHARGED.has(attempt.outcome)) continue
+    const released = attempts.slice(index + 1).some((later) => later.outcome === 'not_found' && isSameConnector(later, attempt))
+    if (!released) return { id: attempt.connectorId, type: attempt.connectorType }
+  }
+  return undefined
+}
+
+/** True while the payment must stay on a connector (see pinnedConnector). */
+export function isPinnedToConnector (payment: Pick<Payment, 'attempts' | 'connector'>): boolean {
+  return pinnedConnector(payment) !== undefined
+}
+
+/** The time of the attempt that pins the payment to `connector` (the first unknown one not released), if any. */
+export function pinnedSince (payment: Pick<Payment, 'attempts'>, connector: ConnectorRef): string | undefined {
+  const { attempts } = payment
+  for (const [index, attempt] of attempts.entries()) {
+    if (!MAY_HAVE_CHARGED.has(attempt.outcome) || !isSameConnector(attempt, connector)) continue
+    if (!attempts.slice(index + 1).some((later) => later.outcome === 'not_found' && isSameConnector(later, attempt))) return attempt.at
+  }
+  return undefined
+}
+
+/** The `held` attempts whose money was not given back yet (no `released` attempt for the same connector and charge). */
+export function moneyHeldBy (attempts: readonly PaymentAttempt[]): PaymentAttempt[] {
+  return attempts.filter((attempt) => attempt.outcome === 'held' && !attempts.some((later) =>
+    later.outcome === 'released' && later.connectorReference === attempt.connectorReference && isSameConnector(later, attempt)))
+}
+
+/** True when an attempt of the payment was made on `connector` (any outcome but skipped: it was asked). */
+export function wasAskedOf (payment: Pick<Payment, 'attempts'>, connector: ConnectorRef): boolean {
+  return payment.attempts.some((attempt) => attempt.outcome !== 'skipped' && isSameConnector(attempt, connector))
 }
 
 /** A key of `paymentMethods`: a connector type or a connector account id. */
@@ -155,14 +304,16 @@ export function looksLikeCardNumber (value: string): boolean {
 
 /**
  * The only moves a payment may make:
- *   pending → succeeded | declined | failed | canceled | requires_capture
+ *   pending → succeeded | declined | failed | canceled | requires_capture | requires_action
+ *   requires_action → succeeded | requires_capture | declined | canceled (the shopper authenticated, failed, or never came back)
  *   requires_capture → succeeded (captured) | canceled (voided or expired)
  *   succeeded → partially_refunded | refunded
  *   partially_refunded → partially_refunded | refunded
  * declined, failed, canceled and refunded are terminal.
  */
 const allowedMoves: Record<PaymentStatus, readonly PaymentStatus[]> = {
-  pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture'],
+  pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture', 'requires_action'],
+  requires_action: ['succeeded', 'requires_capture', 'declined', 'canceled'],
   requires_capture: ['succeeded', 'canceled'],
   succeeded: ['partially_refunded', 'refunded'],
   partially_refunded: ['partially_refunded', 'refunded'],
@@ -195,7 +346,7 @@ export function isSettled (status: PaymentStatus): boolean {
  * decline code of a `declined` payment, the failure code of a `failed` one or the
  * cancellation reason of a `canceled` one (default `requested`).
  * A refund move (to partially_refunded/refunded) must agree with amountRefundedMinor.
- * pending → succeeded is an automatic capture: the whole amount is captured.
+ * pending (or requires_action) → succeeded is an automatic capture: the whole amount is captured.
  */
 export function transition (payment: Payment, to: PaymentStatus, at: string, code: string | null = null): Payment {
   if (!canTransition(payment.status, to)) throw new IllegalTransitionError(payment.status, to)
@@ -210,14 +361,14 @@ export function transition (payment: Payment, to: PaymentStatus, at: string, cod
     declineCode: to === 'declined' ? code : payment.declineCode,
     failureCode: to === 'failed' ? code : payment.failureCode,
     cancellationReason: to === 'canceled' ? (code ?? 'requested') as CancellationReason : payment.cancellationReason,
-    amountCapturedMinor: to === 'succeeded' && payment.status === 'pending' ? payment.amountMinor : payment.amountCapturedMinor,
+    amountCapturedMinor: to === 'succeeded' && (payment.status === 'pending' || payment.status === 'requires_action') ? payment.amountMinor : payment.amountCapturedMinor,
     updatedAt: at
   }
 }
 
 /** Minor units that may still be refunded: the captured amount less what is refunded or being refunded. */
 export function refundableMinor (payment: Payment): number {
-  return payment.amountCapturedMinor - payment.amountRefundedMinor - payment.refundPendingMinor
+  return payment.amountCapturedMinor - payment.amountRefundedMinor - payment.refundPendingMinor - (payment.amountDisputedMinor ?? 0)
 }
 
 /** Minor units a capture may still take: all of an authorization's amount until its one capture, then 0. */
@@ -231,6 +382,7 @@ export function capturableMinor (payment: Payment): number {
  */
 export function reserveRefund (payment: Payment, amountMinor: number, at: string): Payment {
   if (!REFUNDABLE_STATUSES.includes(payment.status)) throw new PaymentNotRefundableError(payment.id, payment.status)
+  if (payment.disputeOpen === true) throw new PaymentDisputedError(payment.id)
   const remaining = refundableMinor(payment)
   if (amountMinor <= 0 || amountMinor > remaining) throw new RefundExceedsRemainingError(payment.id, amountMinor, remaining, payment.currency)
   return { ...payment, refundPendingMinor: payment.refundPendingMinor + amountMinor, updatedAt: at }
@@ -243,6 +395,18 @@ export function applySucceededRefund (payment: Payment, amountMinor: number, at:
     refundPendingMinor: payment.refundPendingMinor - amountMinor,
     amountRefundedMinor: payment.amountRefundedMinor + amountMinor
   }
+  return transition(refunded, refunded.amountRefundedMinor === refunded.amountCapturedMinor ? 'refunded' : 'partially_refunded', at)
+}
+
+/**
+ * A refund made at the PSP without us (its Dashboard, Customer Area) that the PSP reported done (issue 40): the money is
+ * refunded and the status moves, as for one of ours. Throws when it does not fit what remains (a person looks).
+ */
+export function applyConnectorRefund (payment: Payment, amountMinor: number, at: string): Payment {
+  if (!REFUNDABLE_STATUSES.includes(payment.status)) throw new PaymentNotRefundableError(payment.id, payment.status)
+  const remaining = refundableMinor(payment)
+  if (amountMinor <= 0 || amountMinor > remaining) throw new RefundExceedsRemainingError(payment.id, amountMinor, remaining, payment.currency)
+  const refunded = { ...payment, amountRefundedMinor: payment.amountRefundedMinor + amountMinor }
   return transition(refunded, refunded.amountRefundedMinor === refunded.amountCapturedMinor ? 'refunded' : 'partially_refunded', at)
 }
 
@@ -296,7 +460,7 @@ export class PaymentFailedError extends DomainError {
 export class PaymentNotCancelableError extends ConflictError {
   override readonly code = 'PAYMENT_NOT_CANCELABLE'
   constructor (readonly paymentId: string, readonly status: PaymentStatus) {
-    super(`Only pending payments and uncaptured authorizations (requires_capture) can be canceled; this payment is ${status}.`)
+    super(`Only pending payments, payments waiting for the shopper (requires_action) and uncaptured authorizations (requires_capture) can be canceled; this payment is ${status}.`)
     Object.assign(this.extensions, { paymentId, paymentStatus: status })
   }
 }
@@ -307,8 +471,12 @@ export class PaymentNotCancelableError extends ConflictError {
  * `writtenDecimalPlaces`: the decimals of the amount as the client wrote it, when the transport
  * knows them (a JSON literal can carry more digits than the double it is parsed into).
  */
-export function validatePaymentInput (input: { amount: number, currency: string, paymentMethod?: unknown, paymentMethods?: unknown }, writtenDecimalPlaces = 0): FieldErrors {
+export function validatePaymentInput (input: { amount: number, currency: string, paymentMethod?: unknown, paymentMethods?: unknown, returnUrl?: unknown }, writtenDecimalPlaces = 0): FieldErrors {
   const errors: FieldErrors = {}
+  if (typeof input.returnUrl === 'string') {
+    const problem = returnUrlProblem(input.returnUrl)
+    if (problem !== undefined) errors.returnUrl = [problem]
+  }
   const cardMessage = (field: string) => `The ${field} field looks like a card number. Card numbers never enter this service: send the token your ` +
     'connector gave you for the card (Stripe: a PaymentMethod id such as pm_…; Adyen: a storedPaymentMethodId).'
   if (typeof input.paymentMethod === 'string' && looksLikeCardNumber(input.paymentMethod.trim())) errors.paymentMethod = [cardMessage('paymentMethod')]
@@ -347,6 +515,9 @@ export function newPendingPayment (fields: {
   paymentMethods?: Readonly<Record<string, string>>
   shopperReference?: string
   connector?: ConnectorRef
+  customer?: Customer
+  returnUrl?: string
+  actionToken?: string
 }): Payment {
   const captureMethod = fields.captureMethod ?? 'automatic'
   return {
@@ -373,6 +544,10 @@ export function newPendingPayment (fields: {
     connectorReference: null,
     attempts: [],
     metadata: fields.metadata ?? {},
+    ...(fields.customer !== undefined ? { customer: fields.customer } : {}),
+    returnUrl: fields.returnUrl ?? null,
+    actionToken: fields.returnUrl === undefined ? null : fields.actionToken ?? null,
+    nextAction: null,
     merchantId: fields.merchantId ?? null,
     createdAt: fields.at,
     updatedAt: fields.at

@@ -22,6 +22,10 @@ export interface Refund {
   /** Why the gateway refused the refund, when `failed`. */
   failureCode: string | null
   metadata: Metadata
+  /** Issue 40: 'connector' for a refund made at the PSP (its Dashboard, Customer Area) that we recorded from its report; absent: ours ('api'). */
+  origin?: 'connector'
+  /** The PSP's id of a refund made there (Stripe: `re_…`; Adyen: the refund's pspReference). */
+  connectorReference?: string
   createdAt: string
   updatedAt: string
 }

@@ -1,6 +1,6 @@
 import { HttpClientException } from '@adyen/api-library'
 import { AdyenConnectionError } from './adyen-transport'
-import { NEVER_SENT } from './stripe-errors'
+import { callOf, NEVER_SENT } from './call'
 import { GatewayError } from './types'
 
 /** Adyen's answer (422) to a request whose Idempotency-Key is still being processed: the first one's outcome is unknown. */
@@ -26,6 +26,7 @@ export function validationAnswer (error: unknown): { status: number, errorCode: 
 export function adyenGatewayError (error: unknown): GatewayError {
   if (error instanceof GatewayError) return error
   if (error instanceof AdyenConnectionError) {
+    if (callOf(error)?.signal?.aborted === true) return new GatewayError('aborted', 'the Adyen call was abandoned (time-out or shutdown); its outcome is unknown', 'aborted')
     if (error.code === 'ETIMEDOUT') return new GatewayError('timeout', 'Adyen did not answer in time', 'timeout')
     const neverSent = error.code === undefined ? undefined : NEVER_SENT[error.code]
     if (neverSent !== undefined) return new GatewayError('not_processed', `Adyen could not be reached (${error.code ?? ''})`, neverSent)

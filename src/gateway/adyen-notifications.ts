@@ -1,6 +1,7 @@
 // The validator's own module: the library's index loads every API service (about a second of start-up).
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator'
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
+import type { DisputeReport, DisputeStatus } from '../domain/disputes'
 
 /**
  * Adyen's standard webhooks ("notifications"): a batch `{ live, notificationItems: [{ NotificationRequestItem }] }`,
@@ -85,10 +86,64 @@ export type AdyenNotificationEffect =
   /** A capture (CAPTURE / CAPTURE_FAILED) of the payment whose pspReference is `paymentReference`. */
   | { kind: 'capture', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
   /** A refund (REFUND / REFUND_FAILED): `reference` is the modification's reference, our refund id. */
-  | { kind: 'refund', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
+  | { kind: 'refund', paymentReference: string | undefined, reference: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
   /** A cancel (CANCELLATION; CANCEL_OR_REFUND when it canceled an uncaptured payment). */
   | { kind: 'cancellation', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, orRefund: boolean }
+  /** A dispute event: `paymentReference` is the disputed payment's pspReference (originalReference), the report's reference the dispute's pspReference. */
+  | { kind: 'dispute', paymentReference: string | undefined, paymentId: string, report: DisputeReport }
   | { kind: 'none' }
+
+/**
+ * Adyen's dispute event codes as our statuses, in the order Adyen documents a dispute's life (a later stage wins whatever
+ * the order of arrival), and the money each moves (Dispute.fundsStage: 1 withdrawn, 2 reinstated, 3 withdrawn again, 4
+ * reinstated again). A CHARGEBACK's status comes from its `disputeStatus` when it has one.
+ */
+export const ADYEN_DISPUTE_EVENTS: Readonly<Record<string, { status: DisputeStatus, stage: number, fundsStage: number }>> = {
+  REQUEST_FOR_INFORMATION: { status: 'needs_response', stage: 1, fundsStage: 0 },
+  NOTIFICATION_OF_CHARGEBACK: { status: 'needs_response', stage: 1, fundsStage: 0 },
+  CHARGEBACK: { status: 'needs_response', stage: 2, fundsStage: 1 },
+  CHARGEBACK_REVERSED: { status: 'won', stage: 3, fundsStage: 2 },
+  SECOND_CHARGEBACK: { status: 'lost', stage: 4, fundsStage: 3 },
+  PREARBITRATION_WON: { status: 'won', stage: 5, fundsStage: 4 },
+  PREARBITRATION_LOST: { status: 'lost', stage: 5, fundsStage: 3 }
+}
+
+/** A CHARGEBACK's `additionalData.disputeStatus` as our status (Undefended and anything unknown: it needs a response). */
+const ADYEN_DISPUTE_STATUSES: Readonly<Record<string, DisputeStatus>> = {
+  Undefended: 'needs_response',
+  Pending: 'under_review',
+  Responded: 'under_review',
+  Won: 'won',
+  Lost: 'lost',
+  Expired: 'lost',
+  Accepted: 'accepted'
+}
+
+function disputeEffect (item: AdyenNotificationItem): AdyenNotificationEffect {
+  const mapped = ADYEN_DISPUTE_EVENTS[item.eventCode]
+  if (mapped === undefined || item.success !== 'true') return { kind: 'none' }
+  const data = item.additionalData ?? {}
+  const paymentReference = isString(item.originalReference) && item.originalReference !== '' ? item.originalReference : undefined
+  const given = data.disputeStatus === undefined ? undefined : ADYEN_DISPUTE_STATUSES[data.disputeStatus]
+  const status = item.eventCode === 'CHARGEBACK' && given !== undefined ? given : data.defendable === 'false' && mapped.status === 'needs_response' && mapped.stage === 2 ? 'lost' : mapped.status
+  const due = data.defensePeriodEndsAt === undefined ? NaN : Date.parse(data.defensePeriodEndsAt)
+  const reason = [data.chargebackReasonCode, data.rfiReasonCode, data.nofReasonCode].find((code) => isString(code) && code !== '')
+  return {
+    kind: 'dispute',
+    paymentReference,
+    paymentId: item.merchantReference,
+    report: {
+      connectorReference: item.pspReference,
+      amountMinor: item.amount.value,
+      currency: item.amount.currency.toUpperCase(),
+      reason: reason ?? null,
+      status,
+      stage: mapped.stage,
+      fundsStage: mapped.fundsStage,
+      evidenceDueBy: Number.isNaN(due) ? null : new Date(due).toISOString()
+    }
+  }
+}
 
 /** Adyen's event codes that change our records; every other code is recorded and ignored. */
 export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect {
@@ -103,11 +158,11 @@ export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect 
     case 'CAPTURE': return { kind: 'capture', ...modification, ...money }
     // A CAPTURE_FAILED arrives with success "true" (the failure happened): it is a failure either way.
     case 'CAPTURE_FAILED': return { kind: 'capture', ...modification, success: false, ...money }
-    case 'REFUND': return { kind: 'refund', ...modification, ...money }
-    case 'REFUND_FAILED': return { kind: 'refund', ...modification, success: false, ...money }
+    case 'REFUND': return { kind: 'refund', ...modification, pspReference: item.pspReference, ...money }
+    case 'REFUND_FAILED': return { kind: 'refund', ...modification, pspReference: item.pspReference, success: false, ...money }
     case 'CANCELLATION': return { kind: 'cancellation', ...modification, orRefund: false }
     case 'CANCEL_OR_REFUND': return { kind: 'cancellation', ...modification, orRefund: true }
-    default: return { kind: 'none' }
+    default: return disputeEffect(item)
   }
 }
 

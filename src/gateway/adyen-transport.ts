@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https'
 import { HttpClientException, type Config } from '@adyen/api-library'
 import type ClientInterface from '@adyen/api-library/lib/src/httpClient/clientInterface'
 import type { IRequest } from '@adyen/api-library/lib/src/typings/requestOptions'
+import { currentCall } from './call'
 
 /** A request that failed at the socket: `code` is Node's (ECONNREFUSED, ENOTFOUND, ECONNRESET, ETIMEDOUT…). */
 export class AdyenConnectionError extends Error {
@@ -31,7 +32,8 @@ export function rebase (endpoint: string, baseUrl: string): URL {
  * speaks https, follows redirects and reduces every socket failure to a message: this one goes to the
  * configured base URL (http too: a local fake), keeps Node's error code (so a connection that was never
  * made can be told from one lost after sending), and turns Adyen's error answers into the library's
- * HttpClientException with the HTTP status and Adyen's error object.
+ * HttpClientException with the HTTP status and Adyen's error object. It never retries, and a call's signal
+ * (inCall) aborts its request.
  */
 export function adyenTransport (options: AdyenTransportOptions): ClientInterface {
   return {
@@ -44,8 +46,10 @@ export function adyenTransport (options: AdyenTransportOptions): ClientInterface
       }
       if (requestOptions.idempotencyKey !== undefined) headers['Idempotency-Key'] = requestOptions.idempotencyKey
       const send = url.protocol === 'http:' ? httpRequest : httpsRequest
+      // The call's signal (our time-out, shutdown) ends the request: none outlives our giving up on it.
+      const signal = currentCall()?.signal
       return await new Promise<string>((resolve, reject) => {
-        const req = send(url, { method: requestOptions.method ?? 'POST', headers })
+        const req = send(url, { method: requestOptions.method ?? 'POST', headers, ...(signal === undefined ? {} : { signal }) })
         req.setTimeout(options.timeoutMs, () => {
           req.destroy(Object.assign(new Error(`no answer from Adyen within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }))
         })

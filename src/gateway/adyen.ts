@@ -4,6 +4,8 @@ import { CredentialsRefusedError, type Connector, type ConnectorCredentials } fr
 import { AmountNotExpressibleError, toAdyenValue } from './adyen-amounts'
 import { adyenGatewayError, validationAnswer } from './adyen-errors'
 import { adyenTransport } from './adyen-transport'
+import { inCall } from './call'
+import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
 import { AUTHENTICATION_REQUIRED } from './stripe'
 import { GatewayError, type ChargeResult, type PaymentGateway } from './types'
 
@@ -65,7 +67,7 @@ export function adyenConnector (credentials: ConnectorCredentials, options: Adye
     gateway: adyenGateway(checkout, merchantAccount),
     async verify () {
       try {
-        await checkout.PaymentsApi.paymentMethods({ merchantAccount })
+        await inCall(undefined, async () => await checkout.PaymentsApi.paymentMethods({ merchantAccount }))
       } catch (error) {
         if (error instanceof HttpClientException && error.statusCode === 401) throw new CredentialsRefusedError('Adyen refused the API key (401)', 'authentication_failed')
         if (error instanceof HttpClientException && error.statusCode === 403) {
@@ -108,7 +110,7 @@ function adyenGateway (checkout: CheckoutAPI, merchantAccount: string): PaymentG
           ...(manual ? { additionalData: { manualCapture: 'true' } } : { captureDelayHours: 0 })
         }
         // The library's type asks for a returnUrl; a card-on-file payment without a shopper is never redirected.
-        const response = await checkout.PaymentsApi.payments(payment as PaymentRequest, keyed(request.idempotencyKey))
+        const response = await inCall(signal, async () => await checkout.PaymentsApi.payments(payment as PaymentRequest, keyed(request.idempotencyKey)))
         return chargeResultOf(response, manual)
       } catch (error) {
         const answer = validationAnswer(error)
@@ -117,12 +119,13 @@ function adyenGateway (checkout: CheckoutAPI, merchantAccount: string): PaymentG
       }
     },
 
-    async capture (request) {
+    async capture (request, { signal } = {}) {
       if (request.chargeReference === undefined) return { outcome: 'failed', failureCode: 'authorization_not_found' }
       try {
         const amount = { value: toAdyenValue(request.amountMinor, request.currency), currency: request.currency.toUpperCase() }
-        const response = await checkout.ModificationsApi.captureAuthorisedPayment(request.chargeReference,
-          { merchantAccount, amount, reference: request.idempotencyKey }, keyed(request.idempotencyKey))
+        const reference = request.chargeReference
+        const response = await inCall(signal, async () => await checkout.ModificationsApi.captureAuthorisedPayment(reference,
+          { merchantAccount, amount, reference: request.idempotencyKey }, keyed(request.idempotencyKey)))
         return { outcome: 'received', captureId: modificationReference(response.pspReference) }
       } catch (error) {
         if (error instanceof AmountNotExpressibleError) return { outcome: 'failed', failureCode: 'invalid_amount' }
@@ -132,12 +135,13 @@ function adyenGateway (checkout: CheckoutAPI, merchantAccount: string): PaymentG
       }
     },
 
-    async refund (request) {
+    async refund (request, { signal } = {}) {
       if (request.chargeReference === undefined) return { outcome: 'failed', gatewayRefundId: '', failureCode: 'charge_not_found' }
       try {
         const amount = { value: toAdyenValue(request.amountMinor, request.currency), currency: request.currency.toUpperCase() }
-        const response = await checkout.ModificationsApi.refundCapturedPayment(request.chargeReference,
-          { merchantAccount, amount, reference: request.refundId ?? request.idempotencyKey }, keyed(request.idempotencyKey))
+        const reference = request.chargeReference
+        const response = await inCall(signal, async () => await checkout.ModificationsApi.refundCapturedPayment(reference,
+          { merchantAccount, amount, reference: request.refundId ?? request.idempotencyKey }, keyed(request.idempotencyKey)))
         return { outcome: 'received', gatewayRefundId: modificationReference(response.pspReference) }
       } catch (error) {
         if (error instanceof AmountNotExpressibleError) return { outcome: 'failed', gatewayRefundId: '', failureCode: 'invalid_amount' }
@@ -147,15 +151,17 @@ function adyenGateway (checkout: CheckoutAPI, merchantAccount: string): PaymentG
       }
     },
 
-    async void (request) {
+    async void (request, { signal } = {}) {
       const key = keyed(`${request.chargeIdempotencyKey}:void`)
       const reference = request.paymentId ?? request.chargeIdempotencyKey
       try {
         if (request.chargeReference !== undefined) {
-          await checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(request.chargeReference, { merchantAccount, reference }, key)
+          const pspReference = request.chargeReference
+          await inCall(signal, async () => await checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(pspReference, { merchantAccount, reference }, key))
         } else if (request.paymentId !== undefined) {
           // The payment's pspReference was never recorded (an unknown outcome): cancel it by our reference.
-          await checkout.ModificationsApi.cancelAuthorisedPayment({ merchantAccount, paymentReference: request.paymentId, reference }, key)
+          const paymentReference = request.paymentId
+          await inCall(signal, async () => await checkout.ModificationsApi.cancelAuthorisedPayment({ merchantAccount, paymentReference, reference }, key))
         } else {
           throw new GatewayError('unavailable', 'the charge has neither a reference nor a payment id to find it by', 'charge_not_identifiable')
         }
@@ -176,8 +182,29 @@ function modificationReference (pspReference: string | undefined): string {
   return pspReference
 }
 
-/** Adyen's resultCode of a /payments answer as our outcome; chargeId is the payment's pspReference. */
+/**
+ * What a /payments answer says of the card: paymentMethod.brand (or additionalData.paymentMethod) and the
+ * additionalData the account returns (cardSummary, expiryDate "M/YYYY", cardIssuingCountry); never the BIN or holder.
+ */
+export function paymentMethodDetailsOfResponse (response: PaymentResponse): PaymentMethodDetails | undefined {
+  const data = response.additionalData ?? {}
+  const type = response.paymentMethod?.type ?? (data.cardSummary !== undefined ? 'scheme' : undefined)
+  if (type === undefined) return undefined
+  const [month, year] = (data.expiryDate ?? '').split('/')
+  return paymentMethodDetailsOf({
+    type: type === 'scheme' ? 'card' : type,
+    card: { brand: response.paymentMethod?.brand ?? data.paymentMethod, last4: data.cardSummary, expMonth: month, expYear: year, country: data.cardIssuingCountry ?? data.issuerCountry }
+  })
+}
+
+/** Adyen's resultCode of a /payments answer as our outcome (with what it says of the card); chargeId is the payment's pspReference. */
 export function chargeResultOf (response: PaymentResponse, manual: boolean): ChargeResult {
+  const details = paymentMethodDetailsOfResponse(response)
+  const result = chargeOutcomeOf(response, manual)
+  return details === undefined ? result : { ...result, paymentMethodDetails: details }
+}
+
+function chargeOutcomeOf (response: PaymentResponse, manual: boolean): ChargeResult {
   const chargeId = response.pspReference ?? ''
   switch (response.resultCode) {
     case ResultCode.Authorised:

@@ -28,6 +28,8 @@ export interface ConnectorFactoryOptions {
   /** The simulated gateways' ledger (each connector account has its own namespace in it). */
   ledger: LedgerStore
   simulatedLatencyMs: number
+  /** The simulated bank's page of a charge waiting for its shopper, per simulated account (null: the instance default); unset: derived from the return address. */
+  simulatedBankUrl?: (page: { key: string, returnUrl: string, account: string | null }) => string
   /** Base URL of Stripe's API (STRIPE_API_URL); tests point it at a local server. */
   stripeApiUrl: string
   /** Base URL of Adyen's Checkout API for every Adyen account (ADYEN_CHECKOUT_URL); unset: each account's test or live endpoint. */
@@ -57,7 +59,14 @@ export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFa
     switch (type) {
       case 'simulated': {
         const ledger = connectorId === null ? options.ledger : namespacedLedger(options.ledger, connectorId)
-        return { gateway: simulatedGateway(ledger, { latencyMs: options.simulatedLatencyMs }), verify: async () => {} }
+        const bankUrl = options.simulatedBankUrl
+        return {
+          gateway: simulatedGateway(ledger, {
+            latencyMs: options.simulatedLatencyMs,
+            ...(bankUrl === undefined ? {} : { bankUrl: (page: { key: string, returnUrl: string }) => bankUrl({ ...page, account: connectorId }) })
+          }),
+          verify: async () => {}
+        }
       }
       // The PSP SDKs are loaded when a connector of their type is first built: they cost start-up time
       // (the Adyen library's index about a second) that an instance without such accounts never needs.

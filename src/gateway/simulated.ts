@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import type { LedgerEntry, LedgerStore } from '../store/types'
-import { GatewayError, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult } from './types'
+import type { PaymentMethodDetails } from '../domain/customers'
+import { GatewayError, type ChargeRequest, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult } from './types'
 
 export const SIMULATED_DECLINE_CODE = 'card_declined'
 export const SIMULATED_REFUND_FAILURE_CODE = 'refund_declined'
@@ -30,13 +31,46 @@ function settlementKey (chargeIdempotencyKey: string): string {
   return `${chargeIdempotencyKey}:settlement`
 }
 
+/** The amount whose charge asks for the shopper's authentication (3-D Secure): customer-present, `requires_action`; off-session, declined. */
+export const SIMULATED_ACTION_AMOUNT = 6001
+/** The decline of a charge that needs the shopper, made off-session (Stripe's code). */
+export const AUTHENTICATION_REQUIRED = 'authentication_required'
+
+/** The ledger key of a charge that waits for its shopper: what it will be once authenticated (authorized or succeeded). */
+function challengeKey (chargeIdempotencyKey: string): string {
+  return `${chargeIdempotencyKey}:challenge`
+}
+
+/** Where a simulated charge that waits for its shopper sends them: the simulated bank's page, with the charge's ledger key and the return address. */
+export type SimulatedBankUrl = (page: { key: string, returnUrl: string }) => string
+
+/**
+ * The simulated bank's decision on a charge waiting for its shopper (`ledger`: the simulated connector's own):
+ * authenticated → the charge is made (succeeded, or authorized for a manual capture); failed → declined
+ * (`authentication_failed`). Recorded once under the charge's key: a second decision, or one after a void,
+ * answers the first. Undefined when no charge under `key` waits for a shopper.
+ */
+export async function simulatedBankDecision (ledger: LedgerStore, key: string, authenticated: boolean): Promise<LedgerEntry | undefined> {
+  const challenge = await ledger.get(challengeKey(key))
+  if (challenge === undefined) return undefined
+  return await ledger.recordOnce({
+    idempotencyKey: key,
+    chargeId: challenge.chargeId,
+    amountMinor: challenge.amountMinor,
+    currency: challenge.currency,
+    outcome: authenticated ? challenge.outcome : 'declined',
+    declineCode: authenticated ? null : 'authentication_failed'
+  })
+}
+
 /**
  * Deterministic charge outcomes by amount, after Braintree's sandbox:
- * 2000.00–2999.99 declined, 5001.00 unavailable, 5002.00 times out, anything else succeeds.
+ * 2000.00–2999.99 declined, 5001.00 unavailable, 5002.00 times out, 6001.00 asks for the shopper, anything else succeeds.
  */
-export function simulatedOutcome (amount: string): 'succeeded' | 'declined' | 'unavailable' | 'timeout' {
+export function simulatedOutcome (amount: string): 'succeeded' | 'declined' | 'unavailable' | 'timeout' | 'requires_action' {
   const value = Number(amount)
   if (value >= 2000 && value < 3000) return 'declined'
+  if (value === SIMULATED_ACTION_AMOUNT) return 'requires_action'
   if (value === 5001) return 'unavailable'
   if (value === 5002) return 'timeout'
   return 'succeeded'
@@ -55,13 +89,43 @@ export function simulatedRefundOutcome (amount: string): 'succeeded' | 'failed' 
   return 'succeeded'
 }
 
+/** The simulated gateway's test cards, by the tokens Stripe's test mode also knows (no token: the Visa). */
+const SIMULATED_CARDS: Readonly<Record<string, { brand: string, last4: string, country: string }>> = {
+  pm_card_visa: { brand: 'visa', last4: '4242', country: 'US' },
+  pm_card_visa_debit: { brand: 'visa', last4: '5556', country: 'US' },
+  pm_card_mastercard: { brand: 'mastercard', last4: '4444', country: 'US' },
+  pm_card_amex: { brand: 'amex', last4: '8431', country: 'US' },
+  pm_card_discover: { brand: 'discover', last4: '1117', country: 'US' },
+  pm_card_jcb: { brand: 'jcb', last4: '0505', country: 'JP' },
+  pm_card_de: { brand: 'visa', last4: '3184', country: 'DE' },
+  pm_card_fr: { brand: 'visa', last4: '0003', country: 'FR' },
+  pm_card_gb: { brand: 'visa', last4: '0002', country: 'GB' }
+}
+
+/** The card a simulated charge is made with: a test token's card, the Visa without a token, nothing for other tokens. */
+export function simulatedCardOf (paymentMethod: string | undefined): PaymentMethodDetails | undefined {
+  const card = SIMULATED_CARDS[paymentMethod ?? 'pm_card_visa']
+  return card === undefined ? undefined : { type: 'card', card: { ...card, expMonth: 12, expYear: 2034 } }
+}
+
+function withCard (result: ChargeResult, request: ChargeRequest): ChargeResult {
+  const details = result.outcome === 'declined' && result.declineCode === VOIDED_DECLINE_CODE ? undefined : simulatedCardOf(request.paymentMethod)
+  return details === undefined ? result : { ...result, paymentMethodDetails: details }
+}
+
 /**
  * A gateway that behaves like a real external one: its ledger lives in the
  * service's database keyed by the downstream idempotency key, so repeating a
  * charge, refund or void under the same key returns the first result and never
  * moves money twice, across restarts too.
  */
-export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: number }): PaymentGateway {
+export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: number, bankUrl?: SimulatedBankUrl }): PaymentGateway {
+  const bankUrl: SimulatedBankUrl = options.bankUrl ?? (({ key, returnUrl }) => {
+    const url = new URL('/simulated-bank', returnUrl)
+    url.searchParams.set('key', key)
+    url.searchParams.set('returnUrl', returnUrl)
+    return url.toString()
+  })
   const latency = async (): Promise<void> => { if (options.latencyMs > 0) await sleep(options.latencyMs) }
   return {
     async charge (request, { signal } = {}) {
@@ -71,8 +135,28 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
       if (outcome === 'unavailable') {
         // A charge made earlier under the key still answers; otherwise the gateway is down.
         const previous = await ledger.get(request.idempotencyKey)
-        if (previous !== undefined) return chargeResultOf(previous)
+        if (previous !== undefined) return withCard(chargeResultOf(previous), request)
         throw new GatewayError('unavailable', 'the simulated gateway is unavailable (amount 5001.00)')
+      }
+      if (outcome === 'requires_action') {
+        const previous = await ledger.get(request.idempotencyKey)
+        if (previous !== undefined) return withCard(chargeResultOf(previous), request)
+        if (request.returnUrl === undefined) {
+          // Off-session: the bank wants the shopper, who is not there.
+          return withCard(chargeResultOf(await ledger.recordOnce({
+            idempotencyKey: request.idempotencyKey, chargeId: `ch_${randomUUID()}`, amountMinor: request.amountMinor, currency: request.currency, outcome: 'declined', declineCode: AUTHENTICATION_REQUIRED
+          })), request)
+        }
+        // What the charge becomes once the shopper authenticates, kept beside it until the bank's page decides.
+        const challenge = await ledger.recordOnce({
+          idempotencyKey: challengeKey(request.idempotencyKey),
+          chargeId: `ch_${randomUUID()}`,
+          amountMinor: request.amountMinor,
+          currency: request.currency,
+          outcome: request.captureMethod === 'manual' ? 'authorized' : 'succeeded',
+          declineCode: null
+        })
+        return { outcome: 'requires_action', chargeId: challenge.chargeId, nextAction: { type: 'redirect', method: 'GET', url: bankUrl({ key: request.idempotencyKey, returnUrl: request.returnUrl }) } }
       }
       // recordOnce answers the entry stored first under the key: a repeated charge gets the first result.
       const chargeId = `ch_${randomUUID()}`
@@ -87,7 +171,7 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
       // 5002.00: the charge is made but the answer never arrives, like a real
       // timeout after the gateway did its work; a retry with the same key sees it.
       if (outcome === 'timeout' && entry.chargeId === chargeId) return await new Promise<never>(() => {})
-      return chargeResultOf(entry)
+      return withCard(chargeResultOf(entry), request)
     },
 
     async refund (request) {
@@ -171,7 +255,10 @@ export function simulatedGateway (ledger: LedgerStore, options: { latencyMs: num
 
   async function stateOf (chargeIdempotencyKey: string): Promise<ChargeState> {
     const charge = await ledger.get(chargeIdempotencyKey)
-    if (charge === undefined) return { state: 'none' }
+    if (charge === undefined) {
+      const challenge = await ledger.get(challengeKey(chargeIdempotencyKey))
+      return challenge === undefined ? { state: 'none' } : { state: 'requires_action', chargeId: challenge.chargeId }
+    }
     switch (charge.outcome) {
       case 'voided': return { state: 'voided' }
       case 'declined': return { state: 'declined', chargeId: charge.chargeId, declineCode: charge.declineCode ?? SIMULATED_DECLINE_CODE }

@@ -1,40 +1,16 @@
 import Stripe from 'stripe'
+import { callOf, NEVER_SENT, networkErrorCode } from './call'
 import { GatewayError } from './types'
-
-/**
- * Node's error codes of a connection that failed before a byte of the request left this process:
- * refused or unroutable (TCP), no address (DNS), certificate refused in the TLS handshake (the request is
- * only written once the handshake is done). Anything else from the socket (ECONNRESET, EPIPE, "socket
- * hang up", a body cut short) may come after Stripe received the request, so it is unknown.
- */
-export const NEVER_SENT: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection_refused',
-  EHOSTUNREACH: 'connection_refused',
-  ENETUNREACH: 'connection_refused',
-  ENOTFOUND: 'dns_failed',
-  EAI_AGAIN: 'dns_failed',
-  CERT_HAS_EXPIRED: 'tls_failed',
-  CERT_NOT_YET_VALID: 'tls_failed',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'tls_failed',
-  SELF_SIGNED_CERT_IN_CHAIN: 'tls_failed',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'tls_failed',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'tls_failed',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'tls_failed'
-}
 
 /** The SDK's own timeout (req.setTimeout → destroy with this code); the OS's connect time-out has it too. */
 const TIMEOUT_CODE = 'ETIMEDOUT'
 
-function causeCode (error: Stripe.errors.StripeConnectionError): string | undefined {
-  const detail: unknown = error.detail
-  if (typeof detail !== 'object' || detail === null || !('code' in detail)) return undefined
-  return typeof detail.code === 'string' ? detail.code : undefined
-}
-
 /**
- * What a failed Stripe call means for the money, as a GatewayError:
- * - not_processed (Stripe certainly did nothing, failover allowed): a connection never made (NEVER_SENT);
- *   401 authentication_failed, 403 permission_denied, 429 rate_limited, 400 idempotency_error;
+ * What a failed Stripe call means for the money, as a GatewayError. A call made through inCall is judged by
+ * every network attempt it made (callOf): when any of them may have reached Stripe, the outcome is unknown,
+ * whatever a later attempt met.
+ * - not_processed (Stripe certainly did nothing, failover allowed): a connection never made (NEVER_SENT) on
+ *   every attempt; 401 authentication_failed, 403 permission_denied, 429 rate_limited, 400 idempotency_error;
  * - timeout: no answer within the time-out (the request may have been done);
  * - unavailable (unknown): a connection lost after the request was (or may have been) sent, any 5xx or
  *   other answer the SDK reports as an api_error (409 included).
@@ -43,13 +19,18 @@ function causeCode (error: Stripe.errors.StripeConnectionError): string | undefi
  */
 export function gatewayErrorOf (error: unknown): GatewayError {
   if (error instanceof GatewayError) return error
+  const call = callOf(error)
   if (error instanceof Stripe.errors.StripeConnectionError) {
-    const code = causeCode(error)
+    const code = networkErrorCode(error.detail)
+    if (call?.signal?.aborted === true) return new GatewayError('aborted', 'the Stripe call was abandoned (time-out or shutdown); its outcome is unknown', 'aborted')
     if (code === TIMEOUT_CODE) return new GatewayError('timeout', 'Stripe did not answer in time', 'timeout')
-    const neverSent = code === undefined ? undefined : NEVER_SENT[code]
+    const neverSent = code === undefined || call?.mayHaveReached() === true ? undefined : NEVER_SENT[code]
     if (neverSent !== undefined) return new GatewayError('not_processed', `Stripe could not be reached (${code ?? ''})`, neverSent)
-    return new GatewayError('unavailable', `the connection to Stripe was lost${code === undefined ? '' : ` (${code})`}`, 'connection_lost')
+    const first = call?.attempts.find((attempt) => attempt.reach !== 'never_sent')?.code ?? code
+    return new GatewayError('unavailable', `the connection to Stripe was lost${first === undefined ? '' : ` (${first})`}`, 'connection_lost')
   }
+  // An answer after an earlier attempt that may have reached Stripe says nothing about that one.
+  if (call?.mayHaveReached() === true && call.attempts.length > 1) return new GatewayError('unavailable', 'a retry answered after an attempt that may have reached Stripe', 'connection_lost')
   if (error instanceof Stripe.errors.StripeAuthenticationError) return new GatewayError('not_processed', 'Stripe refused the credentials (401)', 'authentication_failed')
   if (error instanceof Stripe.errors.StripePermissionError) return new GatewayError('not_processed', 'Stripe refused the operation to these credentials (403)', 'permission_denied')
   if (error instanceof Stripe.errors.StripeRateLimitError) return new GatewayError('not_processed', 'Stripe rate-limited the request (429)', 'rate_limited')

@@ -2,6 +2,7 @@ import type Stripe from 'stripe'
 import type * as StripeConnector from './stripe'
 import { fromStripeAmount } from './stripe-amounts'
 import type { ChargeResult, RefundResult } from './types'
+import type { DisputeReport, DisputeStatus } from '../domain/disputes'
 
 const stripeConnector = (): typeof StripeConnector => require('./stripe') as typeof StripeConnector
 
@@ -11,14 +12,44 @@ export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
 /** The PaymentIntent events whose intent settles a payment still pending with us. */
 const CHARGE_EVENTS = new Set(['payment_intent.succeeded', 'payment_intent.amount_capturable_updated', 'payment_intent.payment_failed', 'payment_intent.canceled'])
 /** The events whose object is a Refund (charge.refund.updated carries the refund too). */
-const REFUND_EVENTS = new Set(['refund.updated', 'refund.failed', 'charge.refund.updated'])
+const REFUND_EVENTS = new Set(['refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated'])
+
+/** The events whose object is a Dispute (issue 40). */
+const DISPUTE_EVENTS = new Set(['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'])
+
+/**
+ * Stripe's dispute statuses as ours, with their stage in a dispute's life (a later stage wins whatever the order of
+ * arrival): an inquiry (`warning_*`) or a chargeback needs a response, then is under review, then is closed. An inquiry
+ * closed without a chargeback (`warning_closed`) cost the merchant nothing: won.
+ */
+export const STRIPE_DISPUTE_STATUSES: Readonly<Record<string, { status: DisputeStatus, stage: number }>> = {
+  warning_needs_response: { status: 'needs_response', stage: 1 },
+  needs_response: { status: 'needs_response', stage: 1 },
+  warning_under_review: { status: 'under_review', stage: 2 },
+  under_review: { status: 'under_review', stage: 2 },
+  warning_closed: { status: 'won', stage: 3 },
+  won: { status: 'won', stage: 3 },
+  lost: { status: 'lost', stage: 3 }
+}
 
 /** What a verified event says about our records, in connector-neutral words. */
 export type StripeEventEffect =
   /** A PaymentIntent reached an outcome: the same outcome the connector would answer when it resumed the charge. */
   | { kind: 'charge', reference: string, paymentId: string | undefined, amountMinor: number, currency: string, result: ChargeResult }
   /** A refund reached an outcome; `refundId`/`paymentId` from its metadata (refunds made before they were sent have none). */
-  | { kind: 'refund', gatewayRefundId: string, refundId: string | undefined, paymentId: string | undefined, result: RefundResult }
+  | {
+    kind: 'refund'
+    gatewayRefundId: string
+    refundId: string | undefined
+    paymentId: string | undefined
+    result: RefundResult
+    /** The refund's PaymentIntent, amount and currency: what records a refund made at Stripe (issue 40). */
+    paymentIntent: string | undefined
+    amountMinor: number | undefined
+    currency: string | undefined
+  }
+  /** A dispute of the charge of PaymentIntent `paymentIntent` changed (charge.dispute.*). */
+  | { kind: 'dispute', paymentIntent: string | undefined, report: DisputeReport }
   | { kind: 'none' }
 
 export interface VerifiedStripeEvent {
@@ -60,6 +91,7 @@ export function verifyStripeEvent (rawBody: Buffer, signature: string | undefine
 function effectOf (type: string, object: Record<string, unknown>): StripeEventEffect {
   if (CHARGE_EVENTS.has(type) && object.object === 'payment_intent') return chargeEffect(object as unknown as Stripe.PaymentIntent)
   if (REFUND_EVENTS.has(type) && object.object === 'refund') return refundEffect(object as unknown as Stripe.Refund)
+  if (DISPUTE_EVENTS.has(type) && object.object === 'dispute') return disputeEffect(type, object as unknown as Stripe.Dispute)
   return { kind: 'none' }
 }
 
@@ -88,5 +120,54 @@ function refundEffect (refund: Stripe.Refund): StripeEventEffect {
     return { kind: 'none' }
   }
   const metadata = isRecord(refund.metadata) ? refund.metadata : {}
-  return { kind: 'refund', gatewayRefundId: refund.id, refundId: stringOr(metadata.refund_id), paymentId: stringOr(metadata.payment_id), result }
+  let amountMinor: number | undefined
+  try {
+    amountMinor = typeof refund.amount === 'number' && typeof refund.currency === 'string' ? fromStripeAmount(refund.amount, refund.currency) : undefined
+  } catch {
+    amountMinor = undefined
+  }
+  const intent = typeof refund.payment_intent === 'string' ? refund.payment_intent : isRecord(refund.payment_intent) ? stringOr(refund.payment_intent.id) : undefined
+  return {
+    kind: 'refund',
+    gatewayRefundId: refund.id,
+    refundId: stringOr(metadata.refund_id),
+    paymentId: stringOr(metadata.payment_id),
+    result,
+    paymentIntent: intent,
+    amountMinor,
+    currency: typeof refund.currency === 'string' ? refund.currency.toUpperCase() : undefined
+  }
+}
+
+/**
+ * A Dispute as a report. Its money movements: `balance_transactions` lists the withdrawal and then the reinstatement
+ * (0, 1 or 2 entries), and charge.dispute.funds_withdrawn / funds_reinstated say the same of themselves.
+ */
+function disputeEffect (type: string, dispute: Stripe.Dispute): StripeEventEffect {
+  const mapped = STRIPE_DISPUTE_STATUSES[dispute.status]
+  if (stringOr(dispute.id) === undefined || mapped === undefined || typeof dispute.amount !== 'number' || typeof dispute.currency !== 'string') return { kind: 'none' }
+  let amountMinor: number
+  try {
+    amountMinor = fromStripeAmount(dispute.amount, dispute.currency)
+  } catch {
+    return { kind: 'none' }
+  }
+  const movements = Array.isArray(dispute.balance_transactions) ? Math.min(dispute.balance_transactions.length, 2) : 0
+  const announced = type === 'charge.dispute.funds_withdrawn' ? 1 : type === 'charge.dispute.funds_reinstated' ? 2 : 0
+  const dueBy = isRecord(dispute.evidence_details) && typeof dispute.evidence_details.due_by === 'number' ? new Date(dispute.evidence_details.due_by * 1000).toISOString() : null
+  const intent = typeof dispute.payment_intent === 'string' ? dispute.payment_intent : isRecord(dispute.payment_intent) ? stringOr(dispute.payment_intent.id) : undefined
+  return {
+    kind: 'dispute',
+    paymentIntent: intent,
+    report: {
+      connectorReference: dispute.id,
+      amountMinor,
+      currency: dispute.currency.toUpperCase(),
+      reason: stringOr(dispute.reason) ?? null,
+      status: mapped.status,
+      stage: mapped.stage,
+      fundsStage: Math.max(movements, announced),
+      evidenceDueBy: dueBy
+    }
+  }
 }

@@ -1,13 +1,22 @@
 import Stripe from 'stripe'
 import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connector'
 import { AmountNotExpressibleError, fromStripeAmount, toStripeAmount } from './stripe-amounts'
+import { inCall } from './call'
 import { gatewayErrorOf } from './stripe-errors'
+import { stripeFetch } from './stripe-transport'
+import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
 import {
   GatewayError, type CaptureResult, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult
 } from './types'
 
 /** The API version every request is made under (pinned: the SDK's types describe this one). */
 export const STRIPE_API_VERSION = '2026-10-28.endive' satisfies Stripe.LatestApiVersion
+
+/**
+ * How long a PaymentIntent may stay out of search results after it was made: Stripe says "less than a minute"
+ * under normal conditions; twice that, so a lookup by search is trusted only for an attempt at least this old.
+ */
+export const STRIPE_SEARCH_LAG_MS = 120_000
 
 /** The decline code of a charge that needs the customer's authentication (off-session, nobody to ask). */
 export const AUTHENTICATION_REQUIRED = 'authentication_required'
@@ -31,8 +40,9 @@ export function stripeAddress (apiUrl: string): { host: string, port: number, pr
 
 /**
  * A Stripe account as a connector: PaymentIntents confirmed off-session, every write under our derived
- * Idempotency-Key (the SDK's own retries are off; the one retry it makes of a reset connection even then
- * reuses our key), every failure classified by gatewayErrorOf.
+ * Idempotency-Key, every failure classified by gatewayErrorOf. The SDK sends through stripeFetch: its own
+ * retries are off, the one it would still make of a reset connection is refused (it could act twice and would
+ * hide the reset), and a call we give up on (time-out, shutdown) is aborted, never left running.
  */
 export function stripeConnector (credentials: ConnectorCredentials, options: StripeConnectorOptions): Connector {
   const secretKey = credentials.secretKey
@@ -42,6 +52,7 @@ export function stripeConnector (credentials: ConnectorCredentials, options: Str
     apiVersion: STRIPE_API_VERSION,
     maxNetworkRetries: 0,
     timeout: options.timeoutMs,
+    httpClient: Stripe.createFetchHttpClient(stripeFetch),
     telemetry: false
   })
 
@@ -49,7 +60,7 @@ export function stripeConnector (credentials: ConnectorCredentials, options: Str
     gateway: stripeGateway(stripe),
     async verify () {
       try {
-        await stripe.balance.retrieve()
+        await inCall(undefined, async () => await stripe.balance.retrieve())
       } catch (error) {
         if (error instanceof Stripe.errors.StripeAuthenticationError) throw new CredentialsRefusedError('Stripe refused the secret key (401)', 'authentication_failed')
         if (error instanceof Stripe.errors.StripePermissionError) throw new CredentialsRefusedError('Stripe refused the secret key access to the balance (403)', 'permission_denied')
@@ -61,12 +72,16 @@ export function stripeConnector (credentials: ConnectorCredentials, options: Str
 
 function stripeGateway (stripe: Stripe): PaymentGateway {
   /** The PaymentIntent of a payment: by its recorded reference, else by the payment id in its metadata. */
-  async function findIntent (chargeReference: string | undefined, paymentId: string | undefined): Promise<Intent | undefined> {
-    if (chargeReference !== undefined) return await stripe.paymentIntents.retrieve(chargeReference)
+  async function retrieveIntent (id: string, signal?: AbortSignal): Promise<Intent> {
+    return await inCall(signal, async () => await stripe.paymentIntents.retrieve(id))
+  }
+
+  async function findIntent (chargeReference: string | undefined, paymentId: string | undefined, signal?: AbortSignal): Promise<Intent | undefined> {
+    if (chargeReference !== undefined) return await retrieveIntent(chargeReference, signal)
     if (paymentId === undefined) throw new GatewayError('unavailable', 'the charge has neither a reference nor a payment id to find it by', 'charge_not_identifiable')
     // Search is eventually consistent (Stripe: searchable within about a minute): a PaymentIntent made
     // just now may not be found yet. Of several (never expected), the one that took money wins.
-    const found = await stripe.paymentIntents.search({ query: `metadata['payment_id']:'${paymentId.replace(/'/g, "\\'")}'` })
+    const found = await inCall(signal, async () => await stripe.paymentIntents.search({ query: `metadata['payment_id']:'${paymentId.replace(/'/g, "\\'")}'` }))
     return [...found.data].sort((a, b) => statusRank(a) - statusRank(b))[0]
   }
 
@@ -81,15 +96,19 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
         throw error
       }
       try {
-        const intent = await stripe.paymentIntents.create({
+        const intent = await inCall(signal, async () => await stripe.paymentIntents.create({
           amount,
           currency: request.currency.toLowerCase(),
           ...(request.paymentMethod === undefined ? {} : { payment_method: request.paymentMethod }),
           confirm: true,
-          off_session: true,
+          // Customer-present: an on-session confirmation that may ask for the shopper (3-D Secure), who comes back to
+          // our return address; never off_session. Without it: off-session, as always.
+          ...(request.returnUrl === undefined ? { off_session: true } : { return_url: request.returnUrl }),
           capture_method: request.captureMethod ?? 'automatic',
-          metadata: { payment_id: request.paymentId }
-        }, { idempotencyKey: request.idempotencyKey })
+          metadata: { payment_id: request.paymentId },
+          // The charge in the answer, for its payment_method_details (card brand, last 4, expiry, country).
+          expand: ['latest_charge']
+        }, { idempotencyKey: request.idempotencyKey }))
         return chargeResultOf(intent)
       } catch (error) {
         const declined = declineOf(error)
@@ -98,14 +117,14 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
       }
     },
 
-    async refund (request) {
+    async refund (request, { signal } = {}) {
       if (request.chargeReference === undefined) return { outcome: 'failed', gatewayRefundId: '', failureCode: 'charge_not_found' }
       try {
-        const refund = await stripe.refunds.create({
+        const refund = await inCall(signal, async () => await stripe.refunds.create({
           payment_intent: request.chargeReference,
           amount: toStripeAmount(request.amountMinor, request.currency),
           ...(request.refundId === undefined ? {} : { metadata: { refund_id: request.refundId, ...(request.paymentId === undefined ? {} : { payment_id: request.paymentId }) } })
-        }, { idempotencyKey: request.idempotencyKey })
+        }, { idempotencyKey: request.idempotencyKey }))
         return refundResultOf(refund)
       } catch (error) {
         if (error instanceof AmountNotExpressibleError) return { outcome: 'failed', gatewayRefundId: '', failureCode: 'invalid_amount' }
@@ -116,18 +135,19 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
       }
     },
 
-    async capture (request) {
-      if (request.chargeReference === undefined) return { outcome: 'failed', failureCode: 'authorization_not_found' }
+    async capture (request, { signal } = {}) {
+      const reference = request.chargeReference
+      if (reference === undefined) return { outcome: 'failed', failureCode: 'authorization_not_found' }
       try {
-        const intent = await stripe.paymentIntents.capture(request.chargeReference, {
+        const intent = await inCall(signal, async () => await stripe.paymentIntents.capture(reference, {
           amount_to_capture: toStripeAmount(request.amountMinor, request.currency)
-        }, { idempotencyKey: request.idempotencyKey })
+        }, { idempotencyKey: request.idempotencyKey }))
         return captureResultOf(intent)
       } catch (error) {
         if (error instanceof AmountNotExpressibleError) return { outcome: 'failed', failureCode: 'invalid_amount' }
         if (isUnexpectedState(error)) {
           // Captured (under another key, or a key Stripe no longer remembers) or released meanwhile: say which.
-          return captureResultOf(await stripe.paymentIntents.retrieve(request.chargeReference).catch((cause: unknown) => { throw gatewayErrorOf(cause) }))
+          return captureResultOf(await retrieveIntent(reference, signal).catch((cause: unknown) => { throw gatewayErrorOf(cause) }))
         }
         if (error instanceof Stripe.errors.StripeInvalidRequestError && !(error instanceof Stripe.errors.StripeIdempotencyError)) {
           return { outcome: 'failed', failureCode: error.code ?? 'invalid_request' }
@@ -136,21 +156,21 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
       }
     },
 
-    async void (request) {
+    async void (request, { signal } = {}) {
       try {
-        const intent = await findIntent(request.chargeReference, request.paymentId)
+        const intent = await findIntent(request.chargeReference, request.paymentId, signal)
         // None found: nothing was charged that Stripe shows. Unlike the simulated gateway, Stripe keeps no
         // tombstone: a charge request still in flight under the key could be made after this answer.
         if (intent === undefined) return { outcome: 'voided' }
         const settled = voidResultOf(intent)
         if (settled !== undefined) return settled
         try {
-          const canceled = await stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: `${request.chargeIdempotencyKey}:void` })
+          const canceled = await inCall(signal, async () => await stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: `${request.chargeIdempotencyKey}:void` }))
           return voidResultOf(canceled) ?? unknownState(canceled)
         } catch (error) {
           if (!isUnexpectedState(error)) throw error
           // Captured (or settled otherwise) between the read and the cancel.
-          const now = await stripe.paymentIntents.retrieve(intent.id)
+          const now = await retrieveIntent(intent.id, signal)
           return voidResultOf(now) ?? unknownState(now)
         }
       } catch (error) {
@@ -158,10 +178,12 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
       }
     },
 
-    async retrieve (request) {
+    async retrieve (request, { signal } = {}) {
       try {
-        const intent = await findIntent(request.chargeReference, request.paymentId)
-        return intent === undefined ? { state: 'none' } : chargeStateOf(intent)
+        const intent = await findIntent(request.chargeReference, request.paymentId, signal)
+        // Search lags writes (Stripe: searchable within about a minute): nothing found by it proves nothing before that.
+        if (intent === undefined) return request.chargeReference === undefined ? { state: 'none', lagMs: STRIPE_SEARCH_LAG_MS } : { state: 'none' }
+        return chargeStateOf(intent)
       } catch (error) {
         throw gatewayErrorOf(error)
       }
@@ -183,18 +205,56 @@ function unknownState (intent: Intent): never {
   throw new GatewayError('unavailable', `the PaymentIntent is ${intent.status}: its outcome is not known yet`, 'charge_processing')
 }
 
+/** The decline code of a shopper who failed (or refused) 3-D Secure. */
+export const AUTHENTICATION_FAILED = 'authentication_failed'
+
 function declineCodeOf (intent: Intent): string {
   if (intent.status === 'requires_action') return AUTHENTICATION_REQUIRED
   if (intent.status === 'canceled') return 'payment_voided'
   const error = intent.last_payment_error
+  // Stripe's code for a failed authentication (the PaymentIntent is back to requires_payment_method).
+  if (error?.code === 'payment_intent_authentication_failure') return AUTHENTICATION_FAILED
   return error?.decline_code ?? error?.code ?? 'card_declined'
 }
 
+/**
+ * Where a customer-present PaymentIntent sends the shopper: its `next_action.redirect_to_url` (Stripe gives one when
+ * the confirmation carried a return_url). Undefined for anything else (off-session, or an action only Stripe.js handles).
+ */
+function redirectOf (intent: Intent): string | undefined {
+  if (intent.status !== 'requires_action') return undefined
+  const action = intent.next_action
+  return action?.type === 'redirect_to_url' && typeof action.redirect_to_url?.url === 'string' ? action.redirect_to_url.url : undefined
+}
+
+/** What the PaymentIntent's charge (expanded) says of the payment method, kept to the members a payment stores. */
+export function paymentMethodDetailsOfIntent (intent: Intent): PaymentMethodDetails | undefined {
+  const charge = intent.latest_charge
+  const details = typeof charge === 'object' && charge !== null ? charge.payment_method_details : undefined
+  if (details === undefined || details === null) return undefined
+  const card = details.card ?? undefined
+  return paymentMethodDetailsOf({
+    type: details.type,
+    card: card === undefined ? undefined : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year, country: card.country }
+  })
+}
+
 export function chargeResultOf (intent: Intent): ChargeResult {
+  const details = paymentMethodDetailsOfIntent(intent)
+  const result = chargeOutcomeOf(intent)
+  return details === undefined ? result : { ...result, paymentMethodDetails: details }
+}
+
+function chargeOutcomeOf (intent: Intent): ChargeResult {
   switch (intent.status) {
     case 'succeeded': return { outcome: 'succeeded', chargeId: intent.id }
     case 'requires_capture': return { outcome: 'authorized', chargeId: intent.id }
-    case 'requires_action':
+    case 'requires_action': {
+      const url = redirectOf(intent)
+      return url === undefined
+        ? { outcome: 'declined', chargeId: intent.id, declineCode: declineCodeOf(intent) }
+        : { outcome: 'requires_action', chargeId: intent.id, nextAction: { type: 'redirect', url, method: 'GET' } }
+    }
     case 'requires_payment_method':
     case 'canceled':
       return { outcome: 'declined', chargeId: intent.id, declineCode: declineCodeOf(intent) }
@@ -216,7 +276,8 @@ function chargeStateOf (intent: Intent): ChargeState {
     case 'succeeded': return { state: 'captured', chargeId: intent.id, amountCapturedMinor: fromStripeAmount(intent.amount_received, intent.currency) }
     case 'requires_capture': return { state: 'authorized', chargeId: intent.id, amountMinor: fromStripeAmount(intent.amount_capturable, intent.currency) }
     case 'canceled': return { state: 'voided' }
-    case 'requires_action': return { state: 'declined', chargeId: intent.id, declineCode: AUTHENTICATION_REQUIRED }
+    // Customer-present: still waiting for the shopper; off-session: nobody will come, a decline.
+    case 'requires_action': return redirectOf(intent) === undefined ? { state: 'declined', chargeId: intent.id, declineCode: AUTHENTICATION_REQUIRED } : { state: 'requires_action', chargeId: intent.id }
     case 'requires_payment_method':
       return intent.last_payment_error === null || intent.last_payment_error === undefined
         ? { state: 'none' }
@@ -231,7 +292,8 @@ function voidResultOf (intent: Intent): VoidResult | undefined {
   switch (intent.status) {
     case 'succeeded': return { outcome: 'charged', chargeId: intent.id }
     case 'canceled': return { outcome: 'voided' }
-    case 'requires_action': return { outcome: 'declined', chargeId: intent.id, declineCode: AUTHENTICATION_REQUIRED }
+    // Customer-present and waiting for the shopper: canceled like any uncaptured PaymentIntent.
+    case 'requires_action': return redirectOf(intent) === undefined ? { outcome: 'declined', chargeId: intent.id, declineCode: AUTHENTICATION_REQUIRED } : undefined
     case 'requires_payment_method':
       return intent.last_payment_error === null || intent.last_payment_error === undefined
         ? undefined

@@ -1,3 +1,6 @@
+import type { PaymentMethodDetails } from '../domain/customers'
+import type { NextAction } from '../domain/payments'
+
 /**
  * A charge authorizes the amount and, with `captureMethod` automatic (the default), captures it at
  * once; manual only authorizes it (Stripe: a confirmed PaymentIntent with capture_method=manual;
@@ -17,13 +20,23 @@ export interface ChargeRequest {
   amount: string
   currency: string
   captureMethod?: 'automatic' | 'manual'
+  /**
+   * Customer-present (on-session) payments only: the service's return address for this payment, to which the PSP
+   * sends the shopper after authentication (Stripe: `return_url`, never `off_session`). Absent: off-session, as always.
+   */
+  returnUrl?: string
 }
 
+/** A charge's outcome and what the connector's answer says of the payment method (when it says). */
+export type ChargeResult = ChargeOutcome & { paymentMethodDetails?: PaymentMethodDetails }
+
 /** succeeded: authorized and captured; authorized: authorized only (manual capture), the money is held until captured or voided. */
-export type ChargeResult =
+export type ChargeOutcome =
   | { outcome: 'succeeded', chargeId: string }
   | { outcome: 'authorized', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
+  /** Customer-present only: the PSP waits for the shopper to authenticate at `nextAction` (3-D Secure, a bank's page). */
+  | { outcome: 'requires_action', chargeId: string, nextAction: NextAction }
 
 /**
  * Captures (part of) an authorization, once: what is not captured is released (Stripe:
@@ -58,6 +71,8 @@ export interface RetrieveRequest {
   paymentId?: string
   /** The connector's id of the charge when it is recorded (Stripe: the PaymentIntent `pi_…`). */
   chargeReference?: string
+  /** What the PSP sent back with the shopper (query or form), for a PSP that needs it to finish the payment (Adyen: redirectResult). */
+  returnParams?: Readonly<Record<string, string>>
 }
 
 /**
@@ -65,11 +80,14 @@ export interface RetrieveRequest {
  * taken (an automatic charge or a capture); voided: released (or never made, and never to be); declined.
  */
 export type ChargeState =
-  | { state: 'none' }
+  /** `lagMs`: found by a search that may miss charges made in the last `lagMs` (Stripe's search), so it proves nothing for a younger attempt. */
+  | { state: 'none', lagMs?: number }
   | { state: 'authorized', chargeId: string, amountMinor: number }
   | { state: 'captured', chargeId: string, amountCapturedMinor: number }
   | { state: 'voided' }
   | { state: 'declined', chargeId: string, declineCode: string }
+  /** Still waiting for the shopper's authentication (customer-present payments). */
+  | { state: 'requires_action', chargeId: string }
 
 export interface RefundRequest {
   /** Downstream idempotency key of the refund (derived from the refund id): the same key never refunds twice. */
@@ -135,15 +153,23 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * `signal`: when it aborts (our time-out, shutdown) the call is abandoned and its request ended, never left
+ * running or retried behind our back; its outcome is then unknown (GatewayError 'aborted' or 'timeout').
+ */
+export interface CallOptions {
+  signal?: AbortSignal
+}
+
 export interface PaymentGateway {
-  /** With `signal`: when it aborts, the charge is abandoned (GatewayError 'aborted'); retrying under the same key is safe. */
-  charge: (request: ChargeRequest, options?: { signal?: AbortSignal }) => Promise<ChargeResult>
+  /** Retrying under the same key is safe: the connector never charges twice. */
+  charge: (request: ChargeRequest, options?: CallOptions) => Promise<ChargeResult>
   /** Refunds (part of) a charge; repeating it under the same key returns the first result. */
-  refund: (request: RefundRequest) => Promise<RefundResult>
+  refund: (request: RefundRequest, options?: CallOptions) => Promise<RefundResult>
   /** Cancels a charge that may or may not have been made, or releases an uncaptured authorization; idempotent. */
-  void: (request: VoidRequest) => Promise<VoidResult>
+  void: (request: VoidRequest, options?: CallOptions) => Promise<VoidResult>
   /** Captures an authorization (manual capture); repeating it under the same key returns the first result. */
-  capture: (request: CaptureRequest) => Promise<CaptureResult>
+  capture: (request: CaptureRequest, options?: CallOptions) => Promise<CaptureResult>
   /** The current state of what was charged under a key (read-only). */
-  retrieve: (request: RetrieveRequest) => Promise<ChargeState>
+  retrieve: (request: RetrieveRequest, options?: CallOptions) => Promise<ChargeState>
 }

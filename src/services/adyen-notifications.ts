@@ -1,3 +1,4 @@
+import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { AdyenNotificationUnverifiedError } from '../domain/adyen-notifications'
 import { isGuid } from '../domain/ids'
 import type { Payment } from '../domain/payments'
@@ -10,6 +11,8 @@ import type { AwaitingOutcome, Database } from '../store/types'
 import type { CaptureService } from './captures'
 import type { Logger, PaymentService } from './payments'
 import type { RefundService } from './refunds'
+import type { DisputeService } from './disputes'
+import { askedOf } from './stripe-events'
 
 export interface AdyenNotificationDeps {
   db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
@@ -17,7 +20,8 @@ export interface AdyenNotificationDeps {
   accounts: Pick<ConnectorAccountSource, 'byId'>
   payments: Pick<PaymentService, 'applyConnectorOutcome'>
   captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
-  refunds: Pick<RefundService, 'applyConnectorOutcome'>
+  refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund'>
+  disputes: Pick<DisputeService, 'applyConnectorReport'>
   clock: () => number
   log: Logger
 }
@@ -101,17 +105,18 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   }
 
   async function applyAuthorisation (account: RoutableAccount, effect: Effect<'authorisation'>, context: object): Promise<void> {
-    const payment = await paymentOf(account, undefined, effect.paymentId)
+    const byId = isGuid(effect.paymentId) ? await deps.db.payments.get(effect.paymentId.toLowerCase()) : undefined
+    const payment = byId !== undefined && askedOf(byId, account.id) ? byId : undefined
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
-    if (payment.status !== 'pending') return
     if (payment.amountMinor !== effect.amountMinor || payment.currency !== effect.currency) {
-      return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen AUTHORISATION amount or currency differs from the payment; not settled, needs follow-up')
+      return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen AUTHORISATION amount or currency differs from the payment; not applied, needs follow-up')
     }
     const result = !effect.success
       ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: reasonCodeOf(effect.reason, 'refused') }
       : { outcome: payment.captureMethod === 'manual' ? 'authorized' as const : 'succeeded' as const, chargeId: effect.pspReference }
-    const settled = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)
-    deps.log.info({ ...context, paymentId: payment.id, status: settled?.status }, 'Adyen notification settled a pending payment')
+    // Every report is applied: it settles a payment pending here, and an authorisation for an attempt the payment left is given back.
+    const applied = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)
+    if (payment.status === 'pending') deps.log.info({ ...context, paymentId: payment.id, status: applied?.status }, 'Adyen notification applied to a pending payment')
   }
 
   async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
@@ -134,6 +139,13 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   async function applyRefund (account: RoutableAccount, effect: Effect<'refund'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, undefined)
     const refund = payment === undefined || !isGuid(effect.reference) ? undefined : await deps.db.refunds.get(payment.id, effect.reference.toLowerCase())
+    if (payment !== undefined && refund === undefined && effect.success) {
+      // A refund we never asked for (the Customer Area, another integration): recorded once, by its pspReference (issue 40).
+      const recorded = await deps.refunds.recordConnectorRefund(payment.id, { connectorReference: effect.pspReference, amountMinor: effect.amountMinor, currency: effect.currency })
+      return deps.log.info({ ...context, paymentId: payment.id, refundId: recorded?.id }, 'Adyen notification names no refund of ours: a refund made at Adyen, recorded if it fits the payment')
+    }
+    // A refund made at Adyen of a payment whose pspReference is not recorded yet (its answer lost): Adyen sends it again.
+    if (payment === undefined && effect.success && await deps.db.payments.countPending() > 0) throw new ConnectorEventNotMatchedError()
     if (payment === undefined || refund === undefined) return deps.log.info(context, 'Adyen notification names no refund of ours on this connector; ignored')
     const reported = effect.success ? 'succeeded' : 'failed'
     if (refund.status === reported) return
@@ -162,6 +174,13 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     deps.log.info({ ...context, paymentId: payment.id, status: stored.status }, 'Adyen notification canceled a payment')
   }
 
+  /** A dispute of a payment of ours on this account (by the disputed payment's pspReference, else our id in merchantReference). */
+  async function applyDispute (account: RoutableAccount, effect: Effect<'dispute'>, context: object): Promise<void> {
+    const payment = await paymentOf(account, effect.paymentReference, effect.paymentId)
+    if (payment === undefined) return deps.log.warn(context, 'Adyen dispute notification names no payment of ours on this connector; ignored')
+    await deps.disputes.applyConnectorReport(payment.id, { id: account.id, type: account.type }, effect.report)
+  }
+
   async function apply (account: RoutableAccount, item: AdyenNotificationItem): Promise<void> {
     const effect = effectOf(item)
     const context = { connectorId: account.id, notification: notificationIdOf(item), merchantReference: item.merchantReference.slice(0, 80) }
@@ -174,6 +193,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
       case 'capture': return await applyCapture(account, effect, context)
       case 'refund': return await applyRefund(account, effect, context)
       case 'cancellation': return await applyCancellation(account, effect, context)
+      case 'dispute': return await applyDispute(account, effect, context)
       case 'none':
     }
   }

@@ -14,6 +14,7 @@ import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
 import type { ApiKeyMatch, ApiKeyStore, MerchantStore } from '../store/types'
 import type { CredentialCache } from './credential-cache'
+import type { OwnedKey } from './keys'
 
 export interface ApiKeyServiceDeps {
   apiKeys: ApiKeyStore
@@ -53,7 +54,8 @@ const ADMIN_CREDENTIAL_ID = 'ADMIN_API_KEY'
 const MAX_TRACKED_KEYS = 10_000
 
 export interface ApiKeyService {
-  create: (merchantId: string, input: CreateApiKeyInput) => Promise<CreatedApiKey>
+  /** With `idempotencyKey`, its response (built by the caller, sealed) is stored in the transaction that inserts the key. */
+  create: (merchantId: string, input: CreateApiKeyInput, idempotencyKey?: OwnedKey<CreatedApiKey>) => Promise<CreatedApiKey>
   list: (merchantId: string) => Promise<ApiKey[]>
   /** Refused from the next request on this instance; on others once they hear of it (see apiKeyService). */
   revoke: (merchantId: string, keyId: string) => Promise<void>
@@ -115,7 +117,7 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
   }
 
   return {
-    async create (merchantId, input) {
+    async create (merchantId, input, idempotencyKey) {
       const id = await requireMerchant(merchantId)
       const now = deps.clock()
       if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now) {
@@ -137,8 +139,9 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
         lastUsedAt: null,
         revokedAt: null
       }
-      await deps.apiKeys.create(key)
-      return { key, secret }
+      const created = { key, secret }
+      await deps.apiKeys.create(key, idempotencyKey === undefined ? undefined : { ref: idempotencyKey.ref, response: idempotencyKey.respond(created) })
+      return created
     },
 
     async list (merchantId) {

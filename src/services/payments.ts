@@ -1,18 +1,22 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import {
-  isPinnedToConnector, newPendingPayment, paymentMethodFor, NoConnectorError, transition, withAttempt, type AttemptOutcome, type CaptureMethod, type Payment
+  moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
+  CUSTOMER_PRESENT_CONNECTORS, CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS,
+  type AttemptOutcome, type CaptureMethod, type Payment, type PaymentAttempt, type PaymentStatus
 } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { exponentOf } from '../domain/currencies'
-import { GatewayError, type ChargeResult, type PaymentGateway } from '../gateway/types'
+import { GatewayError, type ChargeResult, type ChargeState, type PaymentGateway } from '../gateway/types'
 import type { ConnectorDirectory, ConnectorRef, RoutedConnector } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
 import type { Database, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
+import { failureSummary, type FailureSummary } from './failure-summary'
 import { paymentCreation } from '../store/rows'
 import type { Metadata } from '../domain/metadata'
+import type { Customer } from '../domain/customers'
 import type { Page } from '../domain/pagination'
 import type { EventFactory } from '../domain/events'
 import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
@@ -20,8 +24,15 @@ import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
 
+/**
+ * After a payment's request was answered 503 (Retry-After: GATEWAY_RETRY_AFTER_SECONDS), the recovery worker leaves
+ * the payment to its client this long: a retry up to twice the Retry-After never meets the worker's hold (409).
+ */
+export const CLIENT_RETRY_WINDOW_SECONDS = 2 * GATEWAY_RETRY_AFTER_SECONDS
+
 /** The logger the service writes to (pino's shape; Fastify's logger is one). */
 export interface Logger {
+  debug?: (details: object, message: string) => void
   info: (details: object, message: string) => void
   warn: (details: object, message: string) => void
   error: (details: object, message: string) => void
@@ -39,6 +50,18 @@ export interface PaymentDeps {
   events?: EventFactory
   /** Seconds a manual capture's authorization lasts (AUTHORIZATION_TTL_SECONDS); default 7 days. */
   authorizationTtlSeconds?: number
+  /**
+   * The response stored on a payment's unfinished Idempotency-Key when something other than its request settles
+   * it (a PSP's event or notification), so the client's retry gets the outcome; undefined: keys wait for the retry.
+   */
+  respond?: (payment: Payment, origin: ResponseOrigin) => StoredResponse
+  /** Failed gateway calls are logged as one summary per connector per this many ms (the single lines at debug); default 10 s. */
+  failureLogIntervalMs?: number
+  /**
+   * The return address on this service of a customer-present payment, from its action token (PUBLIC_BASE_URL and the
+   * return endpoint's path, supplied by the edge); undefined: no PUBLIC_BASE_URL, customer-present payments are refused.
+   */
+  returnAddress?: (actionToken: string) => string
 }
 
 export interface PaymentInput {
@@ -54,6 +77,10 @@ export interface PaymentInput {
   paymentMethods?: Readonly<Record<string, string>>
   /** The shopper whose stored payment method is charged (Adyen). */
   shopperReference?: string
+  /** Who pays (issue 44). */
+  customer?: Customer
+  /** Customer-present: where the shopper is sent back after the connector's authentication (the merchant's page). */
+  returnUrl?: string
 }
 
 /** A pending payment not yet written, and its insert, which can join the claim of the request's key. */
@@ -109,14 +136,37 @@ export interface PaymentService {
   summary: (query: { merchantId: string, from?: string, to?: string }) => Promise<PaymentSummary>
   /** Settles payments left pending by a crash or an outage (the recovery worker's pass). */
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
+  /** Gives back money still `held` at connectors (a release that failed or could not be asked); the recovery worker's pass. */
+  releaseHeldMoney: (options?: { limit?: number }) => Promise<{ released: number, stillHeld: number }>
   /**
-   * Settles a payment still pending on `connector` with an outcome the connector reported by itself
-   * (a PSP's webhook), exactly as an answer to the charge would: connector reference, attempt,
-   * transition and event. A payment settled already, or on another connector, is returned unchanged;
-   * undefined when there is no such payment.
+   * Applies an outcome a connector reported by itself (a PSP's webhook or notification). A payment pending on
+   * that connector is settled exactly as an answer to the charge would settle it (connector reference, attempt,
+   * transition, event) and its unfinished Idempotency-Key gets the answer. Money reported for an attempt the
+   * payment left, or for a payment held as canceled, declined or failed, is given back at that connector and
+   * recorded (`held`, `released`). The payment's own charge reported again, or a decline, changes nothing.
+   * Undefined when there is no such payment.
    */
   applyConnectorOutcome: (paymentId: string, connector: ConnectorRef, result: ChargeResult) => Promise<Payment | undefined>
+  /**
+   * The shopper came back from the connector's authentication to the return address of `actionToken`: the
+   * connector is asked (never the query or form, which only `returnParams` passes on to a connector that needs
+   * them) and its answer recorded in one transaction. A payment no longer waiting is returned as it is; one the
+   * connector cannot tell about yet (or cannot be asked) stays `requires_action` (its webhook or the recovery
+   * worker settles it). NotFoundError for an unknown token.
+   */
+  completeAction: (actionToken: string, returnParams?: Readonly<Record<string, string>>) => Promise<Payment>
+  /**
+   * The recovery worker's pass over payments waiting for their shopper: those unchanged for `askAfterSeconds` are
+   * asked about at their connector; those older than `ttlSeconds` (ACTION_TTL_SECONDS) are canceled there and end
+   * `canceled` (`abandoned`), unless the connector says the money was taken meanwhile (success wins).
+   */
+  recoverActions: (options?: { askAfterSeconds?: number, ttlSeconds?: number, limit?: number }) => Promise<{ settled: number, abandoned: number, waiting: number }>
+  /** Writes the failure summaries still open at once (on shutdown, so the last interval's failures are not lost). */
+  flushFailureLog: () => void
 }
+
+/** An action token: 32 random bytes, base64url (43 characters). */
+const ACTION_TOKEN = /^[A-Za-z0-9_-]{43}$/
 
 /** Connector account ids are GUIDs: compared in lower case, like every id. */
 function normalizedMethodKeys (methods: Readonly<Record<string, string>>): Record<string, string> {
@@ -148,11 +198,15 @@ export function downstreamKeyFor (paymentId: string): string {
 
 export function paymentService (deps: PaymentDeps): PaymentService {
   const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
+  const failures: FailureSummary = failureSummary(deps.log, deps.clock, deps.failureLogIntervalMs ?? 10_000)
 
   /** The connector a new payment starts on: the merchant's first by routing; NoConnectorError when there is none. */
-  function firstConnector (input: PaymentInput, candidates: RoutedConnector[]): ConnectorRef {
+  function firstConnector (input: PaymentInput, routed: RoutedConnector[]): ConnectorRef {
+    if (input.returnUrl !== undefined && deps.returnAddress === undefined) throw new PublicBaseUrlRequiredError()
+    if (routed.length === 0) throw new NoConnectorError()
+    const candidates = eligible(input.returnUrl !== undefined, routed)
     const [first] = candidates
-    if (first === undefined) throw new NoConnectorError()
+    if (first === undefined) throw new CustomerPresentUnsupportedError([...new Set(routed.map((candidate) => candidate.type))])
     const methods = { paymentMethod: input.paymentMethod ?? null, paymentMethods: normalizedMethodKeys(input.paymentMethods ?? {}) }
     if (candidates.every((candidate) => paymentMethodFor(methods, candidate) === null)) {
       throw new ValidationError({
@@ -163,11 +217,18 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     return { id: first.id, type: first.type }
   }
 
+  /** The connectors that may take the payment: for a customer-present one, only those that can ask for the shopper. */
+  function eligible<C extends ConnectorRef> (customerPresent: boolean, candidates: C[]): C[] {
+    return customerPresent ? candidates.filter((candidate) => CUSTOMER_PRESENT_CONNECTORS.has(candidate.type)) : candidates
+  }
+
   function pendingPayment (input: PaymentInput, connector: ConnectorRef): Payment {
     return newPendingPayment({
+      ...(input.returnUrl !== undefined ? { returnUrl: input.returnUrl, actionToken: randomBytes(32).toString('base64url') } : {}),
       paymentMethod: input.paymentMethod,
       paymentMethods: input.paymentMethods === undefined ? undefined : normalizedMethodKeys(input.paymentMethods),
       shopperReference: input.shopperReference,
+      customer: input.customer,
       connector,
       id: newId(),
       merchantId: input.merchantId,
@@ -205,9 +266,26 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     }
     let current = payment
     const refused = new Set<string>()
-    for (let target = await nextConnector(current, refused, options.connectors); target !== undefined; target = await nextConnector(current, refused, options.connectors)) {
-      if (!sameConnector(target, current.connector) || !isPinnedToConnector(current)) {
-        // Moving on: the move is written before the call, so a crash during it leaves the payment on `target`.
+    for (;;) {
+      const pinned = pinnedConnector(current)
+      if (pinned !== undefined && refused.has(connectorKey(pinned))) {
+        // The connector it is pinned to refused this time: only its own word that nothing exists under our key frees the payment.
+        const looked = await lookUp(current, pinned, signal)
+        if (looked === undefined) {
+          await recordPending(current)
+          throw unavailable(current.id, 'The payment may have been charged by its connector, which cannot be asked now; the payment is pending on it ' +
+            'and is never charged elsewhere before that connector answers. Retry with the same Idempotency-Key.')
+        }
+        if (looked.status !== 'pending') return await deps.db.payments.complete(looked, completion(looked), deps.events?.payment)
+        current = looked
+        continue
+      }
+      const target = pinned !== undefined
+        ? { ...pinned, gateway: await directory.gatewayOf(pinned) }
+        : eligible(current.returnUrl !== null, options.connectors ?? await directory.candidatesFor(current.merchantId)).find((candidate) => !refused.has(connectorKey(candidate)))
+      if (target === undefined) break
+      if (pinned === undefined || !sameConnector(target, current.connector)) {
+        // Moving on: the move is written before the call, so a crash during it leaves the payment pinned to `target`.
         current = await recordAttempt(current, target, 'pending', null)
       }
       const paymentMethod = paymentMethodFor(current, target)
@@ -227,21 +305,25 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           amountMinor: current.amountMinor,
           amount: formatMinorUnits(current.amountMinor, exponentOf(current.currency)),
           currency: current.currency,
-          captureMethod: current.captureMethod
+          captureMethod: current.captureMethod,
+          ...(current.actionToken !== null && deps.returnAddress !== undefined ? { returnUrl: deps.returnAddress(current.actionToken) } : {})
         }, { signal })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
+        if (options.quiet !== true) failures.failed(target, { paymentId: current.id, code: err.code, kind: err.kind === 'not_processed' ? 'not_processed' : 'unknown' })
         if (err.kind === 'not_processed') {
-          // Certainly nothing was charged there: the next connector may take it.
-          deps.log.warn({ paymentId: current.id, connectorId: target.id, connectorType: target.type, gatewayFailure: err.code }, 'connector did not process the charge; trying the next one')
+          // Certainly nothing was charged there by this call; the next connector may take it unless an earlier attempt pins the payment here.
           current = await recordAttempt(current, target, 'not_processed', err.code)
           refused.add(connectorKey(target))
           continue
         }
-        if (options.quiet !== true) deps.log.warn({ paymentId: current.id, connectorId: target.id, gatewayFailure: err.kind }, 'gateway failed; payment left pending')
-        await recordAttempt(current, target, 'unknown', err.code).catch((recordError: unknown) => {
+        try {
+          await recordAttempt(current, target, 'unknown', err.code)
+        } catch (recordError) {
+          // Settled meanwhile (a PSP's event, the recovery worker): answer with that outcome.
+          if (recordError instanceof SettledElsewhere) throw recordError
           deps.log.error({ err: recordError, paymentId: current.id }, 'the unknown attempt could not be recorded')
-        })
+        }
         await recordPending(current)
         throw unavailable(current.id, err.kind === 'timeout'
           ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
@@ -256,36 +338,207 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       'Retry with the same Idempotency-Key to try again.')
   }
 
-  /** The pending payment as `connector`'s answer settles it: its reference, the attempt's outcome, the new status. */
-  function settledBy (payment: Payment, connector: ConnectorRef, result: ChargeResult): Payment {
+  /**
+   * Asks the connector a payment is pinned to what it holds under our key. Nothing (and, for a lookup by search,
+   * the pinning attempt older than the search's lag) or a voided charge: the lookup is recorded (`not_found`),
+   * which frees the payment. An outcome: the payment as that outcome settles it. A connector that cannot be
+   * asked or answered nothing usable: undefined (the payment stays pinned).
+   */
+  async function lookUp (payment: Payment, connector: ConnectorRef, signal?: AbortSignal): Promise<Payment | undefined> {
+    let state: ChargeState
+    try {
+      const gateway = await directory.gatewayOf(connector)
+      state = await gateway.retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) }, { signal })
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.info({ paymentId: payment.id, connectorId: connector.id, connectorType: connector.type, gatewayFailure: err.code },
+        'the connector the payment is pinned to could not be asked what it holds; the payment stays on it')
+      return undefined
+    }
     const at = new Date(deps.clock()).toISOString()
+    switch (state.state) {
+      case 'none': {
+        const since = pinnedSince(payment, connector)
+        if (state.lagMs !== undefined && since !== undefined && deps.clock() - Date.parse(since) < state.lagMs) return undefined
+        return await recordAttempt(payment, connector, 'not_found', 'lookup_none')
+      }
+      case 'voided': return await recordAttempt(payment, connector, 'not_found', 'lookup_voided')
+      case 'captured': return settledBy(payment, connector, { outcome: 'succeeded', chargeId: state.chargeId }, at)
+      case 'authorized': return settledBy(payment, connector, { outcome: 'authorized', chargeId: state.chargeId }, at)
+      case 'declined': return settledBy(payment, connector, { outcome: 'declined', chargeId: state.chargeId, declineCode: state.declineCode }, at)
+      // Waiting for a shopper whose redirect we never received (the answer to the charge was lost): still unknown here.
+      case 'requires_action': return undefined
+    }
+  }
+
+  /**
+   * Asks the connector of a payment waiting for its shopper what became of it and records a final answer
+   * (guarded: only from requires_action, so of a return, a webhook and the recovery worker the first wins).
+   * Undefined while the connector still waits (or cannot be asked): the payment stays requires_action.
+   */
+  async function askAboutAction (payment: Payment, returnParams?: Readonly<Record<string, string>>): Promise<Payment | undefined> {
+    let state: ChargeState
+    try {
+      const gateway = await directory.gatewayOf(payment.connector)
+      state = await gateway.retrieve({
+        chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment), ...(returnParams !== undefined ? { returnParams } : {})
+      })
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.info({ paymentId: payment.id, gatewayFailure: err.code }, 'the connector of a payment waiting for its shopper could not be asked; it stays requires_action')
+      return undefined
+    }
+    let result: ChargeResult
+    switch (state.state) {
+      case 'captured': result = { outcome: 'succeeded', chargeId: state.chargeId }; break
+      case 'authorized': result = { outcome: 'authorized', chargeId: state.chargeId }; break
+      case 'declined': result = { outcome: 'declined', chargeId: state.chargeId, declineCode: state.declineCode }; break
+      case 'voided': {
+        // Canceled at the connector (not by us: our own cancels record themselves): the shopper can no longer finish.
+        const canceled = { ...transition(payment, 'canceled', new Date(deps.clock()).toISOString(), 'abandoned'), nextAction: null }
+        return await deps.db.payments.complete(canceled, undefined, deps.events?.payment, 'requires_action')
+      }
+      default: return undefined
+    }
+    const final = settledBy(payment, payment.connector, result)
+    const stored = await deps.db.payments.complete(final, undefined, deps.events?.payment, 'requires_action')
+    if (stored === final) deps.log.info({ paymentId: payment.id, status: final.status }, 'a payment waiting for its shopper settled')
+    return stored
+  }
+
+  /**
+   * A payment whose shopper never came back (ACTION_TTL_SECONDS): canceled at its connector → canceled (`abandoned`).
+   * Money taken meanwhile wins: the payment records it (succeeded), never canceled over it.
+   */
+  async function abandon (payment: Payment): Promise<Payment | undefined> {
+    let result
+    try {
+      result = await (await directory.gatewayOf(payment.connector)).void({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.warn({ paymentId: payment.id, gatewayFailure: err.code }, 'an abandoned payment could not be canceled at its connector yet; asked again on the next pass')
+      return undefined
+    }
+    const at = new Date(deps.clock()).toISOString()
+    let final: Payment
+    switch (result.outcome) {
+      case 'received': return undefined
+      case 'voided': final = { ...transition(payment, 'canceled', at, 'abandoned'), nextAction: null }; break
+      case 'charged': final = settledBy(payment, payment.connector, { outcome: payment.captureMethod === 'manual' ? 'authorized' : 'succeeded', chargeId: result.chargeId }, at); break
+      case 'declined': final = settledBy(payment, payment.connector, { outcome: 'declined', chargeId: result.chargeId, declineCode: result.declineCode }, at); break
+    }
+    const stored = await deps.db.payments.complete(final, undefined, deps.events?.payment, 'requires_action')
+    deps.log.info({ paymentId: payment.id, status: stored.status, cancellationReason: stored.cancellationReason ?? undefined }, 'a payment whose shopper never came back ended')
+    return stored
+  }
+
+  /** A payment status under which money a connector reports for the payment is not the payment's own: it is given back. */
+  const HOLDS_NO_MONEY: ReadonlySet<PaymentStatus> = new Set(['canceled', 'declined', 'failed'])
+
+  /**
+   * Money a connector reported for an attempt the payment left, or for a payment held as canceled, declined or
+   * failed: recorded on the payment's attempts (`held`), given back at that connector under a key derived from
+   * the payment (void an authorization, refund a charge), and recorded again (`released`). A release the
+   * connector cannot be asked for stays `held`, with an error logged for a person to follow. A release the
+   * connector refuses (a dispute holds the money, say) is recorded `release_refused` and asked again at least
+   * RELEASE_RETRY_AFTER_MS later under a new key (the PSP replays a refused key's answer for good; the count of
+   * refusals keeps the key derived from our record), at most MAX_RELEASE_REFUSALS times.
+   */
+  async function release (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>): Promise<Payment> {
+    const context = { paymentId: payment.id, connectorId: connector.id, connectorType: connector.type, connectorReference: result.chargeId, status: payment.status }
+    const about = payment.attempts.filter((attempt) => attempt.connectorReference === result.chargeId && sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
+    if (about.some((attempt) => attempt.outcome === 'released')) return payment
+    const refusals = about.filter((attempt) => attempt.outcome === 'release_refused')
+    const lastRefusal = refusals.at(-1)
+    if (lastRefusal !== undefined && (refusals.length >= MAX_RELEASE_REFUSALS || deps.clock() - Date.parse(lastRefusal.at) < RELEASE_RETRY_AFTER_MS)) return payment
+    const reported = about.find((attempt) => attempt.outcome === 'held')
+    deps.log.warn(context, 'a connector reports money taken for an attempt this payment left (or a payment that holds none); giving it back')
+    let current = reported === undefined ? await appendAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome: 'held', code: result.outcome, connectorReference: result.chargeId }) : payment
+    const answer = await giveBack(payment, connector, result, context, refusals.length)
+    if (answer === undefined) return current
+    if ('refused' in answer) {
+      return await appendAttempt(current, { connectorId: connector.id, connectorType: connector.type, outcome: 'release_refused', code: answer.refused.slice(0, 64), connectorReference: result.chargeId })
+    }
+    current = await appendAttempt(current, { connectorId: connector.id, connectorType: connector.type, outcome: 'released', code: answer.released, connectorReference: result.chargeId })
+    deps.log.warn({ ...context, released: answer.released }, 'money a connector held for this payment was given back')
+    return current
+  }
+
+  /**
+   * Voids an authorization or refunds a charge at `connector` (the refund's key counts the refusals before it): how
+   * it went, its refusal's code, or undefined when the connector could not be asked (logged).
+   */
+  async function giveBack (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>, context: object, refusals: number): Promise<{ released: string } | { refused: string } | undefined> {
+    const chargeIdempotencyKey = downstreamKeyFor(payment.id)
+    try {
+      const gateway = await directory.gatewayOf(connector)
+      if (result.outcome === 'authorized') {
+        const voided = await gateway.void({ chargeIdempotencyKey, paymentId: payment.id, chargeReference: result.chargeId })
+        if (voided.outcome !== 'charged') return { released: voided.outcome === 'received' ? 'release_received' : 'voided' }
+      }
+      const refunded = await gateway.refund({
+        idempotencyKey: `${chargeIdempotencyKey}:release:${connector.id ?? connector.type}${refusals === 0 ? '' : `:${refusals}`}`,
+        chargeIdempotencyKey,
+        chargeReference: result.chargeId,
+        paymentId: payment.id,
+        amountMinor: payment.amountMinor,
+        amount: formatMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
+        currency: payment.currency
+      })
+      if (refunded.outcome !== 'failed') return { released: refunded.outcome === 'received' ? 'release_received' : 'refunded' }
+      deps.log.error({ ...context, failureCode: refunded.failureCode, refusals: refusals + 1 }, 'the connector refused to give back money it holds for this payment; asked again later, needs follow-up')
+      return { refused: refunded.failureCode }
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.error({ ...context, gatewayFailure: err.code }, 'money a connector holds for this payment could not be given back yet; needs follow-up')
+    }
+    return undefined
+  }
+
+  /** Adds an attempt to a payment in any status, reading it again when another writer changed its attempts meanwhile. */
+  async function appendAttempt (payment: Payment, fields: Omit<PaymentAttempt, 'at'>): Promise<Payment> {
+    const at = new Date(deps.clock()).toISOString()
+    const attempt: PaymentAttempt = { ...fields, at }
+    let current = payment
+    for (let tries = 0; tries < 10; tries++) {
+      if (await deps.db.payments.appendAttempt(current, attempt)) return { ...current, attempts: [...current.attempts, attempt], updatedAt: at }
+      const stored = await deps.db.payments.get(payment.id)
+      if (stored === undefined) return current
+      current = stored
+    }
+    throw new Error(`the attempts of payment ${payment.id} kept changing; the attempt was not recorded`)
+  }
+
+  /** The pending payment as `connector`'s answer settles it: its reference, the attempt's outcome, the new status. */
+  function settledBy (payment: Payment, connector: ConnectorRef, result: ChargeResult, at = new Date(deps.clock()).toISOString()): Payment {
     const outcome: AttemptOutcome = result.outcome
     const charged: Payment = {
       ...payment,
       connector: { id: connector.id, type: connector.type },
       connectorReference: result.chargeId,
+      ...(result.paymentMethodDetails !== undefined ? { paymentMethodDetails: result.paymentMethodDetails } : {}),
       attempts: withAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome, code: result.outcome === 'declined' ? result.declineCode : null, at })
     }
-    return result.outcome === 'declined'
-      ? transition(charged, 'declined', at, result.declineCode)
-      : transition(charged, result.outcome === 'authorized' ? 'requires_capture' : 'succeeded', at)
+    switch (result.outcome) {
+      case 'declined': return { ...transition(charged, 'declined', at, result.declineCode), nextAction: null }
+      case 'requires_action': return { ...transition(charged, 'requires_action', at), nextAction: result.nextAction }
+      case 'authorized': return { ...transition(charged, 'requires_capture', at), nextAction: null }
+      case 'succeeded': return { ...transition(charged, 'succeeded', at), nextAction: null }
+    }
   }
 
   function unavailable (paymentId: string, message: string): GatewayUnavailableError {
     return new GatewayUnavailableError(message, paymentId, GATEWAY_RETRY_AFTER_SECONDS)
   }
 
-  /**
-   * The connector to charge next: the payment's own while it is pinned to it (an attempt there may
-   * have charged); otherwise the merchant's connectors in routing order, skipping those that
-   * refused during this settlement. Undefined when none is left.
-   */
-  async function nextConnector (payment: Payment, refused: Set<string>, routed?: RoutedConnector[]): Promise<RoutedConnector | undefined> {
-    if (isPinnedToConnector(payment)) {
-      return { ...payment.connector, gateway: await directory.gatewayOf(payment.connector) }
+  /** Keeps the recovery worker off a payment whose client was just answered 503 (CLIENT_RETRY_WINDOW_SECONDS); best effort. */
+  async function yieldToClient (paymentId: string): Promise<void> {
+    try {
+      await deps.db.payments.deferRecovery(paymentId, deps.clock() + CLIENT_RETRY_WINDOW_SECONDS * 1000)
+    } catch (err) {
+      // The 503 stands; at worst the client's retry meets the worker once (409 with Retry-After covering its hold).
+      deps.log.debug?.({ err, paymentId }, 'the recovery worker could not be told to leave the payment to its client')
     }
-    const candidates = routed ?? await directory.candidatesFor(payment.merchantId)
-    return candidates.find((candidate) => !refused.has(connectorKey(candidate)))
   }
 
   /** Writes an attempt's outcome (and the connector the payment is on) while the payment is pending. */
@@ -328,9 +581,12 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       const result = await gateway.void({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) })
       // Accepted, outcome by notification: still unknown here, so the payment stays pending (the worker defers it).
       if (result.outcome === 'received') throw unavailable(payment.id, 'The connector accepted the cancel; its outcome arrives by notification.')
+      // A charge found is recorded as any answer is (its reference too: a later dispute or refund at the PSP names it).
       final = result.outcome === 'voided'
         ? transition(payment, 'failed', at, 'pending_expired')
-        : result.outcome === 'charged' ? transition(payment, 'succeeded', at) : transition(payment, 'declined', at, result.declineCode)
+        : result.outcome === 'charged'
+          ? settledBy(payment, payment.connector, { outcome: 'succeeded', chargeId: result.chargeId }, at)
+          : settledBy(payment, payment.connector, { outcome: 'declined', chargeId: result.chargeId, declineCode: result.declineCode }, at)
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err
       deps.log.error({ paymentId: payment.id, gatewayFailure: err.kind }, 'pending payment expired while the gateway is unreachable; its outcome at the gateway is unverified')
@@ -346,20 +602,27 @@ export function paymentService (deps: PaymentDeps): PaymentService {
      * recovery point are written in one transaction before the gateway is called.
      */
     async create (input, key, prepared) {
-      // Create-under-key: this request's claim wrote the payment with the key; settle it as built.
-      if (key?.created !== undefined) return await settle(key.created, key, undefined, { connectors: prepared?.connectors })
-      if (key?.resourceId != null) {
-        const existing = await deps.db.payments.get(key.resourceId)
-        if (existing !== undefined) return await settle(existing, key)
+      try {
+        // Create-under-key: this request's claim wrote the payment with the key; settle it as built.
+        if (key?.created !== undefined) return await settle(key.created, key, undefined, { connectors: prepared?.connectors })
+        if (key?.resourceId != null) {
+          const existing = await deps.db.payments.get(key.resourceId)
+          if (existing !== undefined) return await settle(existing, key)
+        }
+        if (prepared !== undefined) {
+          await deps.db.payments.create(prepared.payment, key?.ref)
+          return await settle(prepared.payment, key, undefined, { connectors: prepared.connectors })
+        }
+        const connectors = await directory.candidatesFor(input.merchantId)
+        const payment = pendingPayment(input, firstConnector(input, connectors))
+        await deps.db.payments.create(payment, key?.ref)
+        return await settle(payment, key, undefined, { connectors })
+      } catch (err) {
+        // The client was told to come back after Retry-After with its key: the recovery worker yields to it meanwhile
+        // (written before the caller frees the key), so the retry never meets the worker's hold (409).
+        if (err instanceof GatewayUnavailableError && key !== undefined && err.paymentId !== undefined) await yieldToClient(err.paymentId)
+        throw err
       }
-      if (prepared !== undefined) {
-        await deps.db.payments.create(prepared.payment, key?.ref)
-        return await settle(prepared.payment, key, undefined, { connectors: prepared.connectors })
-      }
-      const connectors = await directory.candidatesFor(input.merchantId)
-      const payment = pendingPayment(input, firstConnector(input, connectors))
-      await deps.db.payments.create(payment, key?.ref)
-      return await settle(payment, key, undefined, { connectors })
     },
 
     async prepare (input) {
@@ -386,9 +649,81 @@ export function paymentService (deps: PaymentDeps): PaymentService {
 
     async applyConnectorOutcome (paymentId, connector, result) {
       const payment = await deps.db.payments.get(paymentId)
-      if (payment === undefined || payment.status !== 'pending' || !sameConnector(payment.connector, connector)) return payment
-      // complete() moves it only from pending: an answer to a concurrent charge (or the recovery worker) may win; both say the same.
-      return await deps.db.payments.complete(settledBy(payment, connector, result), undefined, deps.events?.payment)
+      if (payment === undefined) return undefined
+      if (payment.status === 'requires_action' && sameConnector(payment.connector, connector)) {
+        // The shopper's authentication ended (a PSP's event): settled as the return would settle it; whichever comes first wins.
+        if (result.outcome === 'requires_action') return payment
+        return await deps.db.payments.complete(settledBy(payment, connector, result), undefined, deps.events?.payment, 'requires_action')
+      }
+      if (payment.status === 'pending' && sameConnector(pinnedConnector(payment) ?? payment.connector, connector)) {
+        // complete() moves it only from pending: an answer to a concurrent charge (or the recovery worker) may win; both say the same.
+        const final = settledBy(payment, connector, result)
+        const key = deps.respond === undefined ? undefined : await unfinishedKeyOf(deps.db, payment.id, `connector-event-${randomUUID()}`, deps.respond)
+        return await deps.db.payments.complete(final, key === undefined ? undefined : { ref: key.ref, response: key.respond(final) }, deps.events?.payment)
+      }
+      // Nothing held: a decline (or a wait for the shopper) reported for any attempt changes nothing.
+      if (result.outcome === 'declined' || result.outcome === 'requires_action') return payment
+      const sameCharge = sameConnector(payment.connector, connector) && (payment.connectorReference === null || payment.connectorReference === result.chargeId)
+      // The payment's own charge, reported again (or late, out of order: the authorization of a payment we voided ourselves).
+      if (sameCharge && payment.status !== 'pending' && (!HOLDS_NO_MONEY.has(payment.status) || (payment.status === 'canceled' && result.outcome === 'authorized'))) return payment
+      if (!wasAskedOf(payment, connector)) {
+        deps.log.error({ paymentId: payment.id, connectorId: connector.id, connectorType: connector.type, connectorReference: result.chargeId },
+          'a connector reports money for this payment although it was never asked to charge it; giving it back')
+      }
+      return await release(payment, connector, result)
+    },
+
+    async completeAction (actionToken, returnParams) {
+      const payment = ACTION_TOKEN.test(actionToken) ? await deps.db.payments.findByActionToken(actionToken) : undefined
+      if (payment === undefined) throw new NotFoundError('No payment has this return address.')
+      if (payment.status !== 'requires_action') return payment
+      return await askAboutAction(payment, returnParams) ?? payment
+    },
+
+    async recoverActions (options = {}) {
+      const now = deps.clock()
+      const ttlMs = (options.ttlSeconds ?? DEFAULT_ACTION_TTL_SECONDS) * 1000
+      const waitingPayments = await deps.db.payments.awaitingAction({
+        updatedBefore: new Date(now - (options.askAfterSeconds ?? 60) * 1000).toISOString(), limit: options.limit ?? 50
+      })
+      let settled = 0
+      let abandoned = 0
+      let waiting = 0
+      for (const payment of waitingPayments) {
+        const asked = await askAboutAction(payment)
+        if (asked !== undefined) {
+          settled++
+        } else if (now - Date.parse(payment.createdAt) >= ttlMs) {
+          const ended = await abandon(payment)
+          if (ended?.status === 'canceled') abandoned++
+          else if (ended !== undefined) settled++
+          else waiting++
+        } else {
+          waiting++
+        }
+      }
+      return { settled, abandoned, waiting }
+    },
+
+    flushFailureLog () {
+      failures.flush()
+    },
+
+    async releaseHeldMoney (options = {}) {
+      let released = 0
+      let stillHeld = 0
+      for (const payment of await deps.db.payments.withMoneyHeld(options.limit ?? 50)) {
+        let current = payment
+        for (const held of moneyHeldBy(payment.attempts)) {
+          const connector = { id: held.connectorId, type: held.connectorType }
+          const chargeId = held.connectorReference ?? ''
+          const after = await release(current, connector, held.code === 'authorized' ? { outcome: 'authorized', chargeId } : { outcome: 'succeeded', chargeId })
+          if (moneyHeldBy(after.attempts).length < moneyHeldBy(current.attempts).length) released++
+          else stillHeld++
+          current = after
+        }
+      }
+      return { released, stillHeld }
     },
 
     /**
@@ -460,7 +795,16 @@ export function referenceOf (payment: Payment): { chargeReference?: string } {
   return payment.connectorReference === null ? {} : { chargeReference: payment.connectorReference }
 }
 
+/** The longest the recovery worker waits before asking about a pending payment again. */
+export const RECOVERY_BACKOFF_CAP_MS = 3_600_000
+
+/** A release of held money the connector refused is asked again after this long (a dispute may end, a refund settle). */
+export const RELEASE_RETRY_AFTER_MS = 15 * 60_000
+
+/** After this many refusals a release is left to a person (the error log says so): money a lost dispute took stays refused. */
+export const MAX_RELEASE_REFUSALS = 20
+
 /** Back-off of the recovery worker: about the payment's age (so attempts grow geometrically), from one lease to an hour. */
 export function recoveryBackoffMs (ageMs: number, leaseMs: number): number {
-  return Math.min(Math.max(ageMs, leaseMs), 3_600_000)
+  return Math.min(Math.max(ageMs, leaseMs), RECOVERY_BACKOFF_CAP_MS)
 }

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
+import { DomainError, GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import { formatMinorUnits } from '../domain/money'
-import { applySucceededRefund, PaymentNotCancelableError, releaseFailedRefund, reserveRefund, transition, type Payment } from '../domain/payments'
+import { applyConnectorRefund, applySucceededRefund, PaymentNotCancelableError, refundableMinor, releaseFailedRefund, reserveRefund, transition, type Payment } from '../domain/payments'
+import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { refundAmountMinor, transitionRefund, type Refund } from '../domain/refunds'
 import type { Metadata } from '../domain/metadata'
 import type { Page, PageRequest } from '../domain/pagination'
 import { GatewayError, type PaymentGateway, type RefundResult } from '../gateway/types'
-import type { Database, StoredResponse } from '../store/types'
+import type { Database, MerchantRefundQuery, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
 import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
 import type { ConnectorDirectory } from '../gateway/connectors'
@@ -51,6 +52,8 @@ export interface RefundService {
   /** Refunds (part of) a payment: the refund succeeded or failed; GatewayUnavailableError leaves it pending. */
   create: (input: RefundInput, key?: OwnedKey<Refund>, merchantId?: string) => Promise<Refund>
   get: (paymentId: string, refundId: string, merchantId?: string) => Promise<Refund>
+  /** The merchant's refunds, of all its payments, newest first; UnknownCursorError for a cursor outside the list. */
+  listForMerchant: (query: MerchantRefundQuery) => Promise<Page<Refund>>
   list: (paymentId: string, page: PageRequest, merchantId?: string) => Promise<Page<Refund>>
   /**
    * Cancels a pending payment: the gateway voids its charge. When the charge had in
@@ -68,6 +71,20 @@ export interface RefundService {
    * is (the caller compares); undefined when the payment has no such refund.
    */
   applyConnectorOutcome: (paymentId: string, refundId: string, outcome: ConnectorRefundOutcome) => Promise<Refund | undefined>
+  /**
+   * Records a refund made at the PSP without us, which the PSP reported succeeded (issue 40): a `succeeded` refund with
+   * origin `connector` and the PSP's id, the payment's amounts and status, and refund.succeeded, in one transaction under
+   * the payment's lock. Once per PSP id (a repeated report returns the recorded one). Undefined when it cannot be
+   * recorded (no such payment, another currency, more than remains): logged as an error for a person.
+   */
+  recordConnectorRefund: (paymentId: string, report: ConnectorRefundReport) => Promise<Refund | undefined>
+}
+
+/** A refund made at the PSP, as its report says. */
+export interface ConnectorRefundReport {
+  connectorReference: string
+  amountMinor: number
+  currency: string
 }
 
 /** A refund's outcome as its connector reported it by itself. */
@@ -204,7 +221,9 @@ export function refundService (deps: RefundDeps): RefundService {
     async cancelPayment (paymentId, merchantId) {
       const payment = await visiblePayment(paymentId, merchantId)
       if (payment.status === 'canceled') return payment
-      if (payment.status !== 'pending') {
+      // A payment waiting for its shopper is canceled at its connector like a pending one (its authentication can no longer complete).
+      const from = payment.status === 'requires_action' ? 'requires_action' : 'pending'
+      if (payment.status !== 'pending' && payment.status !== 'requires_action') {
         const resumed = await resumeCancelRefund(payment)
         if (resumed !== undefined) return resumed
         throw new PaymentNotCancelableError(payment.id, payment.status)
@@ -220,17 +239,17 @@ export function refundService (deps: RefundDeps): RefundService {
       // Accepted; the connector's notification settles it (the payment stays pending meanwhile).
       if (result.outcome === 'received') return payment
       if (result.outcome === 'voided') {
-        const stored = await deps.db.payments.complete(transition(payment, 'canceled', at), undefined, deps.events?.payment)
+        const stored = await deps.db.payments.complete({ ...transition(payment, 'canceled', at), nextAction: null }, undefined, deps.events?.payment, from)
         if (stored.status !== 'canceled') throw new PaymentNotCancelableError(stored.id, stored.status)
         deps.log.info({ paymentId: payment.id, status: 'canceled' }, 'payment canceled')
         return stored
       }
       if (result.outcome === 'declined') {
-        const stored = await deps.db.payments.complete(transition(payment, 'declined', at, result.declineCode), undefined, deps.events?.payment)
+        const stored = await deps.db.payments.complete({ ...transition(payment, 'declined', at, result.declineCode), connectorReference: result.chargeId, nextAction: null }, undefined, deps.events?.payment, from)
         throw new PaymentNotCancelableError(stored.id, stored.status)
       }
-      // The charge went through before the void: record it truthfully, then give the money back.
-      const charged = await deps.db.payments.complete(transition(payment, 'succeeded', at), undefined, deps.events?.payment)
+      // The charge went through before the void: record it truthfully (its reference too: a later dispute names it), then give the money back.
+      const charged = await deps.db.payments.complete({ ...transition(payment, 'succeeded', at), connectorReference: result.chargeId, nextAction: null }, undefined, deps.events?.payment, from)
       deps.log.info({ paymentId: payment.id, status: charged.status }, 'canceled payment had been charged; refunding it')
       await service.create({ paymentId: payment.id, reason: CANCEL_REFUND_REASON })
       return await visiblePayment(payment.id, merchantId)
@@ -241,6 +260,10 @@ export function refundService (deps: RefundDeps): RefundService {
       const refund = isGuid(refundId) ? await deps.db.refunds.get(paymentId.toLowerCase(), refundId.toLowerCase()) : undefined
       if (refund === undefined) throw new NotFoundError(`The payment has no refund with the id '${shortId(refundId)}'.`)
       return refund
+    },
+
+    async listForMerchant (query) {
+      return await deps.db.refunds.listForMerchant(query)
     },
 
     async list (paymentId, page, merchantId) {
@@ -259,6 +282,52 @@ export function refundService (deps: RefundDeps): RefundService {
       }), undefined, deps.events?.refund)
       deps.log.info({ refundId, paymentId, status: stored.refund.status, paymentStatus: stored.payment.status }, 'connector reported the refund\'s outcome')
       return stored.refund
+    },
+
+    async recordConnectorRefund (paymentId, report) {
+      const recorded = await deps.db.refunds.getByConnectorReference(paymentId, report.connectorReference)
+      if (recorded !== undefined) return recorded
+      const at = nowIso()
+      const context = { paymentId, connectorRefund: report.connectorReference, amountMinor: report.amountMinor, currency: report.currency }
+      try {
+        const decision = await deps.db.refunds.create(paymentId, (payment) => {
+          if (payment.currency !== report.currency) throw new ValidationError({ currency: [`The PSP's refund is in ${report.currency}, the payment in ${payment.currency}.`] })
+          // Our records lag the PSP's (a charge or capture answer lost, a refund of ours in flight): the PSP sends it again.
+          // A dispute recorded here may have been won at the PSP already (its reinstatement not told yet): the same.
+          const inFlight = payment.refundPendingMinor > 0 || (payment.amountDisputedMinor ?? 0) > 0
+          const lagging = payment.status === 'pending' || payment.status === 'requires_capture' || (inFlight && report.amountMinor > refundableMinor(payment))
+          if (lagging) throw new ConnectorEventNotMatchedError()
+          return {
+            payment: applyConnectorRefund(payment, report.amountMinor, at),
+            refund: {
+              id: newId(),
+              paymentId,
+              amountMinor: report.amountMinor,
+              currency: report.currency,
+              status: 'succeeded',
+              reason: null,
+              failureCode: null,
+              metadata: {},
+              origin: 'connector',
+              connectorReference: report.connectorReference,
+              createdAt: at,
+              updatedAt: at
+            }
+          }
+        }, { event: deps.events?.refund })
+        if (decision !== undefined) deps.log.info({ ...context, refundId: decision.refund.id, paymentStatus: decision.payment.status }, 'refund made at the connector recorded')
+        return decision?.refund
+      } catch (err) {
+        if (err instanceof ConnectorEventNotMatchedError) throw err
+        if (err instanceof DomainError) {
+          deps.log.error({ ...context, err }, 'the connector reports a refund made there that does not fit the payment; not recorded, needs follow-up')
+          return undefined
+        }
+        // Two reports at once: the unique (payment, PSP id) index kept one.
+        const raced = await deps.db.refunds.getByConnectorReference(paymentId, report.connectorReference)
+        if (raced !== undefined) return raced
+        throw err
+      }
     },
 
     /**

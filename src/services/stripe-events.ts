@@ -1,4 +1,4 @@
-import { ConnectorEventUnverifiedError } from '../domain/connectors'
+import { ConnectorEventNotMatchedError, ConnectorEventUnverifiedError } from '../domain/connectors'
 import { isGuid } from '../domain/ids'
 import type { Payment } from '../domain/payments'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
@@ -6,13 +6,15 @@ import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect
 import type { Database } from '../store/types'
 import type { Logger, PaymentService } from './payments'
 import type { RefundService } from './refunds'
+import type { DisputeService } from './disputes'
 
 export interface StripeEventDeps {
   db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
   /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
   accounts: Pick<ConnectorAccountSource, 'byId'>
   payments: Pick<PaymentService, 'applyConnectorOutcome'>
-  refunds: Pick<RefundService, 'applyConnectorOutcome'>
+  refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund'>
+  disputes: Pick<DisputeService, 'applyConnectorReport'>
   clock: () => number
   log: Logger
 }
@@ -35,12 +37,18 @@ export interface StripeEventService {
 
 type ChargeEffect = Extract<StripeEventEffect, { kind: 'charge' }>
 type RefundEffect = Extract<StripeEventEffect, { kind: 'refund' }>
+type DisputeEffect = Extract<StripeEventEffect, { kind: 'dispute' }>
 
 /**
  * Stripe's own webhooks: what changed at Stripe after we stopped asking (a PaymentIntent settled while
  * our payment was pending, a refund that settles or fails later). Only our records still pending move,
  * through the same transitions as the connector's answers; anything else is recorded and left alone.
  */
+/** True when the payment is on this connector account or one of its attempts was asked of it. */
+export function askedOf (payment: Payment, connectorId: string): boolean {
+  return payment.connector.id === connectorId || payment.attempts.some((attempt) => attempt.connectorId === connectorId)
+}
+
 export function stripeEventService (deps: StripeEventDeps): StripeEventService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
 
@@ -60,13 +68,13 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
     }
   }
 
-  /** The pending payment a PaymentIntent belongs to: by its reference, else by the payment id in its metadata (on this connector). */
+  /** The payment a PaymentIntent belongs to: by its reference, else by the payment id in its metadata (a payment this connector was asked to charge). */
   async function paymentOf (account: RoutableAccount, effect: ChargeEffect): Promise<Payment | undefined> {
     const byReference = await deps.db.payments.findByConnectorReference(account.id, effect.reference)
     if (byReference !== undefined) return byReference
     if (effect.paymentId === undefined || !isGuid(effect.paymentId)) return undefined
     const byMetadata = await deps.db.payments.get(effect.paymentId.toLowerCase())
-    return byMetadata?.connector.id === account.id ? byMetadata : undefined
+    return byMetadata !== undefined && askedOf(byMetadata, account.id) ? byMetadata : undefined
   }
 
   async function applyCharge (account: RoutableAccount, event: VerifiedStripeEvent, effect: ChargeEffect): Promise<void> {
@@ -76,13 +84,13 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
       deps.log.info(context, 'Stripe event names no payment of ours on this connector; ignored')
       return
     }
-    if (payment.status !== 'pending') return
     if (payment.amountMinor !== effect.amountMinor || payment.currency !== effect.currency) {
-      deps.log.error({ ...context, paymentId: payment.id }, 'Stripe event\'s PaymentIntent amount or currency differs from the payment; not settled, needs follow-up')
+      deps.log.error({ ...context, paymentId: payment.id }, 'Stripe event\'s PaymentIntent amount or currency differs from the payment; not applied, needs follow-up')
       return
     }
-    const settled = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, effect.result)
-    deps.log.info({ ...context, paymentId: payment.id, status: settled?.status }, 'Stripe event settled a pending payment')
+    // Every report is applied: it settles a payment pending here, and money reported for an attempt the payment left is given back.
+    const applied = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, effect.result)
+    if (payment.status === 'pending') deps.log.info({ ...context, paymentId: payment.id, status: applied?.status }, 'Stripe event applied to a pending payment')
   }
 
   async function applyRefund (account: RoutableAccount, event: VerifiedStripeEvent, effect: RefundEffect): Promise<void> {
@@ -92,6 +100,11 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
       ? await deps.db.refunds.get(paymentId.toLowerCase(), refundId.toLowerCase())
       : undefined
     const payment = refund === undefined ? undefined : await deps.db.payments.get(refund.paymentId)
+    if (refund === undefined && refundId === undefined) {
+      // No refund of ours (we name every refund we create): one made at Stripe, recorded once it succeeded.
+      await applyRefundMadeAtStripe(account, effect, context)
+      return
+    }
     if (refund === undefined || payment?.connector.id !== account.id) {
       deps.log.info(context, 'Stripe event names no refund of ours on this connector; ignored')
       return
@@ -111,6 +124,37 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
       'Stripe reports a refund outcome contrary to the one recorded; left unchanged, needs follow-up')
   }
 
+  /** A refund made in the Stripe Dashboard (or by another integration) of a payment of ours on this account (issue 40). */
+  async function applyRefundMadeAtStripe (account: RoutableAccount, effect: RefundEffect, context: object): Promise<void> {
+    if (effect.result.outcome !== 'succeeded') return
+    const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
+    if (effect.amountMinor === undefined || effect.currency === undefined) return deps.log.info(context, 'Stripe refund event without an amount; ignored')
+    if (payment === undefined) {
+      // The payment may be ours with its answer lost (no reference recorded yet): Stripe sends the event again later.
+      if (await deps.db.payments.countPending() > 0) throw new ConnectorEventNotMatchedError()
+      deps.log.info(context, 'Stripe event names no refund or payment of ours on this connector; ignored')
+      return
+    }
+    const recorded = await deps.refunds.recordConnectorRefund(payment.id, { connectorReference: effect.gatewayRefundId, amountMinor: effect.amountMinor, currency: effect.currency })
+    deps.log.info({ ...context, paymentId: payment.id, refundId: recorded?.id }, 'Stripe event names no refund of ours: a refund made at Stripe, recorded if it fits the payment')
+  }
+
+  /** A dispute of a charge of ours on this account: recorded, merged with what is recorded (any order of events ends in the same state). */
+  async function applyDispute (account: RoutableAccount, event: VerifiedStripeEvent, effect: DisputeEffect): Promise<void> {
+    const context = { connectorId: account.id, eventId: event.id, eventType: event.type, stripeDispute: effect.report.connectorReference, paymentIntent: effect.paymentIntent }
+    const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
+    if (payment === undefined) {
+      // The payment may be ours with its answer lost (no reference recorded yet): Stripe sends the event again later.
+      if (await deps.db.payments.countPending() > 0) {
+        deps.log.warn(context, 'Stripe dispute names no payment of ours yet while a payment is pending; answered 503 for Stripe to send it again')
+        throw new ConnectorEventNotMatchedError()
+      }
+      deps.log.warn(context, 'Stripe dispute names no payment of ours on this connector; ignored')
+      return
+    }
+    await deps.disputes.applyConnectorReport(payment.id, { id: account.id, type: account.type }, effect.report)
+  }
+
   return {
     async receive (connectorId, rawBody, signature) {
       const { account, event } = await verifiedFor(connectorId, rawBody, signature)
@@ -118,6 +162,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
       if (recorded.processedAt !== null) return { eventId: event.id, type: event.type, duplicate: true }
       if (event.effect.kind === 'charge') await applyCharge(account, event, event.effect)
       if (event.effect.kind === 'refund') await applyRefund(account, event, event.effect)
+      if (event.effect.kind === 'dispute') await applyDispute(account, event, event.effect)
       await deps.db.connectorEvents.markProcessed(account.id, event.id, nowIso())
       return { eventId: event.id, type: event.type, duplicate: false }
     }

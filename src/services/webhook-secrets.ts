@@ -21,8 +21,8 @@ export function sealedWebhookStore (store: WebhookStore, box: SecretBox): Webhoo
   })
   return {
     ...store,
-    createEndpoint: async (endpoint, max) => await store.createEndpoint(sealed(endpoint), max),
-    updateEndpoint: async (endpoint, expectedUpdatedAt) => await store.updateEndpoint(sealed(endpoint), expectedUpdatedAt),
+    createEndpoint: async (endpoint, max, completion) => await store.createEndpoint(sealed(endpoint), max, completion),
+    updateEndpoint: async (endpoint, expectedUpdatedAt, completion) => await store.updateEndpoint(sealed(endpoint), expectedUpdatedAt, completion),
     listEndpoints: async (merchantId) => (await store.listEndpoints(merchantId)).map(opened),
     async getEndpoint (merchantId, id) {
       const endpoint = await store.getEndpoint(merchantId, id)

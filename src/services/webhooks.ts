@@ -8,7 +8,8 @@ import type { Page, PageRequest } from '../domain/pagination'
 import {
   DeliveryInFlightError, MAX_ENDPOINTS_PER_MERCHANT, newSecret, REPLAY_BATCH_EVENTS, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
 } from '../domain/webhooks'
-import type { AttemptRecord, ClaimedDelivery, Database, ReplayBatch } from '../store/types'
+import type { AttemptRecord, ClaimedDelivery, Database, KeyCompletion, ReplayBatch } from '../store/types'
+import type { OwnedKey } from './keys'
 import { privateMessage, resolvesPrivately, webhookUrlProblem, type Lookup } from '../webhooks/addresses'
 import type { WebhookClient } from '../webhooks/client'
 import { sendEvent, type SendOutcome } from '../webhooks/send'
@@ -40,14 +41,22 @@ export interface DeliveryPass {
   results: Array<{ result: 'succeeded' | 'retry' | 'failed', endpointId: string }>
 }
 
+/** An endpoint with its signing secret in clear: the only answers that show it (creation, rotation). */
+export interface EndpointWithSecret {
+  endpoint: WebhookEndpoint
+  secret: string
+}
+
 export interface WebhookService {
-  create: (merchantId: string, input: EndpointInput) => Promise<{ endpoint: WebhookEndpoint, secret: string }>
+  /** With `idempotencyKey`, its response is stored in the transaction that inserts the endpoint. */
+  create: (merchantId: string, input: EndpointInput, idempotencyKey?: OwnedKey<EndpointWithSecret>) => Promise<EndpointWithSecret>
   list: (merchantId: string) => Promise<WebhookEndpoint[]>
   get: (merchantId: string, id: string) => Promise<WebhookEndpoint>
   update: (merchantId: string, id: string, patch: EndpointPatch) => Promise<WebhookEndpoint>
   remove: (merchantId: string, id: string) => Promise<void>
   /** A new secret; the previous one keeps signing (both signatures sent) for `overlapSeconds`. */
-  rotateSecret: (merchantId: string, id: string, overlapSeconds?: number) => Promise<{ endpoint: WebhookEndpoint, secret: string }>
+  /** With `idempotencyKey`, its response is stored in the transaction that writes the new secret. */
+  rotateSecret: (merchantId: string, id: string, overlapSeconds?: number, idempotencyKey?: OwnedKey<EndpointWithSecret>) => Promise<EndpointWithSecret>
   deliveries: (merchantId: string, endpointId: string, page: PageRequest) => Promise<Page<WebhookDelivery>>
   retry: (merchantId: string, endpointId: string, deliveryId: string) => Promise<WebhookDelivery>
   /** One batch (at most REPLAY_BATCH_EVENTS events of the range); `startingAfter` resumes after an earlier batch's `next`. */
@@ -126,11 +135,13 @@ export function webhookService (deps: WebhookDeps): WebhookService {
    * Read, change, compare-and-set on updatedAt (which the worker's automatic disable moves too), so a
    * PATCH never undoes a disable it did not see; re-applied to the newer endpoint up to 5 times, then 409.
    */
-  async function change (merchantId: string, id: string, apply: (current: WebhookEndpoint) => WebhookEndpoint): Promise<WebhookEndpoint> {
+  async function change (
+    merchantId: string, id: string, apply: (current: WebhookEndpoint) => WebhookEndpoint, completing?: (updated: WebhookEndpoint) => KeyCompletion
+  ): Promise<WebhookEndpoint> {
     for (let attempt = 1; ; attempt++) {
       const current = await endpointOf(merchantId, id)
       const updated = { ...apply(current), updatedAt: new Date(Math.max(deps.clock(), Date.parse(current.updatedAt) + 1)).toISOString() }
-      if (await webhooks.updateEndpoint(updated, current.updatedAt)) return updated
+      if (await webhooks.updateEndpoint(updated, current.updatedAt, completing?.(updated))) return updated
       if (attempt >= 5) throw new ConflictError('The webhook endpoint kept changing while this change was applied; read it again and retry.')
     }
   }
@@ -162,7 +173,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
   }
 
   return {
-    async create (merchantId, input) {
+    async create (merchantId, input, idempotencyKey) {
       const merchant = await merchantOf(merchantId)
       const owner = merchant.id
       const apiVersion = versionOf(input.apiVersion) ?? merchant.apiVersion
@@ -186,10 +197,12 @@ export function webhookService (deps: WebhookDeps): WebhookService {
         createdAt: at,
         updatedAt: at
       }
-      if (!await webhooks.createEndpoint(endpoint, MAX_ENDPOINTS_PER_MERCHANT)) {
+      const created = { endpoint, secret }
+      const completion = idempotencyKey === undefined ? undefined : { ref: idempotencyKey.ref, response: idempotencyKey.respond(created) }
+      if (!await webhooks.createEndpoint(endpoint, MAX_ENDPOINTS_PER_MERCHANT, completion)) {
         throw new ValidationError({ url: [`A merchant may have at most ${MAX_ENDPOINTS_PER_MERCHANT} webhook endpoints; delete one first.`] })
       }
-      return { endpoint, secret }
+      return created
     },
     async list (merchantId) { return await webhooks.listEndpoints(await requireMerchant(merchantId)) },
     get: endpointOf,
@@ -213,15 +226,19 @@ export function webhookService (deps: WebhookDeps): WebhookService {
       const endpoint = await endpointOf(merchantId, id)
       await webhooks.deleteEndpoint(endpoint.merchantId, endpoint.id)
     },
-    async rotateSecret (merchantId, id, overlapSeconds = ROTATION_OVERLAP_DEFAULT_SECONDS) {
+    async rotateSecret (merchantId, id, overlapSeconds = ROTATION_OVERLAP_DEFAULT_SECONDS, idempotencyKey) {
       const secret = newSecret()
+      // The last answer built is the one stored (a lost compare-and-set builds it again for the newer endpoint).
+      let rotated: EndpointWithSecret | undefined
       const endpoint = await change(merchantId, id, (current) => ({
         ...current,
         secret,
         previousSecret: overlapSeconds > 0 ? current.secret : null,
         previousSecretExpiresAt: overlapSeconds > 0 ? new Date(deps.clock() + overlapSeconds * 1000).toISOString() : null
-      }))
-      return { endpoint, secret }
+      }), idempotencyKey === undefined
+        ? undefined
+        : (updated) => ({ ref: idempotencyKey.ref, response: idempotencyKey.respond(rotated = { endpoint: updated, secret }) }))
+      return rotated ?? { endpoint, secret }
     },
     async deliveries (merchantId, endpointId, page) {
       const endpoint = await endpointOf(merchantId, endpointId)

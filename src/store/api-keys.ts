@@ -2,7 +2,7 @@ import type { ApiVersion } from '../domain/api-versions'
 import type { MerchantStatus } from '../domain/merchants'
 import { API_KEY_COLUMNS, apiKeyFromRow, type ApiKeyRow } from './rows'
 import { raw, sql, type SqlRunner } from './sql'
-import type { ApiKey, ApiKeyMatch, ApiKeyStore } from './types'
+import type { ApiKey, ApiKeyMatch, ApiKeyStore, KeyCompletion } from './types'
 
 const insertKey = (name: string, onConflict: string) => sql<ApiKey>(name)`
   INSERT INTO api_keys (${raw(API_KEY_COLUMNS)}) VALUES (${'id'}, ${'merchantId'}, ${'role'}, ${'name'}, ${'prefix'}, ${'last4'}, ${'secretHash'}, ${'createdAt'}, ${'expiresAt'}, ${'lastUsedAt'}, ${'revokedAt'})${raw(onConflict)}`
@@ -34,11 +34,15 @@ function matchOf (row: MatchRow | undefined): ApiKeyMatch | undefined {
 
 /**
  * The API key store, the same on both databases except for `recordUse`, which batches in the
- * dialect's way (SQLite: one write running a statement per key; PostgreSQL: one statement over arrays).
+ * dialect's way (SQLite: one write running a statement per key; PostgreSQL: one statement over arrays),
+ * and `createCompleting`: the insert and the Idempotency-Key's response in one transaction.
  */
-export function apiKeyStore (db: SqlRunner, recordUse: ApiKeyStore['recordUse']): ApiKeyStore {
+export function apiKeyStore (db: SqlRunner, recordUse: ApiKeyStore['recordUse'], createCompleting: (key: ApiKey, completion: KeyCompletion) => Promise<void>): ApiKeyStore {
   return {
-    async create (key) { await db.write(apiKeySql.insert, key) },
+    async create (key, completion) {
+      if (completion === undefined) await db.write(apiKeySql.insert, key)
+      else await createCompleting(key, completion)
+    },
     async createBootstrapAdmin (key) { return await db.write(apiKeySql.insertAdmin, key) === 1 },
     async hasBootstrapAdmin () { return await db.get(apiKeySql.hasAdmin, {}) !== undefined },
     async findByHash (secretHash) { return matchOf(await db.get(apiKeySql.byHash, { secretHash })) },

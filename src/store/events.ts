@@ -16,6 +16,13 @@ export function sharedEventStore (db: SqlRunner): Pick<EventStore, 'get' | 'list
         scope: { merchant_id: query.merchantId },
         filters: { type: query.type },
         created: query,
+        ...(query.paymentId === undefined
+          ? {}
+          : {
+              // The payment's events and its refunds' (each refund event's resource is the refund).
+              conditions: [(param: (value: unknown) => string) =>
+                `(resource_id = ${param(query.paymentId)} OR (resource_type = 'refund' AND resource_id IN (SELECT id FROM refunds WHERE payment_id = ${param(query.paymentId)})))`]
+            }),
         page: query
       })
       return { data: page.data.map(eventFromRow), hasMore: page.hasMore }

@@ -185,6 +185,7 @@ export function guardDatabase (db: Database, options: { settleMs?: number } = {}
     connectors: guard(db.connectors),
     connectorEvents: guard(db.connectorEvents),
     dashboardSessions: guard(db.dashboardSessions),
+    disputes: guard(db.disputes),
     idempotency,
     // The heartbeat is the probe that finds the database back: never refused.
     instances: observed(guardStore(db.instances), health, { failFast: false }),

@@ -17,6 +17,8 @@ export interface ListSpec {
   created?: CreatedRange
   /** Only rows whose JSON `column` (an object of strings, stored as text) has `key` set to exactly `value`. */
   jsonEntry?: { column: string, key: string, value: string }
+  /** Further conditions written by the caller, each given the function that adds a parameter and returns its placeholder. */
+  conditions?: Array<(param: (value: unknown) => string) => string>
   page: PageRequest
 }
 
@@ -57,6 +59,7 @@ export async function listPage<R extends { id: string, created_at: string }> (db
       ? `(${column}::jsonb ->> ${param(key)}) = ${param(value)}`
       : `EXISTS (SELECT 1 FROM json_each(${spec.table}.${column}) AS entry WHERE entry.key = ${param(key)} AND entry.value = ${param(value)})`)
   }
+  for (const condition of spec.conditions ?? []) conditions.push(condition(param))
   const direction = newerFirst ? 'DESC' : 'ASC'
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
   const text = `SELECT * FROM ${spec.table} ${where} ORDER BY created_at ${direction}, id ${direction} LIMIT ${param(spec.page.limit + 1)}`

@@ -10,6 +10,10 @@ import { paymentMethodSchema } from './payment-method-migrations'
 import { connectorEventSchema } from './connector-event-migrations'
 import { apiVersionSchema } from './api-version-migrations'
 import { dashboardSessionSchema } from './dashboard-session-migrations'
+import { heldMoneySchema } from './held-money-migrations'
+import { customerSchema } from './customer-migrations'
+import { disputeSchema } from './dispute-migrations'
+import { actionSchema } from './action-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -149,7 +153,11 @@ const schema: SchemaChange[] = [
   ...connectorEventSchema,
   ...paymentMethodSchema,
   ...apiVersionSchema,
-  ...dashboardSessionSchema
+  ...dashboardSessionSchema,
+  ...heldMoneySchema,
+  ...customerSchema,
+  ...disputeSchema,
+  ...actionSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -3,6 +3,10 @@ import { paymentFromRow, type PaymentRow } from './rows'
 import { sql, type SqlRunner } from './sql'
 import type { PaymentStore } from './types'
 import type { DailyFigures } from '../domain/payment-summary'
+import { moneyHeldBy } from '../domain/payments'
+import { normalizedEmail } from '../domain/customers'
+import { CURRENCY_MINOR_UNITS } from '../domain/currencies'
+import { decimalPlaces, toMinorUnits } from '../domain/money'
 
 interface SummaryRange { merchantId: string, createdGte: string, createdLt: string }
 interface DailyRow { day: string, currency: string, count: number | string, amount_minor: number | string }
@@ -14,8 +18,15 @@ export const paymentSql = {
   recordAttempts: sql<{ id: string, connectorId: string | null, connectorType: string, attempts: string, updatedAt: string }>('pay-attempts')`
     UPDATE payments SET connector_id = ${'connectorId'}, connector_type = ${'connectorType'}, attempts = ${'attempts'}, updated_at = ${'updatedAt'}
     WHERE id = ${'id'} AND status = 'pending'`,
+  appendAttempt: sql<{ id: string, previous: string, attempts: string, updatedAt: string, held: number }>('pay-append-attempt')`
+    UPDATE payments SET attempts = ${'attempts'}, updated_at = ${'updatedAt'}, money_held = ${'held'} WHERE id = ${'id'} AND attempts = ${'previous'}`,
+  withMoneyHeld: sql<{ limit: number }, PaymentRow>('pay-money-held')`
+    SELECT * FROM payments WHERE money_held = 1 ORDER BY updated_at LIMIT ${'limit'}`,
   byConnectorReference: sql<{ connectorId: string, reference: string }, PaymentRow>('pay-by-reference')`
     SELECT * FROM payments WHERE connector_reference = ${'reference'} AND connector_id = ${'connectorId'}`,
+  byActionToken: sql<{ token: string }, PaymentRow>('pay-by-action-token')`SELECT * FROM payments WHERE action_token = ${'token'}`,
+  awaitingAction: sql<{ updatedBefore: string, limit: number }, PaymentRow>('pay-awaiting-action')`
+    SELECT * FROM payments WHERE status = 'requires_action' AND updated_at < ${'updatedBefore'} ORDER BY updated_at LIMIT ${'limit'}`,
   count: sql<Record<string, never>, { count: number | string }>('pay-count')`SELECT count(*) AS count FROM payments`,
   countPending: sql<Record<string, never>, { count: number | string }>('pay-count-pending')`SELECT count(*) AS count FROM payments WHERE status = 'pending'`,
   // ISO-8601 text on both databases: its first 10 characters are the UTC day. Captured money counts (a
@@ -39,12 +50,35 @@ export const paymentSql = {
     GROUP BY substr(r.updated_at, 1, 10), r.currency`
 }
 
+/** The currencies by exponent, those of exponent 2 (most) left out: they are "every other currency". */
+const currenciesByExponent = new Map<number, string[]>()
+for (const [code, exponent] of Object.entries(CURRENCY_MINOR_UNITS)) {
+  if (exponent !== 2) currenciesByExponent.set(exponent, [...(currenciesByExponent.get(exponent) ?? []), code])
+}
+const notExponent2 = [...currenciesByExponent.values()].flat()
+
+/**
+ * Payments of exactly `amount` major units in their own currency: one term per currency exponent the amount
+ * can be written in (35 → USD 3500, JPY 35, BHD 35000; 10.5 → not JPY). An amount no currency can take matches nothing.
+ */
+function amountCondition (amount: number): (param: (value: unknown) => string) => string {
+  return (param) => {
+    const terms: string[] = []
+    const places = decimalPlaces(amount)
+    for (const [exponent, codes] of currenciesByExponent) {
+      if (places <= exponent) terms.push(`(amount_minor = ${param(toMinorUnits(amount, exponent))} AND currency IN (${codes.map(param).join(', ')}))`)
+    }
+    if (places <= 2) terms.push(`(amount_minor = ${param(toMinorUnits(amount, 2))} AND currency NOT IN (${notExponent2.map(param).join(', ')}))`)
+    return terms.length === 0 ? '1 = 0' : `(${terms.join(' OR ')})`
+  }
+}
+
 function dailyFigures (rows: DailyRow[]): DailyFigures[] {
   return rows.map((row) => ({ day: row.day, currency: row.currency, count: Number(row.count), amountMinor: Number(row.amount_minor) }))
 }
 
 /** The payment store's one-statement methods, the same on both databases (its transactions are each dialect's own). */
-export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending' | 'recordAttempts' | 'dailySummary' | 'findByConnectorReference'> {
+export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending' | 'recordAttempts' | 'appendAttempt' | 'withMoneyHeld' | 'dailySummary' | 'findByConnectorReference' | 'findByActionToken' | 'awaitingAction'> {
   return {
     async get (id) {
       const row = await db.get(paymentSql.get, { id })
@@ -57,17 +91,39 @@ export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | '
       })
       return changes === 1
     },
+    async appendAttempt (payment, attempt) {
+      const attempts = [...payment.attempts, attempt]
+      const changes = await db.write(paymentSql.appendAttempt, {
+        id: payment.id, previous: JSON.stringify(payment.attempts), attempts: JSON.stringify(attempts), updatedAt: attempt.at, held: moneyHeldBy(attempts).length > 0 ? 1 : 0
+      })
+      return changes === 1
+    },
+    async withMoneyHeld (limit) {
+      return (await db.all(paymentSql.withMoneyHeld, { limit })).map(paymentFromRow)
+    },
     async findByConnectorReference (connectorId, reference) {
       const row = await db.get(paymentSql.byConnectorReference, { connectorId, reference })
       return row === undefined ? undefined : paymentFromRow(row)
+    },
+    async findByActionToken (token) {
+      const row = await db.get(paymentSql.byActionToken, { token })
+      return row === undefined ? undefined : paymentFromRow(row)
+    },
+    async awaitingAction (options) {
+      return (await db.all(paymentSql.awaitingAction, options)).map(paymentFromRow)
     },
     async list (query) {
       const page = await listPage<PaymentRow>(db, {
         table: 'payments',
         scope: { merchant_id: query.merchantId },
-        filters: { status: query.status },
+        filters: {
+          status: query.status,
+          customer_email: query.customerEmail === undefined ? undefined : normalizedEmail(query.customerEmail),
+          card_last4: query.last4
+        },
         created: query,
         ...(query.metadata === undefined ? {} : { jsonEntry: { column: 'metadata', ...query.metadata } }),
+        ...(query.amount === undefined ? {} : { conditions: [amountCondition(query.amount)] }),
         page: query
       })
       return { data: page.data.map(paymentFromRow), hasMore: page.hasMore }

@@ -3,6 +3,9 @@ import type { ClaimRequest, ClaimResult, IdempotencyRecord, LedgerEntry, Payment
 import type { Merchant, MerchantStatus } from '../domain/merchants'
 import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
 import type { Metadata } from '../domain/metadata'
+import { normalizedEmail, type Customer, type PaymentMethodDetails } from '../domain/customers'
+import type { Dispute } from '../domain/disputes'
+import type { NextAction } from '../domain/payments'
 
 /** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
 export interface IdempotencyRow {
@@ -64,6 +67,14 @@ export interface PaymentRow {
   attempts: string
   payment_methods: string
   shopper_reference: string | null
+  customer?: string | null
+  payment_method_details?: string | null
+  /** Issue 40: NULL while the payment never had a dispute. */
+  amount_disputed_minor?: number | string | null
+  dispute_open?: number | boolean | null
+  return_url?: string | null
+  action_token?: string | null
+  next_action?: string | null
   /** Epoch ms: the recovery worker's lease, or a void's hold on an authorization (see CaptureStore). */
   recovery_lease_until?: number | string | null
   metadata: string
@@ -100,9 +111,24 @@ export function paymentFromRow (row: PaymentRow): Payment {
     connectorReference: row.connector_reference,
     attempts: JSON.parse(row.attempts) as Payment['attempts'],
     metadata: metadataFromColumn(row.metadata),
+    ...(row.customer === null || row.customer === undefined ? {} : { customer: JSON.parse(row.customer) as Customer }),
+    ...(row.payment_method_details === null || row.payment_method_details === undefined
+      ? {}
+      : { paymentMethodDetails: JSON.parse(row.payment_method_details) as PaymentMethodDetails }),
+    ...(row.amount_disputed_minor === null || row.amount_disputed_minor === undefined ? {} : { amountDisputedMinor: Number(row.amount_disputed_minor) }),
+    ...(row.dispute_open === 1 || row.dispute_open === true ? { disputeOpen: true } : {}),
+    returnUrl: row.return_url ?? null,
+    actionToken: row.action_token ?? null,
+    nextAction: row.next_action === null || row.next_action === undefined ? null : JSON.parse(row.next_action) as NextAction,
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
+}
+
+/** The columns the payment method details are stored in: their JSON, and the card's last 4 (the list filters by it). */
+export function paymentMethodDetailsColumns (payment: Payment): { details: string | null, last4: string | null } {
+  const details = payment.paymentMethodDetails
+  return { details: details === undefined ? null : JSON.stringify(details), last4: details?.card?.last4 ?? null }
 }
 
 /** The column values of a payment, in PAYMENT_COLUMNS order. */
@@ -110,7 +136,8 @@ export const PAYMENT_COLUMNS = [
   'id', 'amount_minor', 'currency', 'status', 'decline_code', 'failure_code', 'amount_refunded_minor',
   'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at',
   'capture_method', 'amount_captured_minor', 'capture_pending_minor', 'capture_attempts', 'capture_before', 'cancellation_reason',
-  'payment_method', 'connector_id', 'connector_type', 'connector_reference', 'attempts', 'payment_methods', 'shopper_reference'
+  'payment_method', 'connector_id', 'connector_type', 'connector_reference', 'attempts', 'payment_methods', 'shopper_reference',
+  'customer', 'customer_email', 'payment_method_details', 'card_last4', 'return_url', 'action_token', 'next_action'
 ] as const
 
 export function paymentValues (payment: Payment): unknown[] {
@@ -119,7 +146,16 @@ export function paymentValues (payment: Payment): unknown[] {
     payment.createdAt, payment.updatedAt,
     payment.captureMethod, payment.amountCapturedMinor, payment.capturePendingMinor, payment.captureAttempts, payment.captureBefore, payment.cancellationReason,
     payment.paymentMethod, payment.connector.id, payment.connector.type, payment.connectorReference, JSON.stringify(payment.attempts),
-    JSON.stringify(payment.paymentMethods), payment.shopperReference]
+    JSON.stringify(payment.paymentMethods), payment.shopperReference,
+    payment.customer === undefined ? null : JSON.stringify(payment.customer),
+    payment.customer === undefined ? null : normalizedEmail(payment.customer.email),
+    paymentMethodDetailsColumns(payment).details, paymentMethodDetailsColumns(payment).last4,
+    payment.returnUrl, payment.actionToken, nextActionColumn(payment)]
+}
+
+/** The next action's column: its JSON while the payment has one. */
+export function nextActionColumn (payment: Payment): string | null {
+  return payment.nextAction === null ? null : JSON.stringify(payment.nextAction)
 }
 
 /** The insert of a new (pending) payment, to join the claim of its Idempotency-Key (one transaction). */
@@ -136,6 +172,8 @@ export interface RefundRow {
   reason: string | null
   failure_code: string | null
   metadata: string
+  origin?: string | null
+  connector_reference?: string | null
   created_at: string
   updated_at: string
 }
@@ -150,16 +188,18 @@ export function refundFromRow (row: RefundRow): Refund {
     reason: row.reason,
     failureCode: row.failure_code,
     metadata: metadataFromColumn(row.metadata),
+    ...(row.origin === 'connector' ? { origin: 'connector' as const } : {}),
+    ...(row.connector_reference === null || row.connector_reference === undefined ? {} : { connectorReference: row.connector_reference }),
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
 }
 
-export const REFUND_COLUMNS = ['id', 'payment_id', 'amount_minor', 'currency', 'status', 'reason', 'failure_code', 'metadata', 'created_at', 'updated_at'] as const
+export const REFUND_COLUMNS = ['id', 'payment_id', 'amount_minor', 'currency', 'status', 'reason', 'failure_code', 'metadata', 'created_at', 'updated_at', 'origin', 'connector_reference'] as const
 
 export function refundValues (refund: Refund): unknown[] {
   return [refund.id, refund.paymentId, refund.amountMinor, refund.currency, refund.status, refund.reason, refund.failureCode,
-    JSON.stringify(refund.metadata), refund.createdAt, refund.updatedAt]
+    JSON.stringify(refund.metadata), refund.createdAt, refund.updatedAt, refund.origin ?? 'api', refund.connectorReference ?? null]
 }
 
 export interface LedgerRow {
@@ -295,4 +335,54 @@ export function apiKeyFromRow (row: ApiKeyRow): ApiKey {
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at
   }
+}
+
+export interface DisputeRow {
+  id: string
+  merchant_id: string | null
+  payment_id: string
+  amount_minor: number | string
+  currency: string
+  reason: string | null
+  status: string
+  funds_withdrawn: number | boolean
+  evidence_due_by: string | null
+  connector_id: string
+  connector_type: string
+  connector_reference: string
+  stage: number | string
+  funds_stage: number | string
+  created_at: string
+  updated_at: string
+}
+
+export function disputeFromRow (row: DisputeRow): Dispute {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    paymentId: row.payment_id,
+    amountMinor: Number(row.amount_minor),
+    currency: row.currency,
+    reason: row.reason,
+    status: row.status as Dispute['status'],
+    fundsWithdrawn: row.funds_withdrawn === 1 || row.funds_withdrawn === true,
+    evidenceDueBy: row.evidence_due_by,
+    connector: { id: row.connector_id, type: row.connector_type as Dispute['connector']['type'] },
+    connectorReference: row.connector_reference,
+    stage: Number(row.stage),
+    fundsStage: Number(row.funds_stage),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+export const DISPUTE_COLUMNS = [
+  'id', 'merchant_id', 'payment_id', 'amount_minor', 'currency', 'reason', 'status', 'funds_withdrawn', 'evidence_due_by',
+  'connector_id', 'connector_type', 'connector_reference', 'stage', 'funds_stage', 'created_at', 'updated_at'
+] as const
+
+export function disputeValues (dispute: Dispute): unknown[] {
+  return [dispute.id, dispute.merchantId, dispute.paymentId, dispute.amountMinor, dispute.currency, dispute.reason, dispute.status,
+    dispute.fundsWithdrawn ? 1 : 0, dispute.evidenceDueBy, dispute.connector.id, dispute.connector.type, dispute.connectorReference,
+    dispute.stage, dispute.fundsStage, dispute.createdAt, dispute.updatedAt]
 }

@@ -16,7 +16,7 @@ export interface ProductStore {
 }
 
 export type { Payment } from '../domain/payments'
-import type { Payment, PaymentStatus } from '../domain/payments'
+import type { Payment, PaymentAttempt, PaymentStatus } from '../domain/payments'
 import type { Refund } from '../domain/refunds'
 import type { CreatedRange, Page, PageRequest } from '../domain/pagination'
 export type { Refund } from '../domain/refunds'
@@ -142,12 +142,16 @@ export interface PaymentStore {
   create: (payment: Payment, key?: IdempotencyKeyRef) => Promise<void>
   get: (id: string) => Promise<Payment | undefined>
   /**
-   * Moves a pending payment to its final state (guarded: only from pending) and,
-   * with `completion`, stores the key's response in the same transaction; with
-   * `event`, writes the payment's event (only when this call moved it).
+   * Moves a pending payment to its final state (guarded: only from `from`, default pending; a payment waiting
+   * for its shopper moves from requires_action) and, with `completion`, stores the key's response in the same
+   * transaction; with `event`, writes the payment's event (only when this call moved it).
    * Returns the payment as stored afterwards (a concurrent completion may have won).
    */
-  complete: (final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>) => Promise<Payment>
+  complete: (final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from?: 'pending' | 'requires_action') => Promise<Payment>
+  /** The customer-present payment whose return address carries `token`. */
+  findByActionToken: (token: string) => Promise<Payment | undefined>
+  /** Payments waiting for their shopper (`requires_action`) whose last change is older than `updatedBefore`, oldest first: the recovery worker asks the PSP about them. */
+  awaitingAction: (options: { updatedBefore: string, limit: number }) => Promise<Payment[]>
   /**
    * Leases up to `limit` pending payments created before `createdBefore` whose key
    * (if any) is not locked by a live request, for the recovery worker. The
@@ -164,6 +168,14 @@ export interface PaymentStore {
    * and when a charge's outcome is unknown). False when it is no longer pending.
    */
   recordAttempts: (payment: Payment) => Promise<boolean>
+  /**
+   * Adds `attempt` to a payment in any status (money a connector reported for an attempt the payment had left,
+   * and its release), if its attempts are still those of `payment` (compare-and-set). False when they changed
+   * meanwhile: read it again and retry.
+   */
+  appendAttempt: (payment: Payment, attempt: PaymentAttempt) => Promise<boolean>
+  /** Payments with money to give back at a connector (a `held` attempt without its `released` one), oldest change first. */
+  withMoneyHeld: (limit: number) => Promise<Payment[]>
   /** The payment a connector account's charge reference (Stripe: `pi_…`) belongs to. */
   findByConnectorReference: (connectorId: string, reference: string) => Promise<Payment | undefined>
   /**
@@ -189,6 +201,17 @@ export interface PaymentListQuery extends PageRequest, CreatedRange {
   status?: PaymentStatus
   /** Only payments whose metadata has this entry (exact match on key and value). */
   metadata?: { key: string, value: string }
+  /** Only payments whose customer has this email (compared trimmed and in lower case). */
+  customerEmail?: string
+  /** Only payments of exactly this amount, in major units of each payment's own currency (35 is USD 35.00, JPY 35, BHD 35.000). */
+  amount?: number
+  /** Only payments charged to a card ending in these 4 digits. */
+  last4?: string
+}
+
+export interface MerchantRefundQuery extends PageRequest, CreatedRange {
+  merchantId: string
+  status?: Refund['status']
 }
 
 /** A new refund and the payment it holds money on, as one decision made under the payment's lock. */
@@ -210,7 +233,9 @@ export interface RefundStore {
    * both; with `key`, records the key's recovery point in the same transaction.
    * Resolves undefined when the payment does not exist (or is not `merchantId`'s).
    */
-  create: (paymentId: string, decide: (payment: Payment) => RefundDecision, options?: { key?: IdempotencyKeyRef, merchantId?: string }) => Promise<RefundDecision | undefined>
+  create: (paymentId: string, decide: (payment: Payment) => RefundDecision, options?: { key?: IdempotencyKeyRef, merchantId?: string, event?: EventOf<RefundDecision> }) => Promise<RefundDecision | undefined>
+  /** The payment's refund made at the PSP with this id of the PSP's (issue 40). */
+  getByConnectorReference: (paymentId: string, connectorReference: string) => Promise<Refund | undefined>
   /** The refund, when it belongs to `paymentId`. */
   get: (paymentId: string, refundId: string) => Promise<Refund | undefined>
   /**
@@ -222,6 +247,8 @@ export interface RefundStore {
   complete: (refundId: string, settle: (refund: Refund, payment: Payment) => RefundDecision, completion?: KeyCompletion, event?: EventOf<RefundDecision>) => Promise<RefundDecision>
   /** A page of one payment's refunds, newest first. */
   list: (paymentId: string, page: PageRequest) => Promise<Page<Refund>>
+  /** A page of a merchant's refunds (of all its payments), newest first, optionally by status and creation time. */
+  listForMerchant: (query: MerchantRefundQuery) => Promise<Page<Refund>>
   /** Leases up to `limit` refunds pending since before `createdBefore` for the recovery worker. */
   leasePending: (options: { createdBefore: string, now: number, leaseUntil: number, limit: number }) => Promise<Refund[]>
 }
@@ -323,8 +350,11 @@ export interface ApiKeyMatch {
 }
 
 export interface ApiKeyStore {
-  /** Inserts a key (hash, never the secret). */
-  create: (key: ApiKey) => Promise<void>
+  /**
+   * Inserts a key (hash, never the secret). With `completion`, the Idempotency-Key's response (sealed: it
+   * carries the secret) is stored in the same transaction.
+   */
+  create: (key: ApiKey, completion?: KeyCompletion) => Promise<void>
   /**
    * Inserts the admin key generated on first start unless one exists (a unique index
    * on the admin role decides, so two instances starting at once store one).
@@ -384,6 +414,7 @@ export interface Database {
   readonly connectors: ConnectorAccountStore
   readonly connectorEvents: ConnectorEventStore
   readonly dashboardSessions: DashboardSessionStore
+  readonly disputes: DisputeStore
   /** What the database's answers said lately (see guard.ts); test doubles may leave it out. */
   readonly health?: DatabaseHealth
   /** Resolves when the database answers a trivial query. */
@@ -437,6 +468,8 @@ import type { DeliveryAttempt, WebhookDelivery, WebhookEndpoint } from '../domai
 export interface EventListQuery extends PageRequest, CreatedRange {
   merchantId: string
   type?: EventType
+  /** Only events about this payment and its refunds. */
+  paymentId?: string
 }
 
 /**
@@ -502,8 +535,11 @@ export type DeliveryRetry =
   | { kind: 'not_found' }
 
 export interface WebhookStore {
-  /** Inserts an endpoint unless the merchant has `max` already (false then). */
-  createEndpoint: (endpoint: WebhookEndpoint, max: number) => Promise<boolean>
+  /**
+   * Inserts an endpoint unless the merchant has `max` already (false then). With `completion`, the
+   * Idempotency-Key's response is stored in the same transaction (only when the endpoint is inserted).
+   */
+  createEndpoint: (endpoint: WebhookEndpoint, max: number, completion?: KeyCompletion) => Promise<boolean>
   listEndpoints: (merchantId: string) => Promise<WebhookEndpoint[]>
   getEndpoint: (merchantId: string, id: string) => Promise<WebhookEndpoint | undefined>
   /**
@@ -511,7 +547,7 @@ export interface WebhookStore {
    * only if it is still as read (`updated_at = expectedUpdatedAt`; the worker's automatic disable changes it):
    * false when it changed meanwhile (nothing written; re-read and re-apply).
    */
-  updateEndpoint: (endpoint: WebhookEndpoint, expectedUpdatedAt: string) => Promise<boolean>
+  updateEndpoint: (endpoint: WebhookEndpoint, expectedUpdatedAt: string, completion?: KeyCompletion) => Promise<boolean>
   /** Deletes the endpoint and its deliveries; false when the merchant has no such endpoint. */
   deleteEndpoint: (merchantId: string, id: string) => Promise<boolean>
   /** An endpoint's deliveries, newest first. */
@@ -577,6 +613,43 @@ export interface ConnectorAccountStore {
   credentialsNotUnder: (prefix: string, afterId: string, limit: number) => Promise<StoredCredentials[]>
   /** Writes an account's stored credentials if they are still `expected.credentials` (compare-and-set); false otherwise. */
   replaceCredentials: (expected: StoredCredentials, next: string) => Promise<boolean>
+}
+
+import type { Dispute, DisputeStatus } from '../domain/disputes'
+
+/** A dispute as one report left it, with its payment and the dispute as it was before (undefined: the report created it). */
+export interface DisputeChange {
+  dispute: Dispute
+  payment: Payment
+  previous: Dispute | undefined
+}
+
+export interface DisputeListQuery extends PageRequest {
+  merchantId: string
+  status?: DisputeStatus
+  paymentId?: string
+}
+
+/**
+ * Disputes (issue 40). A dispute and its payment's disputed amount change together, with the payment locked (FOR UPDATE
+ * on PostgreSQL, SQLite's single writer), like refunds: a refund and a withdrawal of the same payment are decided one
+ * after the other, so refunded + disputed never exceed what was captured.
+ */
+export interface DisputeStore {
+  /**
+   * Locks the payment, reads its disputes (the one at `connectorId` with `connectorReference`, if recorded, and all of
+   * them) and lets `decide` return the dispute and payment to write, or undefined when the report changes nothing; writes
+   * both and `event`'s event in one transaction. Undefined when there is no such payment; else the change (`dispute` is
+   * `previous` when nothing changed).
+   */
+  record: (paymentId: string, connector: { id: string, reference: string },
+    decide: (payment: Payment, existing: Dispute | undefined, all: Dispute[]) => { dispute: Dispute, payment: Payment } | undefined,
+    event?: EventOf<DisputeChange>) => Promise<DisputeChange | undefined>
+  get: (id: string) => Promise<Dispute | undefined>
+  /** A merchant's disputes, newest first (created time, then id); UnknownCursorError for a cursor outside the list. */
+  list: (query: DisputeListQuery) => Promise<Page<Dispute>>
+  /** A payment's disputes, oldest first. */
+  listForPayment: (paymentId: string) => Promise<Dispute[]>
 }
 
 /** An event a PSP sent to a connector account's webhook route, as the inbox holds it. */

@@ -42,6 +42,9 @@ export function isPrivateAddress (address: string): boolean {
   return true
 }
 
+/** The operator's way out for local testing, named in the refusals it lifts. */
+const localTesting = ' For local testing, the operator can set WEBHOOK_ALLOW_PRIVATE_URLS=true (allows http and private addresses; never in production).'
+
 /** What is wrong with a webhook URL, before any DNS lookup; undefined when it may be registered. */
 export function webhookUrlProblem (text: string, allowPrivate: boolean): string | undefined {
   if (text.length > WEBHOOK_URL_MAX_LENGTH) return `The url must be at most ${WEBHOOK_URL_MAX_LENGTH} characters.`
@@ -51,7 +54,7 @@ export function webhookUrlProblem (text: string, allowPrivate: boolean): string 
   } catch {
     return 'The url must be an absolute URL, e.g. https://example.com/webhooks.'
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'The url must use https.'
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return `The url must use https.${localTesting}`
   if (url.username !== '' || url.password !== '') return 'The url must not contain credentials (user:password@).'
   if (url.hash !== '') return 'The url must not contain a fragment (#…).'
   if (allowPrivate) return undefined
@@ -64,7 +67,7 @@ export function webhookUrlProblem (text: string, allowPrivate: boolean): string 
   return undefined
 }
 
-export const privateMessage = 'The url must reach a public address: private, loopback and link-local addresses are refused.'
+export const privateMessage = `The url must reach a public address: private, loopback and link-local addresses are refused.${localTesting}`
 
 export type Lookup = (hostname: string) => Promise<Array<{ address: string, family: number }>>
 

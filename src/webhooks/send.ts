@@ -21,7 +21,9 @@ export interface SendOutcome {
  * Sends one event to one endpoint per Standard Webhooks: `webhook-id` (the event id,
  * the same on every attempt), `webhook-timestamp` (this attempt, in seconds) and
  * `webhook-signature` (v1 HMAC-SHA256 of `id.timestamp.body`, under the current
- * secret and, during a rotation, the previous one). Undefined when `signal` aborted it.
+ * secret and, during a rotation, the previous one), and `webhook-api-version`, the version the
+ * body is rendered in (the endpoint's), so a receiver knows how to read it without being told.
+ * Undefined when `signal` aborted it.
  */
 export async function sendEvent (client: WebhookClient, endpoint: WebhookEndpoint, event: DomainEvent, now: number, clock: () => number, signal?: AbortSignal): Promise<SendOutcome | undefined> {
   const body = deliveryBody(event, endpoint.apiVersion)
@@ -31,7 +33,8 @@ export async function sendEvent (client: WebhookClient, endpoint: WebhookEndpoin
     'user-agent': 'product-payment-service-webhooks/1',
     'webhook-id': event.id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body, now)
+    'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body, now),
+    'webhook-api-version': endpoint.apiVersion
   }, body, signal)
   if (signal?.aborted === true) return undefined
   const status = response.statusCode

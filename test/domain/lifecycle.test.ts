@@ -12,7 +12,8 @@ const payment = (overrides: Partial<Payment> = {}): Payment => ({ ...newPendingP
 
 t.test('the transition table: exactly the documented moves', async (t) => {
   const allowed: Record<PaymentStatus, PaymentStatus[]> = {
-    pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture'],
+    pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture', 'requires_action'],
+    requires_action: ['succeeded', 'requires_capture', 'declined', 'canceled'],
     requires_capture: ['succeeded', 'canceled'],
     succeeded: ['partially_refunded', 'refunded'],
     partially_refunded: ['partially_refunded', 'refunded'],

@@ -58,6 +58,10 @@ t.test('private addresses', async (t) => {
   t.match(webhookUrlProblem('https://a.example.com/x#frag', false), /fragment/)
   t.match(webhookUrlProblem(`https://a.example.com/${'x'.repeat(2100)}`, false), /at most/)
   t.equal(webhookUrlProblem('http://127.0.0.1:9/x', true), undefined)
+  // The refusals that WEBHOOK_ALLOW_PRIVATE_URLS lifts name it (local testing), the others do not.
+  t.match(webhookUrlProblem('http://127.0.0.1:9/x', false), /^The url must use https\. .*WEBHOOK_ALLOW_PRIVATE_URLS=true/)
+  t.match(webhookUrlProblem('https://127.0.0.1/x', false), /public address.*WEBHOOK_ALLOW_PRIVATE_URLS=true/)
+  t.notMatch(webhookUrlProblem('https://a.example.com/x#frag', false), /WEBHOOK_ALLOW_PRIVATE_URLS/)
   t.equal(await resolvesPrivately('https://[::1]/x', async () => []), true)
   t.equal(await resolvesPrivately('https://nx.example.com/x', async () => { throw new Error('ENOTFOUND') }), false, 'a name that does not resolve yet is accepted')
 })

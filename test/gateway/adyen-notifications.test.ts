@@ -33,7 +33,9 @@ t.test('effects by event code', async (t) => {
   t.match(effectOf(notificationItem({ ...base, eventCode: 'REFUND' })), { kind: 'refund', success: true })
   t.match(effectOf(notificationItem({ ...base, eventCode: 'CANCELLATION' })), { kind: 'cancellation', orRefund: false })
   t.match(effectOf(notificationItem({ ...base, eventCode: 'CANCEL_OR_REFUND', originalReference: '' })), { kind: 'cancellation', orRefund: true, paymentReference: undefined })
-  t.same(effectOf(notificationItem({ ...base, eventCode: 'CHARGEBACK' })), { kind: 'none' })
+  t.same(effectOf(notificationItem({ ...base, eventCode: 'REPORT_AVAILABLE' })), { kind: 'none' }, 'other codes change nothing')
+  t.match(effectOf(notificationItem({ ...base, eventCode: 'CHARGEBACK' })), { kind: 'dispute', paymentReference: 'PAY1', report: { status: 'needs_response', stage: 2, fundsStage: 1 } }, 'issue 40: a dispute')
+  t.same(effectOf(notificationItem({ ...base, eventCode: 'CHARGEBACK', success: 'false' })), { kind: 'none' }, 'a dispute event that did not happen')
 })
 
 t.test('reason texts become codes', async (t) => {

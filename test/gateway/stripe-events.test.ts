@@ -42,3 +42,25 @@ t.test('what each event says', async (t) => {
   t.same(read({ id: 'evt_8', type: 'refund.updated', data: { object: { ...refund, status: 'requires_action' } } }).effect, { kind: 'none' }, 'not an outcome yet')
   t.same(read({ id: 'evt_9', type: 'refund.updated', data: { object: { ...refund, id: '' } } }).effect, { kind: 'none' })
 })
+
+t.test('disputes (issue 40): Stripe\'s statuses as ours, money movements from balance_transactions and the event type', async (t) => {
+  const dispute = { id: 'dp_1', object: 'dispute', amount: 1050, currency: 'usd', payment_intent: 'pi_1', reason: 'fraudulent', status: 'needs_response', balance_transactions: [], evidence_details: { due_by: 1767225599 } }
+  t.same(read({ id: 'evt_d1', type: 'charge.dispute.created', data: { object: dispute } }).effect, {
+    kind: 'dispute',
+    paymentIntent: 'pi_1',
+    report: { connectorReference: 'dp_1', amountMinor: 1050, currency: 'USD', reason: 'fraudulent', status: 'needs_response', stage: 1, fundsStage: 0, evidenceDueBy: '2025-12-31T23:59:59.000Z' }
+  })
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    ['charge.dispute.updated', { status: 'warning_under_review', payment_intent: { id: 'pi_2' } }, { paymentIntent: 'pi_2', report: { status: 'under_review', stage: 2 } }],
+    ['charge.dispute.closed', { status: 'warning_closed' }, { report: { status: 'won', stage: 3 } }],
+    ['charge.dispute.closed', { status: 'lost', balance_transactions: ['txn_1'] }, { report: { status: 'lost', stage: 3, fundsStage: 1 } }],
+    ['charge.dispute.funds_withdrawn', {}, { report: { fundsStage: 1 } }],
+    ['charge.dispute.funds_reinstated', { status: 'won', balance_transactions: ['txn_1'] }, { report: { status: 'won', fundsStage: 2 } }],
+    ['charge.dispute.updated', { reason: '', evidence_details: null, payment_intent: null }, { paymentIntent: undefined, report: { reason: null, evidenceDueBy: null } }]
+  ]
+  for (const [type, fields, expected] of cases) t.match(read({ id: `evt_${type}`, type, data: { object: { ...dispute, ...fields } } }).effect, { kind: 'dispute', ...expected }, `${type} ${JSON.stringify(fields)}`)
+  for (const fields of [{ status: 'prevented_unknown' }, { currency: 'zzz' }, { amount: '10' }, { id: '' }]) {
+    t.same(read({ id: 'evt_none', type: 'charge.dispute.updated', data: { object: { ...dispute, ...fields } } }).effect, { kind: 'none' }, JSON.stringify(fields))
+  }
+  t.same(read({ id: 'evt_obj', type: 'charge.dispute.created', data: { object: { ...dispute, object: 'charge' } } }).effect, { kind: 'none' }, 'not a Dispute')
+})

@@ -3,6 +3,7 @@ import { stripeConnector, stripeAddress, STRIPE_API_VERSION } from '../../src/ga
 import { CredentialsRefusedError } from '../../src/gateway/connectors'
 import { GatewayError } from '../../src/gateway/types'
 import { FakeStripe } from '../helpers/fake-stripe'
+import { until } from '../helpers/local-psp'
 import { connectorContract } from './connector-contract'
 
 const SECRET = 'sk_test_fake'
@@ -32,7 +33,7 @@ t.test('the connector contract, against the local Stripe', async (t) => {
   connectorContract(t, async (t) => {
     const fake = await fakeStripe(t)
     return {
-      gateway: stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 300 }).gateway,
+      gateway: stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 }).gateway,
       approvedCharge: (paymentId, amount) => charge(paymentId, 'pm_card_visa', Math.round(Number(amount) * 100)),
       declinedCharge: (paymentId) => charge(paymentId, 'pm_card_chargeDeclined'),
       lostAnswerCharge: (paymentId) => {
@@ -46,9 +47,11 @@ t.test('the connector contract, against the local Stripe', async (t) => {
 
 t.test('a charge sends exactly the documented PaymentIntent, under our key and the account\'s secret key', async (t) => {
   const fake = await fakeStripe(t)
-  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
   const result = await gateway.charge({ ...charge('pay_1', 'pm_card_visa', 1050, 'EUR'), captureMethod: 'manual' })
   t.match(result, { outcome: 'authorized', chargeId: /^pi_/ })
+  // The expanded charge's payment_method_details, kept to what a payment stores (no fingerprint, funding, checks).
+  t.same(result.paymentMethodDetails, { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2034, country: 'US' } })
   t.equal(fake.requests.length, 1)
   const [request] = fake.requests
   t.match(request, { method: 'POST', path: '/v1/payment_intents' })
@@ -59,7 +62,8 @@ t.test('a charge sends exactly the documented PaymentIntent, under our key and t
     confirm: 'true',
     off_session: 'true',
     capture_method: 'manual',
-    metadata: { payment_id: 'pay_1' }
+    metadata: { payment_id: 'pay_1' },
+    expand: { 0: 'latest_charge' }
   })
   t.equal(request?.headers['idempotency-key'], 'payment:pay_1', 'the key derived from the payment, not the SDK\'s random one')
   t.equal(request?.headers.authorization, `Bearer ${SECRET}`)
@@ -69,7 +73,7 @@ t.test('a charge sends exactly the documented PaymentIntent, under our key and t
 
 t.test('amounts in Stripe\'s units: JPY is not multiplied, ISK is', async (t) => {
   const fake = await fakeStripe(t)
-  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
   await gateway.charge(charge('pay_jpy', 'pm_card_visa', 500, 'JPY'))
   await gateway.charge(charge('pay_isk', 'pm_card_visa', 5, 'ISK'))
   t.same(fake.requests.map((request) => [request.body.amount, request.body.currency]), [['500', 'jpy'], ['500', 'isk']])
@@ -79,7 +83,7 @@ t.test('amounts in Stripe\'s units: JPY is not multiplied, ISK is', async (t) =>
 
 t.test('declines: decline_code, else code; authentication required off-session is a decline', async (t) => {
   const fake = await fakeStripe(t)
-  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
   const generic = await gateway.charge(charge('pay_d1', 'pm_card_chargeDeclined'))
   t.match(generic, { outcome: 'declined', declineCode: 'generic_decline', chargeId: /^pi_/ })
   t.match(await gateway.charge(charge('pay_d2', 'pm_card_chargeDeclinedInsufficientFunds')), { outcome: 'declined', declineCode: 'insufficient_funds' })
@@ -92,12 +96,12 @@ t.test('declines: decline_code, else code; authentication required off-session i
 
 t.test('error classification: only what Stripe certainly did not do is not_processed', async (t) => {
   t.test('a refused connection: not_processed connection_refused', async (t) => {
-    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: await FakeStripe.closedPortUrl(), timeoutMs: 1000 })
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: await FakeStripe.closedPortUrl(), timeoutMs: 10_000 })
     t.match(await rejection(gateway.charge(charge('pay_e1', 'pm_card_visa'))), { kind: 'not_processed', code: 'connection_refused' })
   })
   t.test('a server that stopped listening: not_processed', async (t) => {
     const fake = await fakeStripe(t)
-    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
     await fake.stopListening()
     t.match(await rejection(gateway.retrieve({ chargeIdempotencyKey: 'k', chargeReference: 'pi_x' })), { kind: 'not_processed', code: 'connection_refused' })
   })
@@ -107,9 +111,9 @@ t.test('error classification: only what Stripe certainly did not do is not_proce
   })
   t.test('401, 429, idempotency_error: not_processed, and nothing was charged', async (t) => {
     const fake = await fakeStripe(t)
-    const refused = stripeConnector({ secretKey: 'sk_test_unknown' }, { apiUrl: fake.url, timeoutMs: 1000 }).gateway
+    const refused = stripeConnector({ secretKey: 'sk_test_unknown' }, { apiUrl: fake.url, timeoutMs: 10_000 }).gateway
     t.match(await rejection(refused.charge(charge('pay_e3', 'pm_card_visa'))), { kind: 'not_processed', code: 'authentication_failed' })
-    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
     fake.failNext('rateLimit429')
     t.match(await rejection(gateway.charge(charge('pay_e4', 'pm_card_visa'))), { kind: 'not_processed', code: 'rate_limited' })
     t.equal(fake.intentsOf('pay_e3').length + fake.intentsOf('pay_e4').length, 0)
@@ -119,7 +123,7 @@ t.test('error classification: only what Stripe certainly did not do is not_proce
   })
   t.test('500: unknown (unavailable), then resumed under the same key', async (t) => {
     const fake = await fakeStripe(t)
-    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
     fake.failNext('status500')
     t.match(await rejection(gateway.charge(charge('pay_e6', 'pm_card_visa'))), { kind: 'unavailable', code: 'server_error' })
     t.match(await gateway.charge(charge('pay_e6', 'pm_card_visa')), { outcome: 'succeeded' })
@@ -134,28 +138,43 @@ t.test('error classification: only what Stripe certainly did not do is not_proce
     t.match(await gateway.charge(charge('pay_e7', 'pm_card_visa')), { outcome: 'succeeded', chargeId: made?.id })
     t.equal(fake.intentsOf('pay_e7').length, 1)
   })
-  t.test('dropped after the work: the SDK\'s one retry of a reset connection replays under our key', async (t) => {
+  t.test('dropped after the work: unknown (connection_lost), never retried behind our back; our replay finds the one PaymentIntent', async (t) => {
     const fake = await fakeStripe(t)
-    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
     fake.failNext('dropAfterWork')
+    t.match(await rejection(gateway.charge(charge('pay_e8', 'pm_card_visa'))), { kind: 'unavailable', code: 'connection_lost' })
+    t.equal(fake.requests.length, 1, 'the SDK did not send the reset request again')
     t.match(await gateway.charge(charge('pay_e8', 'pm_card_visa')), { outcome: 'succeeded' })
     t.same(fake.requests.map((request) => request.headers['idempotency-key']), ['payment:pay_e8', 'payment:pay_e8'])
     t.equal(fake.intentsOf('pay_e8').length, 1)
   })
-  t.test('dropped twice after the work: unknown (connection_lost), then the replay finds one PaymentIntent', async (t) => {
+  t.test('dropped after the work, then Stripe refuses connections: still unknown, never not_processed', async (t) => {
     const fake = await fakeStripe(t)
-    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
-    fake.failNext('dropAfterWork', 2)
-    const lost = await rejection(gateway.charge(charge('pay_e9', 'pm_card_visa')))
-    t.match(lost, { kind: 'unavailable', code: 'connection_lost' })
-    t.match(await gateway.charge(charge('pay_e9', 'pm_card_visa')), { outcome: 'succeeded' })
-    t.equal(fake.intentsOf('pay_e9').length, 1, 'one charge')
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
+    fake.failNext('dropAfterWork')
+    const lost = rejection(gateway.charge(charge('pay_e9', 'pm_card_visa')))
+    await until(() => fake.requests.length === 1)
+    await fake.stopListening()
+    t.match(await lost, { kind: 'unavailable', code: 'connection_lost' })
+    t.equal(fake.intentsOf('pay_e9').length, 1, 'Stripe charged once')
+  })
+  t.test('a call we give up on is aborted: the request ends, and Stripe is not asked again', async (t) => {
+    const fake = await fakeStripe(t)
+    const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 60_000 })
+    fake.failNext('hangAfterWork')
+    const giveUp = new AbortController()
+    const call = rejection(gateway.charge(charge('pay_e10', 'pm_card_visa'), { signal: giveUp.signal }))
+    await until(() => fake.requests.length === 1)
+    giveUp.abort()
+    t.match(await call, { kind: 'aborted' })
+    await until(() => fake.openConnections() === 0)
+    t.equal(fake.requests.length, 1)
   })
 })
 
 t.test('refunds, captures and voids send their documented requests under their keys', async (t) => {
   const fake = await fakeStripe(t)
-  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
   const paid = await gateway.charge(charge('pay_r1', 'pm_card_visa', 2000))
   fake.requests.length = 0
   const refund = { idempotencyKey: 'refund:re_1', chargeIdempotencyKey: 'payment:pay_r1', chargeReference: paid.chargeId, amountMinor: 700, amount: '7.00', currency: 'USD' }
@@ -193,15 +212,15 @@ t.test('refunds, captures and voids send their documented requests under their k
 
 t.test('verify: GET /v1/balance; 401 and 403 refuse the credentials; unreachable is a GatewayError', async (t) => {
   const fake = await fakeStripe(t)
-  await stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 }).verify()
+  await stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 }).verify()
   t.match(fake.requests, [{ method: 'GET', path: '/v1/balance', headers: { authorization: `Bearer ${SECRET}` } }])
-  await t.rejects(stripeConnector({ secretKey: 'sk_test_wrong' }, { apiUrl: fake.url, timeoutMs: 1000 }).verify(), CredentialsRefusedError)
+  await t.rejects(stripeConnector({ secretKey: 'sk_test_wrong' }, { apiUrl: fake.url, timeoutMs: 10_000 }).verify(), CredentialsRefusedError)
   fake.keys.add('rk_test_restricted')
   fake.restrictedKeys.add('rk_test_restricted')
-  await t.rejects(stripeConnector({ secretKey: 'rk_test_restricted' }, { apiUrl: fake.url, timeoutMs: 1000 }).verify(), { name: 'CredentialsRefusedError', code: 'permission_denied' })
-  const unreachable = stripeConnector({ secretKey: SECRET }, { apiUrl: await FakeStripe.closedPortUrl(), timeoutMs: 1000 })
+  await t.rejects(stripeConnector({ secretKey: 'rk_test_restricted' }, { apiUrl: fake.url, timeoutMs: 10_000 }).verify(), { name: 'CredentialsRefusedError', code: 'permission_denied' })
+  const unreachable = stripeConnector({ secretKey: SECRET }, { apiUrl: await FakeStripe.closedPortUrl(), timeoutMs: 10_000 })
   await t.rejects(unreachable.verify(), { name: 'GatewayError', kind: 'not_processed' })
-  t.throws(() => stripeConnector({}, { apiUrl: fake.url, timeoutMs: 1000 }), CredentialsRefusedError)
+  t.throws(() => stripeConnector({}, { apiUrl: fake.url, timeoutMs: 10_000 }), CredentialsRefusedError)
 })
 
 t.test('the API URL becomes the SDK\'s host, port and protocol', async (t) => {
@@ -214,7 +233,7 @@ t.test('the API URL becomes the SDK\'s host, port and protocol', async (t) => {
 
 t.test('found by search: the PaymentIntent that took money wins; one still processing is unknown', async (t) => {
   const fake = await fakeStripe(t)
-  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 1000 })
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
   await gateway.charge(charge('pay_s1', 'pm_card_chargeDeclined'))
   const paid = await gateway.charge({ ...charge('pay_s1', 'pm_card_visa'), idempotencyKey: 'payment:pay_s1:second' })
   t.match(await gateway.retrieve({ chargeIdempotencyKey: 'payment:pay_s1', paymentId: 'pay_s1' }), { state: 'captured', chargeId: paid.chargeId })

@@ -29,9 +29,10 @@ export interface RecordedRequest {
  * answers `holdAnswerMs` later; dropAfterWork does it and destroys the socket; status500 answers 500
  * without doing anything (nothing kept under the key); rateLimit429 answers 429 without doing anything;
  * inProgress704 answers 422 errorCode 704 (another request under the key is being processed); invalid167
- * answers 422 errorCode 167 (a validation error: nothing done).
+ * answers 422 errorCode 167 (a validation error: nothing done); holdBeforeWork waits `holdAnswerMs` before doing
+ * anything, and does nothing if the caller closed the connection meanwhile (counted in `abandoned`).
  */
-export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'inProgress704' | 'invalid167'
+export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'inProgress704' | 'invalid167' | 'holdBeforeWork'
 
 export interface FakePayment {
   pspReference: string
@@ -79,6 +80,8 @@ export class FakeAdyen extends LocalPsp<Fault> {
   readonly requests: RecordedRequest[] = []
   readonly payments = new Map<string, FakePayment>()
   readonly modifications: FakeModification[] = []
+  /** Requests held by holdBeforeWork whose caller closed the connection before the hold ended (nothing was done for them). */
+  abandoned = 0
   /** API keys it accepts, and the merchant accounts each may use (others: 403 901). */
   readonly keys = new Map<string, Set<string>>([[FAKE_ADYEN_API_KEY, new Set([FAKE_ADYEN_MERCHANT])]])
   /** The shopper each test stored payment method belongs to (any shopper when absent). */
@@ -124,6 +127,10 @@ export class FakeAdyen extends LocalPsp<Fault> {
     if (fault === 'inProgress704') return send(error(422, '704', 'request already processed or in progress', 'validation'))
     if (fault === 'invalid167') return send(error(422, '167', 'Original pspReference required for this operation', 'validation'))
     if (typeof body.merchantAccount !== 'string' || !accounts.has(body.merchantAccount)) return send(error(403, '901', 'Invalid Merchant Account', 'security'))
+    if (fault === 'holdBeforeWork') {
+      await new Promise((resolve) => setTimeout(resolve, this.holdAnswerMs))
+      if (req.socket.destroyed) { this.abandoned++; return }
+    }
 
     const idempotencyKey = request.method === 'POST' ? request.headers['idempotency-key'] : undefined
     const savedKey = `${apiKey ?? ''}:${idempotencyKey ?? ''}`
@@ -200,6 +207,13 @@ export class FakeAdyen extends LocalPsp<Fault> {
         merchantReference: payment.merchantReference,
         amount,
         ...(behaviour.refusalReasonCode === undefined ? {} : { refusalReason: behaviour.refusalReason, refusalReasonCode: behaviour.refusalReasonCode }),
+        // An authorisation as a test account configured to return card details answers it (with the BIN and holder name a payment must never keep).
+        ...(behaviour.resultCode === 'Authorised'
+          ? {
+              paymentMethod: { brand: 'visa', type: 'scheme' },
+              additionalData: { cardSummary: '1111', expiryDate: '3/2030', cardIssuingCountry: 'NL', cardBin: '411111', cardHolderName: 'J. Smith', paymentMethod: 'visa' }
+            }
+          : {}),
         ...(behaviour.resultCode === 'RedirectShopper' ? { action: { type: 'redirect', method: 'GET', url: 'https://checkoutshopper-test.adyen.com/redirect', paymentMethodType: 'scheme' } } : {})
       }
     }

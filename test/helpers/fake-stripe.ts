@@ -21,9 +21,10 @@ export interface RecordedRequest {
  * answers only `holdAnswerMs` later (a window in which the caller can be killed after Stripe did the
  * work); dropAfterWork does it and destroys the socket; status500 answers 500 without doing anything (and
  * saves nothing under the key); rateLimit429 answers 429 without doing anything; refundPending makes a
- * refund that stays pending.
+ * refund that stays pending; holdBeforeWork waits `holdAnswerMs` before doing anything, and does nothing if
+ * the caller closed the connection meanwhile.
  */
-export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'refundPending'
+export type Fault = 'hangAfterWork' | 'holdAnswer' | 'dropAfterWork' | 'status500' | 'rateLimit429' | 'refundPending' | 'holdBeforeWork'
 
 interface Intent {
   id: string
@@ -39,6 +40,7 @@ interface Intent {
   latest_charge: string | null
   last_payment_error: Record<string, string> | null
   cancellation_reason: string | null
+  next_action?: { type: 'redirect_to_url', redirect_to_url: { url: string, return_url: string } } | null
   metadata: Record<string, string>
   livemode: false
   created: number
@@ -125,6 +127,10 @@ export class FakeStripe extends LocalPsp<Fault> {
     if (fault === 'rateLimit429') return send(error(429, 'invalid_request_error', 'Too many requests hit the API too quickly.', { code: 'rate_limit' }))
     if (fault === 'status500') return send(error(500, 'api_error', 'An unknown error occurred'))
 
+    if (fault === 'holdBeforeWork') {
+      await new Promise((resolve) => setTimeout(resolve, this.holdAnswerMs))
+      if (req.socket.destroyed) return
+    }
     const idempotencyKey = request.method === 'POST' ? request.headers['idempotency-key'] : undefined
     let answer: Answer
     let replayed = false
@@ -152,7 +158,7 @@ export class FakeStripe extends LocalPsp<Fault> {
       if (this.restrictedKeys.has(key)) return error(403, 'invalid_request_error', 'The provided key does not have the required permissions for this endpoint.')
       return { status: 200, body: { object: 'balance', available: [{ amount: 0, currency: 'usd' }], pending: [{ amount: 0, currency: 'usd' }], livemode: false } }
     }
-    if (method === 'POST' && path === '/v1/payment_intents') return this.createIntent(request.body)
+    if (method === 'POST' && path === '/v1/payment_intents') return this.expanded(this.createIntent(request.body), request.body)
     if (method === 'GET' && path === '/v1/payment_intents/search') return this.search(request.query.query ?? '')
     if (method === 'POST' && path === '/v1/refunds') return this.createRefund(request.body, refundPending)
     const match = /^\/v1\/payment_intents\/([^/]+)(?:\/(capture|cancel))?$/.exec(path)
@@ -163,6 +169,41 @@ export class FakeStripe extends LocalPsp<Fault> {
     if (method === 'POST' && match[2] === 'capture') return this.capture(intent, request.body)
     if (method === 'POST' && match[2] === 'cancel') return this.cancel(intent)
     return error(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`)
+  }
+
+  /**
+   * `expand[]=latest_charge`: the intent's charge as an object, with the payment_method_details Stripe's test cards
+   * carry (and members a payment must never keep: the fingerprint, the funding, the network, the checks).
+   */
+  private expanded (answer: Answer, body: Record<string, unknown>): Answer {
+    const intent = answer.body as Intent
+    if (answer.status !== 200 || !Object.values((body.expand ?? {}) as Record<string, string>).includes('latest_charge') || intent.latest_charge === null) return answer
+    const card = { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034, country: 'US', fingerprint: 'Xt5EWLLDS7FJjR1c', funding: 'credit', network: 'visa', checks: { cvc_check: 'pass' } }
+    return { status: 200, body: { ...intent, latest_charge: { id: intent.latest_charge, object: 'charge', payment_method_details: { type: 'card', card } } } }
+  }
+
+  /**
+   * The shopper finishes (or fails) 3-D Secure on Stripe's page for a customer-present PaymentIntent, as Stripe's
+   * test card pm_card_authenticationRequired does when "Complete" or "Fail" is chosen. Returns the PaymentIntent.
+   */
+  authenticate (intentId: string, succeed: boolean): Intent {
+    const intent = this.intents.get(intentId)
+    if (intent?.status !== 'requires_action' || intent.next_action == null) throw new Error(`no PaymentIntent ${intentId} waits for authentication`)
+    intent.next_action = null
+    if (!succeed) {
+      intent.status = 'requires_payment_method'
+      intent.last_payment_error = { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', message: 'The provided PaymentMethod has failed authentication.' }
+      return intent
+    }
+    intent.latest_charge = this.nextId('ch')
+    if (intent.capture_method === 'manual') {
+      intent.status = 'requires_capture'
+      intent.amount_capturable = intent.amount
+    } else {
+      intent.status = 'succeeded'
+      intent.amount_received = intent.amount
+    }
+    return intent
   }
 
   private createIntent (body: Record<string, unknown>): Answer {
@@ -187,6 +228,7 @@ export class FakeStripe extends LocalPsp<Fault> {
       latest_charge: null,
       last_payment_error: null,
       cancellation_reason: null,
+      next_action: null,
       metadata: (body.metadata ?? {}) as Record<string, string>,
       livemode: false,
       created: Math.floor(Date.now() / 1000)
@@ -201,6 +243,10 @@ export class FakeStripe extends LocalPsp<Fault> {
     }
     if (paymentMethod === 'pm_card_authenticationRequired') {
       intent.status = 'requires_action'
+      // On-session (a return_url): 3-D Secure through Stripe's hosted page, whose outcome authenticate() decides.
+      if (typeof body.return_url === 'string') {
+        intent.next_action = { type: 'redirect_to_url', redirect_to_url: { url: `${this.url}/3ds2/${intent.id}`, return_url: body.return_url } }
+      }
       return { status: 200, body: intent }
     }
     intent.latest_charge = this.nextId('ch')

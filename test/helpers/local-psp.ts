@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 
 /**
  * What the local PSP servers of the connector tests (fake-stripe.ts, fake-adyen.ts) share: a
@@ -12,9 +12,19 @@ export abstract class LocalPsp<Fault extends string> {
   holdAnswerMs = 3000
   protected readonly server: Server
   protected readonly faults: Fault[] = []
+  private readonly sockets = new Set<Socket>()
 
   constructor () {
     this.server = createServer((req, res) => { this.handle(req, res).catch(() => { res.destroy() }) })
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket)
+      socket.on('close', () => { this.sockets.delete(socket) })
+    })
+  }
+
+  /** Connections open from clients now (a request the client aborted closes its connection). */
+  openConnections (): number {
+    return this.sockets.size
   }
 
   /** A URL on which nothing listens (connection refused). */
@@ -31,6 +41,12 @@ export abstract class LocalPsp<Fault extends string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
     return this
+  }
+
+  /** Listens again on the port it had (after stopListening): the PSP is back. */
+  async listenAgain (): Promise<void> {
+    const port = Number(new URL(this.url).port)
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve))
   }
 
   /** The next `times` requests meet `fault`. */
@@ -50,4 +66,13 @@ export abstract class LocalPsp<Fault extends string> {
   }
 
   protected abstract handle (req: IncomingMessage, res: ServerResponse): Promise<void>
+}
+
+/** Resolves once `probe` holds (checked every 10 ms); fails after `timeoutMs`. */
+export async function until (probe: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }

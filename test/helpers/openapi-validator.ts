@@ -100,7 +100,7 @@ export class OpenApiValidator {
   }
 
   static load (path: string = OPENAPI_PATH): OpenApiValidator {
-    return new OpenApiValidator(parse(readFileSync(path, 'utf8')) as Document)
+    return new OpenApiValidator(closed(parse(readFileSync(path, 'utf8'))) as Document)
   }
 
   /** The operation a request is answered by, per the document; HEAD falls back to GET. */
@@ -285,4 +285,24 @@ let shared: OpenApiValidator | undefined
 export function openApiValidator (): OpenApiValidator {
   shared ??= OpenApiValidator.load()
   return shared
+}
+
+/**
+ * The document as the service's tests read it: every object schema with `properties` and no `additionalProperties`
+ * gets `additionalProperties: false` again. The published document leaves response schemas open (the versioning policy
+ * adds members without a new version: schemas/openapi-contract.ts, openResponseSchemas); the service's own answers
+ * are still checked strictly, so an undocumented member fails its tests.
+ */
+export function closed (node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(closed)
+  if (node === null || typeof node !== 'object') return node
+  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, key === 'properties' ? closedMembers(value) : closed(value)]))
+  if ('properties' in copy && !('additionalProperties' in copy) && (copy.type === 'object' || copy.type === undefined)) copy.additionalProperties = false
+  return copy
+}
+
+/** A `properties` map: its values are schemas (closed), its keys member names (never schema keywords). */
+function closedMembers (properties: unknown): unknown {
+  if (properties === null || typeof properties !== 'object') return properties
+  return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, closed(schema)]))
 }

@@ -72,6 +72,27 @@ export function apiKeyStoreContract (t: Test, makeDatabase: () => Promise<Databa
     t.equal(await db.apiKeys.findById('00000000-0000-4000-8000-ffffffffffff'), undefined)
   })
 
+  t.test('with a completion, the Idempotency-Key\'s response commits with the key, and not without it', async (t) => {
+    const db = await fresh(t)
+    const owner = await db.merchants.create(merchant())
+    const claimed = async (key: string) => {
+      const ref = { scope: 'admin', method: 'POST', path: '/merchants/:id/api-keys', key }
+      await db.idempotency.claim({ ref, fingerprint: 'f', now: 1, lockUntil: 60_000, expiresAt: 3_600_000 })
+      return ref
+    }
+    const response = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: 'enc:v1:k:sealed' }
+    const key = apiKey(owner.id)
+    const ref = await claimed('one')
+    await db.apiKeys.create(stored(key), { ref, response })
+    t.same((await db.apiKeys.findById(key.id))?.key, stored(key))
+    const record = await db.idempotency.get(ref)
+    t.equal(record?.recoveryPoint, 'finished')
+    t.same(record?.response, response)
+    const refused = await claimed('two')
+    await t.rejects(db.apiKeys.create({ ...stored(apiKey(owner.id)), secretHash: key.secretHash }, { ref: refused, response }), 'same hash twice')
+    t.equal((await db.idempotency.get(refused))?.recoveryPoint, 'started', 'the failed insert stored no answer')
+  })
+
   t.test('a hash is unique; a key needs an existing merchant', async (t) => {
     const db = await fresh(t)
     const owner = await db.merchants.create(merchant())

@@ -42,13 +42,13 @@ const VIOLATIONS = [
 t.test('SQLite: migration 40 on a database with payments and refunds', async (t) => {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
   t.teardown(() => { db.close() })
-  await migrateSqlite(db, sqliteMigrations.filter((m) => m.version !== 40))
+  await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 40))
   for (const [id, status, amount, refunded] of OLD_PAYMENTS) {
     db.prepare('INSERT INTO payments (id, amount_minor, currency, status, amount_refunded_minor, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(id, amount, 'USD', status, refunded, AT, AT)
   }
   db.prepare("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES ('r1', 'part', 400, 'USD', 'succeeded', ?, ?)").run(AT, AT)
-  t.same(await migrateSqlite(db, sqliteMigrations), [40])
+  t.same(await migrateSqlite(db, sqliteMigrations.filter((m) => m.version <= 40)), [40])
   t.same(db.prepare(AFTER).all(), EXPECTED)
   t.same(db.prepare('SELECT id, payment_id FROM refunds').all(), [{ id: 'r1', payment_id: 'part' }], 'refunds kept')
   t.same(db.pragma('foreign_key_check'), [], 'foreign keys intact')
@@ -69,13 +69,13 @@ async function main (): Promise<void> {
     const schema = await freshSchema(t)
     const pool = openPool(schema.url, { poolSize: 2 })
     t.teardown(async () => { await pool.end() })
-    await migratePostgres(pool, postgresMigrations.filter((m) => m.version !== 40))
+    await migratePostgres(pool, postgresMigrations.filter((m) => m.version < 40))
     for (const [id, status, amount, refunded] of OLD_PAYMENTS) {
       await schema.query('INSERT INTO payments (id, amount_minor, currency, status, amount_refunded_minor, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
         [id, amount, 'USD', status, refunded, AT])
     }
     await schema.query("INSERT INTO refunds (id, payment_id, amount_minor, currency, status, created_at, updated_at) VALUES ('r1', 'part', 400, 'USD', 'succeeded', $1, $1)", [AT])
-    t.same(await migratePostgres(pool, postgresMigrations), [40])
+    t.same(await migratePostgres(pool, postgresMigrations.filter((m) => m.version <= 40)), [40])
     const rows = await schema.query<{ amount_captured_minor: string }>(AFTER)
     t.same(rows.map((row) => ({ ...row, amount_captured_minor: Number(row.amount_captured_minor) })), EXPECTED)
     for (const sql of VIOLATIONS) await t.rejects(schema.query(sql), { code: '23514', constraint: 'payments_amounts_agree' }, sql)

@@ -101,6 +101,25 @@ export function paymentStoreContract (t: Test, makeDatabase: MakeDatabase): void
     await t.rejects(db.payments.create(payment), 'a duplicate id is refused')
   })
 
+  t.test('appendAttempt adds to a payment in any status, only over the attempts it read; withMoneyHeld lists those holding money', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const payment = pendingPayment()
+    await db.payments.create(payment)
+    const settled = { ...payment, status: 'canceled' as const, updatedAt: iso(T0 + 1) }
+    await db.payments.complete(settled)
+    const stored = await db.payments.get(payment.id)
+    if (stored === undefined) return t.fail('the payment was not stored')
+    const held = { connectorId: null, connectorType: 'simulated' as const, outcome: 'held' as const, code: 'succeeded', at: iso(T0 + 2), connectorReference: 'ch_1' }
+    t.equal(await db.payments.appendAttempt(stored, held), true, 'added to a canceled payment')
+    t.equal(await db.payments.appendAttempt(stored, held), false, 'not over attempts that changed since they were read')
+    const holding = await db.payments.get(payment.id)
+    t.match(holding, { status: 'canceled', attempts: [held], updatedAt: held.at })
+    t.same((await db.payments.withMoneyHeld(10)).map((each) => each.id), [payment.id])
+    if (holding === undefined) return
+    t.equal(await db.payments.appendAttempt(holding, { ...held, outcome: 'released', code: 'refunded', at: iso(T0 + 3) }), true)
+    t.same(await db.payments.withMoneyHeld(10), [], 'given back: no longer listed')
+  })
+
   t.test('countPending counts only the payments still pending', async (t) => {
     const db = await fresh(t, makeDatabase)
     t.equal(await db.payments.countPending(), 0)

@@ -49,6 +49,33 @@ function succeed (at = iso(T0 + 2000)) {
 }
 
 export function lifecycleStoreContract (t: Test, makeDatabase: MakeDatabase): void {
+  t.test('customer-present payments (issue 37): return URL, action token and next action round-trip; complete moves from requires_action only when asked to', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const token = `tok-${nextId('a')}`
+    const payment = newPendingPayment({ id: nextId('pay'), amountMinor: 600100, currency: 'EUR', at: iso(T0), merchantId: 'm-1', returnUrl: 'https://shop.example.com/done?o=1', actionToken: token })
+    await db.payments.create(payment)
+    t.same(await db.payments.get(payment.id), payment)
+    const waiting: Payment = {
+      ...payment,
+      status: 'requires_action',
+      nextAction: { type: 'redirect', url: 'https://bank.example.com/3ds?x=1', method: 'POST', data: { PaReq: 'abc', MD: 'def' } },
+      connectorReference: 'ch_1',
+      attempts: [{ connectorId: null, connectorType: 'simulated', outcome: 'requires_action', code: null, at: iso(T0 + 1) }],
+      updatedAt: iso(T0 + 1)
+    }
+    t.same(await db.payments.complete(waiting), waiting, 'pending → requires_action, with its next action')
+    t.same(await db.payments.findByActionToken(token), waiting, 'found by its token')
+    t.equal(await db.payments.findByActionToken('tok-unknown'), undefined)
+    t.same((await db.payments.awaitingAction({ updatedBefore: iso(T0 + 2), limit: 10 })).map((p) => p.id), [payment.id])
+    t.same(await db.payments.awaitingAction({ updatedBefore: iso(T0 + 1), limit: 10 }), [], 'only those unchanged since before the cut-off')
+    const succeeded: Payment = { ...waiting, status: 'succeeded', amountCapturedMinor: 600100, nextAction: null, updatedAt: iso(T0 + 3) }
+    t.same(await db.payments.complete(succeeded), waiting, 'a completion from pending does not move a payment waiting for its shopper')
+    t.same(await db.payments.complete(succeeded, undefined, undefined, 'requires_action'), succeeded, 'requires_action → succeeded')
+    const declined: Payment = { ...waiting, status: 'declined', declineCode: 'authentication_failed', nextAction: null, updatedAt: iso(T0 + 4) }
+    t.same(await db.payments.complete(declined, undefined, undefined, 'requires_action'), succeeded, 'the first settlement wins (a late webhook or return)')
+    t.same(await db.payments.awaitingAction({ updatedBefore: iso(T0 + 10), limit: 10 }), [])
+  })
+
   t.test('payments: lifecycle columns and metadata round-trip exactly', async (t) => {
     const db = await fresh(t, makeDatabase)
     const payment = { ...newPendingPayment({ id: nextId('pay'), amountMinor: 500, currency: 'EUR', at: iso(T0), metadata: { orderId: 'A-1', ünïcödé: '✓', zeta: '', alpha: 'first' }, merchantId: 'm-1' }) }

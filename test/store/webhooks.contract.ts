@@ -120,6 +120,31 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.equal(itemAt(await db.webhooks.listEndpoints(m.id), 0).apiVersion, '2026-11-25')
   })
 
+  t.test('an Idempotency-Key\'s response commits with the endpoint it creates or the change it makes, and only then', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const claimed = async (key: string) => {
+      const ref = { scope: 'admin', method: 'POST', path: '/merchants/:id/webhook-endpoints', key }
+      await db.idempotency.claim({ ref, fingerprint: 'f', now: T0, lockUntil: T0 + 60_000, expiresAt: T0 + 3_600_000 })
+      return ref
+    }
+    const response = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: 'enc:v1:k:sealed' }
+    const a = endpoint(m.id)
+    const created = await claimed('create')
+    t.ok(await db.webhooks.createEndpoint(a, 16, { ref: created, response }))
+    const record = await db.idempotency.get(created)
+    t.equal(record?.recoveryPoint, 'finished')
+    t.same(record?.response, response)
+    const full = await claimed('full')
+    t.notOk(await db.webhooks.createEndpoint(endpoint(m.id), 1, { ref: full, response }), 'over the limit: nothing inserted')
+    t.equal((await db.idempotency.get(full))?.recoveryPoint, 'started', 'and the key keeps no answer')
+    const changed = await claimed('change')
+    t.notOk(await db.webhooks.updateEndpoint({ ...a, description: 'x', updatedAt: iso(T0 + 2) }, iso(T0 + 1), { ref: changed, response }), 'a lost compare-and-set')
+    t.equal((await db.idempotency.get(changed))?.recoveryPoint, 'started', 'stores no answer')
+    t.ok(await db.webhooks.updateEndpoint({ ...a, description: 'x', updatedAt: iso(T0 + 2) }, a.updatedAt, { ref: changed, response }))
+    t.equal((await db.idempotency.get(changed))?.recoveryPoint, 'finished')
+  })
+
   t.test('claims lease due deliveries once; outcomes: retry, success, 410 disables with an event', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)

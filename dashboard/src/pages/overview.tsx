@@ -11,14 +11,35 @@ const OUTCOMES = [
   { key: 'refunded', label: 'Refunded', color: '#1d4ed8' }
 ] as const
 
-/** Daily volume and counts by outcome from GET /api/payments/summary, and the success rate. */
+type CurrencySummary = Summary['currencies'][number]
+
+/** Payments in the range (every outcome): amounts in different currencies do not compare, counts do. */
+function paymentsIn (c: CurrencySummary): number {
+  return c.totals.succeeded.count + c.totals.declined.count
+}
+
+/** The currencies, the one with the most payments first (then the larger succeeded amount, then by code). */
+function byVolume (currencies: CurrencySummary[]): CurrencySummary[] {
+  return [...currencies].sort((a, b) => paymentsIn(b) - paymentsIn(a) || b.totals.succeeded.amount - a.totals.succeeded.amount ||
+    a.currency.localeCompare(b.currency))
+}
+
+function rate (c: CurrencySummary): string {
+  return c.totals.successRate === null ? 'no settled payments' : `${(c.totals.successRate * 100).toFixed(1)} %`
+}
+
+/**
+ * Daily volume and counts by outcome from GET /api/payments/summary, and the success rate: every currency's totals,
+ * and the chart of one (the URL's `currency`, else the one with the most payments).
+ */
 export function Overview ({ route }: { route: Route }) {
   const from = route.query.get('from') ?? utcDay(29)
   const to = route.query.get('to') ?? utcDay(0)
+  const currency = route.query.get('currency') ?? undefined
   const [measure, setMeasure] = useState<'count' | 'amount'>('count')
-  const [currency, setCurrency] = useState<string | undefined>()
   const summary = useLoad(() => api<Summary>('/api/payments/summary', { query: { from, to } }), [from, to])
-  const shown = summary.data?.currencies.find((c) => c.currency === currency) ?? summary.data?.currencies[0]
+  const currencies = useMemo(() => byVolume(summary.data?.currencies ?? []), [summary.data])
+  const shown = currencies.find((c) => c.currency === currency) ?? currencies[0]
   const days = useMemo(() => shown?.days.map((day) => day.date) ?? [], [shown])
   const series = useMemo(() => OUTCOMES.map((outcome) => ({
     label: outcome.label,
@@ -29,7 +50,7 @@ export function Overview ({ route }: { route: Route }) {
   const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)
-    navigate('/overview', { from: String(form.get('from')), to: String(form.get('to')) })
+    navigate('/overview', { from: String(form.get('from')), to: String(form.get('to')), currency })
   }
   return (
     <>
@@ -40,7 +61,7 @@ export function Overview ({ route }: { route: Route }) {
         <button type='submit'>Show</button>
         <span class='presets'>
           {[7, 30, 90].map((n) => (
-            <button key={n} type='button' onClick={() => { navigate('/overview', { from: utcDay(n - 1), to: utcDay(0) }) }}>Last {n} days</button>
+            <button key={n} type='button' onClick={() => { navigate('/overview', { from: utcDay(n - 1), to: utcDay(0), currency }) }}>Last {n} days</button>
           ))}
         </span>
       </form>
@@ -49,13 +70,34 @@ export function Overview ({ route }: { route: Route }) {
       {shown !== undefined && (
         <section aria-labelledby='totals'>
           <h2 id='totals'>Totals {summary.data?.from} – {summary.data?.to}</h2>
-          {(summary.data?.currencies.length ?? 0) > 1 && (
-            <Field label='Currency'>
-              <select value={shown.currency} onChange={(event) => { setCurrency(event.currentTarget.value) }}>
-                {summary.data?.currencies.map((c) => <option key={c.currency} value={c.currency}>{c.currency}</option>)}
+          {currencies.length > 1 && (
+            <table class='list' data-testid='currency-totals'>
+              <caption>Every currency, the most payments first</caption>
+              <thead>
+                <tr><th scope='col'>Currency</th>{OUTCOMES.map((o) => <th key={o.key} scope='col'>{o.label}</th>)}<th scope='col'>Success rate</th></tr>
+              </thead>
+              <tbody>
+                {currencies.map((c) => (
+                  <tr key={c.currency}>
+                    <th scope='row'>{c.currency}</th>
+                    {OUTCOMES.map((o) => <td key={o.key} class='number'>{c.totals[o.key].count} · {money(c.totals[o.key].amount, c.currency)}</td>)}
+                    <td class='number'>{rate(c)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {currencies.length > 1 && (
+            <Field label='Currency shown below'>
+              <select
+                value={shown.currency}
+                onChange={(event) => { navigate('/overview', { from, to, currency: event.currentTarget.value }) }}
+              >
+                {currencies.map((c) => <option key={c.currency} value={c.currency}>{c.currency}</option>)}
               </select>
             </Field>
           )}
+          <h3 data-testid='shown-currency'>In {shown.currency}</h3>
           <dl class='totals'>
             {OUTCOMES.map((outcome) => (
               <div key={outcome.key}>
@@ -65,7 +107,7 @@ export function Overview ({ route }: { route: Route }) {
             ))}
             <div>
               <dt>Success rate</dt>
-              <dd data-testid='success-rate'>{shown.totals.successRate === null ? 'no settled payments' : `${(shown.totals.successRate * 100).toFixed(1)} %`}</dd>
+              <dd data-testid='success-rate'>{rate(shown)}</dd>
             </div>
           </dl>
           <h2>Per day ({shown.currency})</h2>

@@ -6,22 +6,25 @@ import { href } from '../router'
 
 const EVENT_PAGES = 10
 
-/**
- * The payment's timeline. GET /api/events filters by type and creation time only, not by resource: the page
- * reads the merchant's events since the payment was created (up to 10 pages of 100) and keeps those about the
- * payment and its refunds.
- */
+/** The payment's timeline: its events and its refunds' (GET /api/events?paymentId), oldest first, up to 10 pages of 100. */
 async function timelineOf (payment: Payment): Promise<{ events: ApiEvent[], truncated: boolean }> {
   const events: ApiEvent[] = []
   let startingAfter: string | undefined
   for (let page = 0; page < EVENT_PAGES; page++) {
-    const batch = await api<Page<ApiEvent>>('/api/events', { query: { limit: 100, createdGte: payment.createdAt, startingAfter } })
-    events.push(...batch.data.filter((event) => event.resource.id === payment.id ||
-      (event.resource.type === 'refund' && event.data.paymentId === payment.id)))
+    const batch = await api<Page<ApiEvent>>('/api/events', { query: { limit: 100, paymentId: payment.id, startingAfter } })
+    events.push(...batch.data)
     if (!batch.hasMore) return { events: events.reverse(), truncated: false }
     startingAfter = batch.data[batch.data.length - 1]?.id
   }
   return { events: events.reverse(), truncated: true }
+}
+
+function methodText (payment: Payment): string {
+  const details = payment.paymentMethodDetails
+  const card = details?.card
+  if (card === undefined) return details?.type ?? ''
+  const expiry = card.expMonth === undefined || card.expYear === undefined ? '' : ` · expires ${String(card.expMonth).padStart(2, '0')}/${card.expYear}`
+  return `${card.brand} •••• ${card.last4}${expiry}${card.country === undefined ? '' : ` · ${card.country}`}`
 }
 
 export function PaymentPage ({ id }: { id: string }) {
@@ -48,6 +51,15 @@ export function PaymentPage ({ id }: { id: string }) {
               {p.declineCode !== undefined && <div><dt>Decline code</dt><dd>{p.declineCode}</dd></div>}
               {p.failureCode !== undefined && <div><dt>Failure code</dt><dd>{p.failureCode}</dd></div>}
               {p.cancellationReason !== undefined && <div><dt>Canceled because</dt><dd>{p.cancellationReason}</dd></div>}
+              {p.customer !== undefined && (
+                <div>
+                  <dt>Customer</dt>
+                  <dd data-testid='customer'>
+                    {p.customer.email}{p.customer.name === undefined ? '' : ` · ${p.customer.name}`}{p.customer.reference === undefined ? '' : ` · ${p.customer.reference}`}
+                  </dd>
+                </div>
+              )}
+              {p.paymentMethodDetails !== undefined && <div><dt>Payment method</dt><dd data-testid='payment-method'>{methodText(p)}</dd></div>}
               <div><dt>Connector</dt><dd>{p.connector.type}{p.connector.id === null ? ' (default gateway)' : ` · ${p.connector.id}`}</dd></div>
               {p.connectorReference !== undefined && <div><dt>Connector reference</dt><dd><code>{p.connectorReference}</code></dd></div>}
               <div><dt>Created</dt><dd>{dateTime(p.createdAt)}</dd></div>
@@ -104,7 +116,7 @@ export function PaymentPage ({ id }: { id: string }) {
           </ol>
         )}
         {timeline.data?.events.length === 0 && <p>No events for this payment (events are kept 30 days by default).</p>}
-        {timeline.data?.truncated === true && <p>Only the first 1,000 events since the payment's creation were searched.</p>}
+        {timeline.data?.truncated === true && <p>Only the newest 1,000 events of the payment are shown: <a href={href('/events', { payment: id })}>all its events</a>.</p>}
       </section>
     </>
   )

@@ -1,54 +1,116 @@
-import { api, type Page, type Payment, type Principal } from '../api'
+import { useState } from 'preact/hooks'
+import { api, download, messageOf, type Page, type Payment } from '../api'
 import { Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
 
 const STATUSES = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const AMOUNT = /^[^\d\s-]{0,3}\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s?(?:[A-Za-z]{3})?$/
 const PAGE_SIZE = 20
 
 /** Day inputs are UTC days; the API takes instants: [from 00:00, the day after `to` 00:00). */
-function dayStart (day: string | null): string | undefined {
+export function dayStart (day: string | null): string | undefined {
   return day === null || day === '' ? undefined : `${day}T00:00:00Z`
 }
-function dayAfter (day: string | null): string | undefined {
+export function dayAfter (day: string | null): string | undefined {
   return day === null || day === '' ? undefined : new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString()
 }
 
+/** What the one search box understood, as the list API's filters (or, for an id, the payment to open). */
+export type Search =
+  | { kind: 'none' }
+  | { kind: 'id', id: string }
+  | { kind: 'email', customerEmail: string }
+  | { kind: 'last4', last4: string }
+  | { kind: 'amount', amount: string }
+  | { kind: 'metadata', key: string, value: string }
+  | { kind: 'unknown', text: string }
+
 /**
- * GET /api/payments with its filters and cursors, as the URL's query (so a page can be linked and reloaded).
- * `after`/`before` are the API's startingAfter/endingBefore; `key`/`value` its metadataKey/metadataValue.
+ * What people type: a payment id, an email, the last 4 digits of a card (4 digits, or •••• 4242), an amount
+ * ($35, 35.00, 1,250.50 EUR) or a metadata entry as key=value. `amount:4242` and `last4:1234` say which when in doubt.
  */
-export function Payments ({ route, principal }: { route: Route, principal: Principal }) {
+export function parseSearch (input: string): Search {
+  const text = input.trim()
+  if (text === '') return { kind: 'none' }
+  if (UUID.test(text)) return { kind: 'id', id: text.toLowerCase() }
+  const prefixed = /^(amount|last4|email|id):\s*(.*)$/i.exec(text)
+  if (prefixed !== null) {
+    const [, which = '', rest = ''] = prefixed
+    const inner = parseSearch(rest)
+    const wanted = which.toLowerCase()
+    if (wanted === 'amount' && (inner.kind === 'amount' || inner.kind === 'last4')) return { kind: 'amount', amount: inner.kind === 'amount' ? inner.amount : inner.last4 }
+    if (wanted === 'last4' && /^\d{4}$/.test(rest.trim())) return { kind: 'last4', last4: rest.trim() }
+    if (wanted === inner.kind) return inner
+    return { kind: 'unknown', text }
+  }
+  if (/^[^\s=@]+@[^\s=@]+$/.test(text)) return { kind: 'email', customerEmail: text }
+  const card = /^(?:[•*·.x]+\s*)?(\d{4})$/i.exec(text)
+  if (card !== null) return { kind: 'last4', last4: card[1] ?? '' }
+  const amount = AMOUNT.exec(text)
+  if (amount !== null && Number((amount[1] ?? '').replace(/,/g, '')) > 0) return { kind: 'amount', amount: (amount[1] ?? '').replace(/,/g, '') }
+  const equals = text.indexOf('=')
+  if (equals > 0) return { kind: 'metadata', key: text.slice(0, equals).trim(), value: text.slice(equals + 1).trim() }
+  return { kind: 'unknown', text }
+}
+
+function searchFilters (search: Search): Record<string, string | undefined> {
+  switch (search.kind) {
+    case 'email': return { customerEmail: search.customerEmail }
+    case 'last4': return { last4: search.last4 }
+    case 'amount': return { amount: search.amount }
+    case 'metadata': return { metadataKey: search.key, metadataValue: search.value }
+    default: return {}
+  }
+}
+
+function understood (search: Search): string | undefined {
+  switch (search.kind) {
+    case 'email': return `customer email ${search.customerEmail}`
+    case 'last4': return `card ending in ${search.last4}`
+    case 'amount': return `amount ${search.amount} (in each payment's currency)`
+    case 'metadata': return `metadata ${search.key} = ${search.value}`
+    default: return undefined
+  }
+}
+
+export function cardText (payment: Payment): string {
+  const card = payment.paymentMethodDetails?.card
+  return card === undefined ? (payment.paymentMethodDetails?.type ?? '') : `${card.brand} •••• ${card.last4}`
+}
+
+/**
+ * GET /api/payments with its filters and cursors, as the URL's query (so a page can be linked and reloaded):
+ * `q` is the search box's text, `after`/`before` the API's startingAfter/endingBefore.
+ */
+export function Payments ({ route }: { route: Route }) {
   const q = route.query
-  const filters = { status: q.get('status') ?? '', from: q.get('from') ?? '', to: q.get('to') ?? '', key: q.get('key') ?? '', value: q.get('value') ?? '' }
+  const filters = { status: q.get('status') ?? '', from: q.get('from') ?? '', to: q.get('to') ?? '', q: q.get('q') ?? '' }
+  const search = parseSearch(filters.q)
   const after = q.get('after') ?? undefined
   const before = q.get('before') ?? undefined
-  const list = useLoad(() => api<Page<Payment>>('/api/payments', {
-    query: {
-      limit: PAGE_SIZE,
-      status: filters.status,
-      createdGte: dayStart(filters.from),
-      createdLt: dayAfter(filters.to),
-      metadataKey: filters.key,
-      metadataValue: filters.key === '' ? undefined : filters.value,
-      startingAfter: after,
-      endingBefore: before
-    }
-  }), [q.toString()])
+  const query = {
+    status: filters.status,
+    createdGte: dayStart(filters.from),
+    createdLt: dayAfter(filters.to),
+    ...searchFilters(search)
+  }
+  const list = useLoad(async () => search.kind === 'unknown'
+    ? undefined
+    : await api<Page<Payment>>('/api/payments', { query: { limit: PAGE_SIZE, ...query, startingAfter: after, endingBefore: before } }), [q.toString()])
 
-  const search = (event: Event): void => {
+  const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)
     const text = String(form.get('search') ?? '').trim()
-    if (UUID.test(text)) { navigate(`/payments/${text.toLowerCase()}`); return }
-    const [key = '', ...rest] = text.split('=')
+    const parsed = parseSearch(text)
+    if (parsed.kind === 'id') { navigate(`/payments/${parsed.id}`); return }
     navigate('/payments', {
       status: String(form.get('status') ?? ''),
       from: String(form.get('from') ?? ''),
       to: String(form.get('to') ?? ''),
-      key: text === '' ? undefined : key.trim(),
-      value: text === '' ? undefined : rest.join('=').trim()
+      q: text
     })
   }
 
@@ -58,18 +120,29 @@ export function Payments ({ route, principal }: { route: Route, principal: Princ
   // hasMore counts in the direction the page was asked for: after a cursor, older ones; before it, newer ones.
   const olderExist = before !== undefined || list.data?.hasMore === true
   const newerExist = after !== undefined || (before !== undefined && list.data?.hasMore === true)
-  const searchText = filters.key === '' ? '' : `${filters.key}=${filters.value}`
+  const meaning = understood(search)
+  const [exported, setExported] = useState<{ ok: boolean, text: string } | undefined>()
+  const [exporting, setExporting] = useState(false)
+  const exportCsv = async (): Promise<void> => {
+    setExporting(true)
+    setExported(undefined)
+    try {
+      const name = await download('/api/payments/export', query, 'payments.csv')
+      setExported({ ok: true, text: `Exported ${name}: every payment these filters select, not only this page.` })
+    } catch (error) {
+      setExported({ ok: false, text: messageOf(error) })
+    } finally {
+      setExporting(false)
+    }
+  }
 
   return (
     <>
       <h1 tabIndex={-1}>Payments</h1>
-      {principal.kind === 'admin' && (
-        <Notice kind='info'>
-          You are signed in with the admin key. The API lets only a merchant's own key read its payments, and the dashboard
-          follows the API's rules unchanged: sign in with a merchant key to see payments (the API's answer is below).
-        </Notice>
-      )}
-      <form key={q.toString()} class='filters' onSubmit={search} aria-label='Filter payments'>
+      <form key={q.toString()} class='filters' onSubmit={apply} aria-label='Filter payments'>
+        <Field label='Search' hint='A payment id, a customer email, an amount, a card’s last 4 digits, or metadata as key=value'>
+          <input type='search' name='search' defaultValue={filters.q} placeholder='jane@example.com, 35.00, 4242, order_id=1234' />
+        </Field>
         <Field label='Status'>
           <select name='status' defaultValue={filters.status}>
             <option value=''>any</option>
@@ -78,18 +151,30 @@ export function Payments ({ route, principal }: { route: Route, principal: Princ
         </Field>
         <Field label='Created from (UTC day)'><input type='date' name='from' defaultValue={filters.from} /></Field>
         <Field label='Created to (UTC day, inclusive)'><input type='date' name='to' defaultValue={filters.to} /></Field>
-        <Field label='Search' hint='A payment id, or a metadata entry as key=value'>
-          <input type='search' name='search' defaultValue={searchText} placeholder='order_id=1234' />
-        </Field>
         <button type='submit' class='primary'>Apply</button>
       </form>
+      {meaning !== undefined && (
+        <p class='muted' data-testid='search-meaning'>
+          Searching for the {meaning}.
+          {search.kind === 'last4' && <> Meant an amount? <a href={href('/payments', { ...Object.fromEntries(q), after: undefined, before: undefined, q: `amount:${search.last4}` })}>Search the amount {search.last4}</a>.</>}
+        </p>
+      )}
+      {search.kind === 'unknown' && (
+        <Notice kind='info'>
+          “{search.text}” is not something the search understands. Type a payment id, a customer email (jane@example.com), an amount
+          (35.00), the last 4 digits of a card (4242), or a metadata entry as key=value (order_id=1234).
+        </Notice>
+      )}
       <LoadState loading={list.loading} error={list.error} />
       {list.data !== undefined && rows.length === 0 && <p>No payments match.</p>}
       {rows.length > 0 && (
         <table class='list'>
           <caption class='visually-hidden'>Payments, newest first</caption>
           <thead>
-            <tr><th scope='col'>Payment</th><th scope='col'>Amount</th><th scope='col'>Status</th><th scope='col'>Refunded</th><th scope='col'>Created</th><th scope='col'>Metadata</th></tr>
+            <tr>
+              <th scope='col'>Payment</th><th scope='col'>Amount</th><th scope='col'>Status</th><th scope='col'>Customer</th><th scope='col'>Card</th>
+              <th scope='col'>Refunded</th><th scope='col'>Created</th><th scope='col'>Metadata</th>
+            </tr>
           </thead>
           <tbody>
             {rows.map((payment) => (
@@ -97,6 +182,8 @@ export function Payments ({ route, principal }: { route: Route, principal: Princ
                 <td><a href={href(`/payments/${payment.id}`)}><code>{payment.id}</code></a></td>
                 <td class='number'>{money(payment.amount, payment.currency)}</td>
                 <td><span class={`badge status-${payment.status}`}>{statusLabel(payment.status)}</span></td>
+                <td>{payment.customer?.email ?? ''}</td>
+                <td>{cardText(payment)}</td>
                 <td class='number'>{payment.amountRefunded > 0 ? money(payment.amountRefunded, payment.currency) : ''}</td>
                 <td>{dateTime(payment.createdAt)}</td>
                 <td>{Object.entries(payment.metadata ?? {}).map(([k, v]) => `${k}=${v}`).join(', ')}</td>
@@ -104,6 +191,12 @@ export function Payments ({ route, principal }: { route: Route, principal: Princ
             ))}
           </tbody>
         </table>
+      )}
+      {search.kind !== 'unknown' && (
+        <div class='action-row'>
+          <button type='button' onClick={() => { exportCsv().catch(reportError) }} disabled={exporting}>Export CSV</button>
+          {exported !== undefined && <Notice kind={exported.ok ? 'success' : 'error'}>{exported.text}</Notice>}
+        </div>
       )}
       <nav aria-label='Pages' class='pager'>
         {newerExist && first !== undefined && (

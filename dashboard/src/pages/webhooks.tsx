@@ -1,10 +1,14 @@
 import { useState } from 'preact/hooks'
-import { api, messageOf, type Delivery, type Page, type WebhookEndpoint } from '../api'
+import { api, messageOf, type ApiEvent, type Delivery, type Page, type WebhookEndpoint } from '../api'
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
 import { dateTime } from '../format'
 
+/** The API's event types (an endpoint's `enabledEvents`; `*` is all of them). */
+const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.failed', 'payment.canceled',
+  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled']
+
 /** A merchant's webhook endpoints (own key, or the operator for any merchant), each with its delivery log. */
-export function Webhooks ({ merchantId }: { merchantId: string }) {
+export function Webhooks ({ merchantId, operator = false }: { merchantId: string, operator?: boolean }) {
   const base = `/merchants/${encodeURIComponent(merchantId)}/webhook-endpoints`
   const endpoints = useLoad(() => api<{ data: WebhookEndpoint[] }>(base), [base])
   const [created, setCreated] = useState<{ url: string, secret: string } | undefined>()
@@ -13,11 +17,17 @@ export function Webhooks ({ merchantId }: { merchantId: string }) {
     event.preventDefault()
     const formElement = event.currentTarget as HTMLFormElement
     const form = new FormData(formElement)
+    const chosen = form.getAll('events').map(String)
     setError(undefined)
+    if (form.get('which') === 'some' && chosen.length === 0) { setError('Choose at least one event type, or all events.'); return }
     try {
       const endpoint = await api<WebhookEndpoint & { secret: string }>(base, {
         method: 'POST',
-        body: { url: String(form.get('url')), description: String(form.get('description') ?? '') || undefined }
+        body: {
+          url: String(form.get('url')),
+          description: String(form.get('description') ?? '') || undefined,
+          enabledEvents: form.get('which') === 'some' ? chosen : undefined
+        }
       })
       setCreated({ url: endpoint.url, secret: endpoint.secret })
       formElement.reset()
@@ -32,13 +42,21 @@ export function Webhooks ({ merchantId }: { merchantId: string }) {
       <p class='muted'>Merchant <code>{merchantId}</code></p>
       <LoadState loading={endpoints.loading && endpoints.data === undefined} error={endpoints.error} />
       {endpoints.data?.data.length === 0 && <p>No endpoints yet.</p>}
-      {endpoints.data?.data.map((endpoint) => <Endpoint key={endpoint.id} base={base} endpoint={endpoint} onChange={() => { endpoints.reload() }} />)}
+      {endpoints.data?.data.map((endpoint) => <Endpoint key={endpoint.id} base={base} endpoint={endpoint} operator={operator} onChange={() => { endpoints.reload() }} />)}
       <section aria-labelledby='add-endpoint'>
         <h2 id='add-endpoint'>Add an endpoint</h2>
         <form class='stack' onSubmit={(event) => { create(event).catch(reportError) }}>
-          <Field label='URL' hint='https; events are POSTed here, signed per Standard Webhooks.'><input type='url' name='url' required /></Field>
+          <Field label='URL' hint='https and a public address; events are POSTed here, signed per Standard Webhooks. For local testing (http, 127.0.0.1) the operator sets WEBHOOK_ALLOW_PRIVATE_URLS=true.'><input type='url' name='url' required /></Field>
           <Field label='Description'><input type='text' name='description' maxLength={200} /></Field>
-          <button type='submit' class='primary'>Add endpoint (all events)</button>
+          <fieldset class='event-types'>
+            <legend>Events to send</legend>
+            <label><input type='radio' name='which' value='all' defaultChecked /> All events, present and future</label>
+            <label><input type='radio' name='which' value='some' /> Only these:</label>
+            <span class='choices'>
+              {EVENT_TYPES.map((type) => <label key={type}><input type='checkbox' name='events' value={type} /> {type}</label>)}
+            </span>
+          </fieldset>
+          <button type='submit' class='primary'>Add endpoint</button>
         </form>
         {error !== undefined && <Notice kind='error'>{error}</Notice>}
         {created !== undefined && <OneTimeSecret label={`Signing secret of ${created.url}`} secret={created.secret} />}
@@ -47,7 +65,28 @@ export function Webhooks ({ merchantId }: { merchantId: string }) {
   )
 }
 
-function Endpoint ({ base, endpoint, onChange }: { base: string, endpoint: WebhookEndpoint, onChange: () => void }) {
+/** What a delivery sent: the event (GET /api/events/{id}), loaded when asked for. Events are the merchant's: the admin key cannot read them. */
+function Payload ({ eventId, operator }: { eventId: string, operator: boolean }) {
+  const [event, setEvent] = useState<{ text: string, ok: boolean } | undefined>()
+  if (operator) return <p class='muted'>The payload is the event <code>{eventId}</code>; only the merchant's key can read events.</p>
+  const load = async (): Promise<void> => {
+    try {
+      setEvent({ ok: true, text: JSON.stringify(await api<ApiEvent>(`/api/events/${encodeURIComponent(eventId)}`), null, 2) })
+    } catch (error) {
+      setEvent({ ok: false, text: messageOf(error) })
+    }
+  }
+  return (
+    <details onToggle={(toggle) => { if ((toggle.currentTarget as HTMLDetailsElement).open && event === undefined) load().catch(reportError) }}>
+      <summary>Payload</summary>
+      {event === undefined && <p class='muted'>Loading…</p>}
+      {event?.ok === false && <Notice kind='error'>{event.text}</Notice>}
+      {event?.ok === true && <pre tabIndex={0} aria-label={`The event ${eventId} as sent`}>{event.text}</pre>}
+    </details>
+  )
+}
+
+function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpoint: WebhookEndpoint, operator: boolean, onChange: () => void }) {
   const path = `${base}/${endpoint.id}`
   const [secret, setSecret] = useState<string | undefined>()
   const [cursor, setCursor] = useState<string | undefined>()
@@ -108,7 +147,7 @@ function Endpoint ({ base, endpoint, onChange }: { base: string, endpoint: Webho
           <tbody>
             {deliveries.data?.data.map((delivery) => (
               <tr key={delivery.id}>
-                <td>{delivery.eventType}<br /><code>{delivery.eventId}</code></td>
+                <td>{delivery.eventType}<br /><code>{delivery.eventId}</code><Payload eventId={delivery.eventId} operator={operator} /></td>
                 <td><span class={`badge delivery-${delivery.status}`}>{delivery.status}</span></td>
                 <td>
                   <ol class='attempts'>
@@ -116,6 +155,9 @@ function Endpoint ({ base, endpoint, onChange }: { base: string, endpoint: Webho
                       <li key={attempt.attempt}>
                         #{attempt.attempt} {dateTime(attempt.at)}: {attempt.statusCode === null ? 'no response' : `HTTP ${attempt.statusCode}`} · {attempt.durationMs} ms
                         {attempt.error === null ? '' : ` · ${attempt.error}`}
+                        {attempt.responseBody !== undefined && attempt.responseBody !== null && attempt.responseBody !== '' && (
+                          <> · answered <q>{attempt.responseBody}</q></>
+                        )}
                       </li>
                     ))}
                   </ol>

@@ -35,14 +35,18 @@ export const problemTypes: Record<string, string> = {
   STORE_UNAVAILABLE: 'urn:problem-type:service-unavailable',
   PAYMENT_FAILED: 'urn:problem-type:payment-failed',
   PAYMENT_NOT_REFUNDABLE: 'urn:problem-type:payment-not-refundable',
+  PAYMENT_DISPUTED: 'urn:problem-type:payment-disputed',
   PAYMENT_NOT_CANCELABLE: 'urn:problem-type:payment-not-cancelable',
   REFUND_EXCEEDS_REMAINING: 'urn:problem-type:refund-exceeds-remaining',
   REFUND_FAILED: 'urn:problem-type:refund-failed',
   PAYMENT_NOT_CAPTURABLE: 'urn:problem-type:payment-not-capturable',
   CAPTURE_FAILED: 'urn:problem-type:capture-failed',
   NO_CONNECTOR: 'urn:problem-type:no-connector',
+  PUBLIC_BASE_URL_REQUIRED: 'urn:problem-type:public-base-url-required',
+  CUSTOMER_PRESENT_UNSUPPORTED: 'urn:problem-type:customer-present-unsupported',
   CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused',
   CONNECTOR_EVENT_UNVERIFIED: 'urn:problem-type:connector-event-unverified',
+  CONNECTOR_EVENT_NOT_MATCHED: 'urn:problem-type:connector-event-not-matched',
   ADYEN_NOTIFICATION_UNVERIFIED: 'urn:problem-type:adyen-notification-unverified'
 }
 
@@ -59,14 +63,18 @@ const titles: Record<string, string> = {
   INTERNAL: 'An unexpected error occurred.',
   PAYMENT_FAILED: 'The payment failed.',
   PAYMENT_NOT_REFUNDABLE: 'The payment cannot be refunded.',
+  PAYMENT_DISPUTED: 'The payment is disputed.',
   PAYMENT_NOT_CANCELABLE: 'The payment cannot be canceled.',
   REFUND_EXCEEDS_REMAINING: 'The refund exceeds the refundable amount.',
   REFUND_FAILED: 'The refund was refused.',
   PAYMENT_NOT_CAPTURABLE: 'The payment cannot be captured.',
   CAPTURE_FAILED: 'The capture was refused.',
   NO_CONNECTOR: 'No connector can take the payment.',
+  PUBLIC_BASE_URL_REQUIRED: 'Customer-present payments need PUBLIC_BASE_URL.',
+  CUSTOMER_PRESENT_UNSUPPORTED: 'No connector can take a customer-present payment.',
   CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.',
   CONNECTOR_EVENT_UNVERIFIED: 'The connector event could not be verified.',
+  CONNECTOR_EVENT_NOT_MATCHED: 'The connector event names a payment not matched yet.',
   ADYEN_NOTIFICATION_UNVERIFIED: 'The Adyen notification could not be verified.'
 }
 

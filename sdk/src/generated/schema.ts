@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description Your events, newest first, paginated like the payment list (`limit`, `startingAfter`, `endingBefore`); filters: `type`, `createdGte`, `createdLt`. Events are kept 30 days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.
+         * @description Your events, newest first, paginated like the payment list (`limit`, `startingAfter`, `endingBefore`); filters: `type`, `createdGte`, `createdLt`, `paymentId` (the payment's events and its refunds'). Events are kept 30 days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.
          */
         get: operations["listEvents"];
         put?: never;
@@ -122,7 +122,7 @@ export interface paths {
         options?: never;
         /**
          * List events
-         * @description Your events, newest first, paginated like the payment list (`limit`, `startingAfter`, `endingBefore`); filters: `type`, `createdGte`, `createdLt`. Events are kept 30 days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.
+         * @description Your events, newest first, paginated like the payment list (`limit`, `startingAfter`, `endingBefore`); filters: `type`, `createdGte`, `createdLt`, `paymentId` (the payment's events and its refunds'). Events are kept 30 days by default (EVENT_RETENTION_DAYS), then deleted with their deliveries.
          */
         head: operations["listEventsHead"];
         patch?: never;
@@ -196,6 +196,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your refunds
+         * @description Your refunds of all your payments, newest first (created time, then id), `limit` per page (1-100, default 10), paged with `startingAfter` / `endingBefore` like the payments list. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive). One payment's refunds: GET /api/payments/{id}/refunds. Unknown query members are 400.
+         */
+        get: operations["listAllRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List your refunds
+         * @description Your refunds of all your payments, newest first (created time, then id), `limit` per page (1-100, default 10), paged with `startingAfter` / `endingBefore` like the payments list. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive). One payment's refunds: GET /api/payments/{id}/refunds. Unknown query members are 400.
+         */
+        head: operations["listAllRefundsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/refunds/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export refunds as CSV
+         * @description Every refund the filters select (those of GET /api/refunds), newest first, as one CSV file (RFC 4180) with a header record, streamed 500 refunds at a time.
+         */
+        get: operations["exportRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export refunds as CSV
+         * @description Every refund the filters select (those of GET /api/refunds), newest first, as one CSV file (RFC 4180) with a header record, streamed 500 refunds at a time.
+         */
+        head: operations["exportRefundsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments": {
         parameters: {
             query?: never;
@@ -205,22 +253,46 @@ export interface paths {
         };
         /**
          * List payments
-         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata entry, exact match; both or neither). Unknown query members are 400.
+         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata entry, exact match; both or neither), `customerEmail` (case-insensitive), `amount` (exact, major units of each payment's currency) and `last4` (the card's last 4 digits); filters combine with AND. Unknown query members are 400. GET /api/payments/export answers the same selection as one CSV file.
          */
         get: operations["listPayments"];
         put?: never;
         /**
          * Create a payment
-         * @description Validates the amount and currency, then charges them through the payment gateway. Validation always runs first: an invalid request never reaches the gateway and never consumes an Idempotency-Key. Answers 201 with the payment and `Location: /api/payments/{id}`, 402 when declined, 503 when the gateway is unavailable (the payment stays `pending`; retry with the same Idempotency-Key). Needs a merchant API key; the payment belongs to that merchant. A suspended merchant's key is 403; the admin key is 403 (it does not act on a merchant's behalf). Idempotency-Keys are scoped to the merchant and this operation.
+         * @description Validates the amount and currency, then charges them through the payment gateway. Validation always runs first: an invalid request never reaches the gateway and never consumes an Idempotency-Key. Answers 201 with the payment and `Location: /api/payments/{id}`, 402 when declined, 503 when the gateway is unavailable (the payment stays `pending`; retry with the same Idempotency-Key). With `returnUrl` the payment is customer-present: the connector may ask for the shopper (3-D Secure), answered 201 `requires_action` with `nextAction` (event payment.requires_action); the shopper comes back through the service to `returnUrl` with `paymentId` and `status`. Needs a merchant API key; the payment belongs to that merchant. A suspended merchant's key is 403; the admin key is 403 (it does not act on a merchant's behalf). Idempotency-Keys are scoped to the merchant and this operation.
          */
         post: operations["createPayment"];
         delete?: never;
         options?: never;
         /**
          * List payments
-         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata entry, exact match; both or neither). Unknown query members are 400.
+         * @description Your payments, newest first (created time, then id), `limit` per page (1-100, default 10). Page forward with `startingAfter` = the last id of a page, back with `endingBefore` = the first id; `hasMore` says whether more lie in that direction. Cursors are positions, so pages never skip or repeat a payment while new ones arrive. Filters: `status`, `createdGte` (inclusive), `createdLt` (exclusive), `metadataKey` + `metadataValue` (one metadata entry, exact match; both or neither), `customerEmail` (case-insensitive), `amount` (exact, major units of each payment's currency) and `last4` (the card's last 4 digits); filters combine with AND. Unknown query members are 400. GET /api/payments/export answers the same selection as one CSV file.
          */
         head: operations["listPaymentsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export payments as CSV
+         * @description Every payment the filters select (the list's filters: `status`, `createdGte`, `createdLt`, `metadataKey` + `metadataValue`, `customerEmail`, `amount`, `last4`), newest first, as one CSV file (RFC 4180) with a header record. The file is streamed as it is read, 500 payments at a time, so its size is not bounded by memory. A static segment: it wins over /payments/{id}.
+         */
+        get: operations["exportPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export payments as CSV
+         * @description Every payment the filters select (the list's filters: `status`, `createdGte`, `createdLt`, `metadataKey` + `metadataValue`, `customerEmail`, `amount`, `last4`), newest first, as one CSV file (RFC 4180) with a header record. The file is streamed as it is read, 500 payments at a time, so its size is not bounded by memory. A static segment: it wins over /payments/{id}.
+         */
+        head: operations["exportPaymentsHead"];
         patch?: never;
         trace?: never;
     };
@@ -235,7 +307,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a pending payment or an uncaptured authorization
-         * @description Voids a `requires_capture` payment's authorization (the held money is released): `canceled` with `cancellationReason: requested` (a capture in flight makes it 409). Gives up a `pending` payment (the gateway has not confirmed it): the gateway voids the charge under the payment's downstream key, so it can no longer go through, and the payment becomes `canceled`. If the charge had in fact gone through, it is refunded in full (a refund with reason `payment_canceled`) and the payment ends `refunded`: money is never left behind. Idempotent: canceling a canceled payment answers 200 again. Any other settled payment is 409 `payment-not-cancelable`; a gateway outage is 503 with Retry-After (the payment stays pending; retry the cancel).
+         * @description Cancels a payment waiting for its shopper (`requires_action`) at its connector: `canceled` with `cancellationReason: requested` (had the shopper authenticated meanwhile, the charge is refunded in full and the payment ends `refunded`, as for a pending one). Voids a `requires_capture` payment's authorization (the held money is released): `canceled` with `cancellationReason: requested` (a capture in flight makes it 409). Gives up a `pending` payment (the gateway has not confirmed it): the gateway voids the charge under the payment's downstream key, so it can no longer go through, and the payment becomes `canceled`. If the charge had in fact gone through, it is refunded in full (a refund with reason `payment_canceled`) and the payment ends `refunded`: money is never left behind. Idempotent: canceling a canceled payment answers 200 again. Any other settled payment is 409 `payment-not-cancelable`; a gateway outage is 503 with Retry-After (the payment stays pending; retry the cancel). Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS.
          */
         post: operations["cancelPayment"];
         delete?: never;
@@ -320,6 +392,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your disputes
+         * @description The disputes your PSPs reported on your payments, newest first (the time the service learned of each, then id), `limit` per page (1-100, default 10), paged with `startingAfter` / `endingBefore` like the payments list. Filters: `status`, `paymentId`. Unknown query members are 400.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List your disputes
+         * @description The disputes your PSPs reported on your payments, newest first (the time the service learned of each, then id), `limit` per page (1-100, default 10), paged with `startingAfter` / `endingBefore` like the payments list. Filters: `status`, `paymentId`. Unknown query members are 400.
+         */
+        head: operations["listDisputesHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a dispute
+         * @description One of your disputes, as the PSP last reported it. Another merchant's dispute is 404, like an unknown id.
+         */
+        get: operations["getDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Get a dispute
+         * @description One of your disputes, as the PSP last reported it. Another merchant's dispute is 404, like an unknown id.
+         */
+        head: operations["getDisputeHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/merchants/{id}/api-keys": {
         parameters: {
             query?: never;
@@ -335,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). The body is optional (`name`, `expiresAt`). The answer is the only time the secret is shown; the service stores its SHA-256. A merchant may hold several active keys (at most 20 not revoked; one more is 409): create the new one, deploy it, then revoke the old one. No Idempotency-Key: a replay would have to store the secret; a retried creation makes a second key, which you can revoke.
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). The body is optional (`name`, `expiresAt`). The answer is the only time the secret is shown; the service stores its SHA-256. A merchant may hold several active keys (at most 20 not revoked; one more is 409): create the new one, deploy it, then revoke the old one. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS. The replayed answer carries the same secret: its stored copy is encrypted like every stored secret (ENCRYPTION_KEYS) and forgotten with the key.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -383,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. Events of the types in `enabledEvents` (default all) are POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer is the only time the signing `secret` is shown.
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. Events of the types in `enabledEvents` (default all) are POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), with `webhook-api-version` naming the version the body is rendered in. The answer is the only time the signing `secret` is shown. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS. The replayed answer carries the same secret: its stored copy is encrypted like every stored secret (ENCRYPTION_KEYS) and forgotten with the key.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -439,7 +559,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an endpoint's signing secret
-         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A new secret (shown only here); the previous one keeps signing for `overlapSeconds`, so `webhook-signature` carries both signatures (space-separated) while you deploy the new one.
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A new secret (shown only here); the previous one keeps signing for `overlapSeconds`, so `webhook-signature` carries both signatures (space-separated) while you deploy the new one. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS. The replayed answer carries the same secret: its stored copy is encrypted like every stored secret (ENCRYPTION_KEYS) and forgotten with the key.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -483,7 +603,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a delivery now
-         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. The delivery is due at once, with a fresh retry schedule (same `webhook-id`). While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once.
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. The delivery is due at once, with a fresh retry schedule (same `webhook-id`). While one of its attempts is being sent (the worker holds its lease) the answer is 409: the attempt finishes first, so one delivery is never sent twice at once. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -503,7 +623,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send the events of a time range
-         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. Every event of the merchant created in [from, to) that the endpoint receives gets a new delivery (same `webhook-id` as before: receivers that deduplicate by it ignore what they already processed). One call looks at the first 1000 events of the range (oldest first); with `hasMore`, send the same request with `startingAfter` = `nextStartingAfter` for the next batch.
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. Every event of the merchant created in [from, to) that the endpoint receives gets a new delivery (same `webhook-id` as before: receivers that deduplicate by it ignore what they already processed). One call looks at the first 1000 events of the range (oldest first); with `hasMore`, send the same request with `startingAfter` = `nextStartingAfter` for the next batch. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS.
          */
         post: operations["replayWebhookEvents"];
         delete?: never;
@@ -527,7 +647,7 @@ export interface paths {
         put?: never;
         /**
          * Add a connector account
-         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). The credentials are checked first with one read-only, authenticated call to the PSP (Stripe: `GET /v1/balance`): refused → 400 (`urn:problem-type:connector-credentials-refused`), PSP unreachable → 503; in both cases nothing is stored. Then they are stored encrypted (AES-256-GCM under ENCRYPTION_KEYS, bound to the account id) and never shown again: answers carry `credentialsHint` (the last 4 characters) only. The new account is `enabled`. No Idempotency-Key (like the area's other sub-resources): a retried creation makes a second account, which you can delete.
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). The credentials are checked first with one read-only, authenticated call to the PSP (Stripe: `GET /v1/balance`): refused → 400 (`urn:problem-type:connector-credentials-refused`), PSP unreachable → 503; in both cases nothing is stored. Then they are stored encrypted (AES-256-GCM under ENCRYPTION_KEYS, bound to the account id) and never shown again: answers carry `credentialsHint` (the last 4 characters) only. The new account is `enabled`. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS.
          */
         post: operations["createConnector"];
         delete?: never;
@@ -639,7 +759,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a Stripe event (Stripe's webhook)
-         * @description Register this URL, with the connector account's id, as a webhook endpoint in the Stripe dashboard of that account, and put the endpoint's signing secret (`whsec_…`) in the account's `credentials.webhookSecret`. **No API key**: the `Stripe-Signature` header is the authentication. It is verified on the raw body with that secret and a tolerance of 5 minutes; an unverified event is 400 and nothing is recorded or changed. A verified event is recorded by its Stripe event id before it is acted on, and acted on once (a redelivery answers 200 and does nothing). It settles only what is still pending with us on this account: a payment (`payment_intent.succeeded`, `payment_intent.amount_capturable_updated` → `requires_capture`, `payment_intent.payment_failed` → `declined`, `payment_intent.canceled` → `declined` with `payment_voided`) and a refund (`refund.updated`, `refund.failed`, `charge.refund.updated`). Other events are recorded and ignored. Any 2xx tells Stripe the event arrived; anything else makes Stripe retry it.
+         * @description Register this URL, with the connector account's id, as a webhook endpoint in the Stripe dashboard of that account, and put the endpoint's signing secret (`whsec_…`) in the account's `credentials.webhookSecret`. **No API key**: the `Stripe-Signature` header is the authentication. It is verified on the raw body with that secret and a tolerance of 5 minutes; an unverified event is 400 and nothing is recorded or changed. A verified event is recorded by its Stripe event id before it is acted on, and acted on once (a redelivery answers 200 and does nothing). It settles only what is still pending with us on this account: a payment, pending or waiting for its shopper (`requires_action`) (`payment_intent.succeeded`, `payment_intent.amount_capturable_updated` → `requires_capture`, `payment_intent.payment_failed` → `declined`, `payment_intent.canceled` → `declined` with `payment_voided`) and a refund (`refund.updated`, `refund.failed`, `charge.refund.updated`). Other events are recorded and ignored. Any 2xx tells Stripe the event arrived; anything else makes Stripe retry it.
          */
         post: operations["receiveStripeEvent"];
         delete?: never;
@@ -668,6 +788,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout/return/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper returns from authentication (PSP redirect)
+         * @description Where the PSP sends the shopper back after authentication (3-D Secure, a bank redirect): the return address of a customer-present payment, `PUBLIC_BASE_URL/checkout/return/{token}`, with an unguessable token (never the payment id). **Public** (no API key): it never trusts the query or form for the outcome. It asks the PSP (Stripe: retrieves the PaymentIntent; the simulated gateway: its ledger), records the answer in one transaction, and answers 303 to the merchant's `returnUrl` with `paymentId` and `status` added. Idempotent: a reload, a double submit or a return after the webhook settled the payment only redirects. An unknown token is a plain 404 page.
+         */
+        get: operations["returnFromAuthentication"];
+        put?: never;
+        /**
+         * The shopper returns from authentication (PSP form post)
+         * @description Where the PSP sends the shopper back after authentication (3-D Secure, a bank redirect): the return address of a customer-present payment, `PUBLIC_BASE_URL/checkout/return/{token}`, with an unguessable token (never the payment id). **Public** (no API key): it never trusts the query or form for the outcome. It asks the PSP (Stripe: retrieves the PaymentIntent; the simulated gateway: its ledger), records the answer in one transaction, and answers 303 to the merchant's `returnUrl` with `paymentId` and `status` added. Idempotent: a reload, a double submit or a return after the webhook settled the payment only redirects. An unknown token is a plain 404 page. Some PSPs post a form (Adyen); it is passed on to the PSP when it needs it (Adyen's redirectResult), never trusted.
+         */
+        post: operations["returnFromAuthenticationForm"];
+        delete?: never;
+        options?: never;
+        /**
+         * The shopper returns from authentication (PSP redirect)
+         * @description Where the PSP sends the shopper back after authentication (3-D Secure, a bank redirect): the return address of a customer-present payment, `PUBLIC_BASE_URL/checkout/return/{token}`, with an unguessable token (never the payment id). **Public** (no API key): it never trusts the query or form for the outcome. It asks the PSP (Stripe: retrieves the PaymentIntent; the simulated gateway: its ledger), records the answer in one transaction, and answers 303 to the merchant's `returnUrl` with `paymentId` and `status` added. Idempotent: a reload, a double submit or a return after the webhook settled the payment only redirects. An unknown token is a plain 404 page.
+         */
+        head: operations["returnFromAuthenticationHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/simulated-bank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The simulated bank's authentication page
+         * @description The simulated gateway's bank page, for trying customer-present payments without a PSP account: a payment of 6001.00 with `returnUrl` answers `requires_action` with `nextAction` pointing here. It shows two buttons, succeed and fail.
+         */
+        get: operations["simulatedBankPage"];
+        put?: never;
+        /**
+         * The simulated bank records the shopper's choice
+         * @description The simulated gateway's bank page, for trying customer-present payments without a PSP account: a payment of 6001.00 with `returnUrl` answers `requires_action` with `nextAction` pointing here. Records the choice once (a second one changes nothing) and sends the shopper back to the service with 303, as a PSP does.
+         */
+        post: operations["simulatedBankDecide"];
+        delete?: never;
+        options?: never;
+        /**
+         * The simulated bank's authentication page
+         * @description The simulated gateway's bank page, for trying customer-present payments without a PSP account: a payment of 6001.00 with `returnUrl` answers `requires_action` with `nextAction` pointing here. It shows two buttons, succeed and fail.
+         */
+        head: operations["simulatedBankPageHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/dashboard/session": {
         parameters: {
             query?: never;
@@ -677,7 +853,7 @@ export interface paths {
         };
         /**
          * The current dashboard session
-         * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials).
+         * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials). Without the cookie (nobody signed in in this browser) the answer is 204: a first visit is not an error; a cookie naming a session that has ended is 401.
          */
         get: operations["getDashboardSession"];
         put?: never;
@@ -694,7 +870,7 @@ export interface paths {
         options?: never;
         /**
          * The current dashboard session
-         * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials).
+         * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials). Without the cookie (nobody signed in in this browser) the answer is 204: a first visit is not an error; a cookie naming a session that has ended is 401.
          */
         head: operations["getDashboardSessionHead"];
         patch?: never;
@@ -712,8 +888,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Receive payment.authorized, payment.succeeded, payment.declined, payment.pending, payment.failed, payment.canceled
-         * @description What the service POSTs to your endpoint when `payment.authorized`, `payment.succeeded`, `payment.declined`, `payment.pending`, `payment.failed`, `payment.canceled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`PaymentEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`PaymentEventBody20261101`). Either way `data` is the Payment as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         * Receive payment.authorized, payment.succeeded, payment.declined, payment.pending, payment.requires_action, payment.failed, payment.canceled
+         * @description What the service POSTs to your endpoint when `payment.authorized`, `payment.succeeded`, `payment.declined`, `payment.pending`, `payment.requires_action`, `payment.failed`, `payment.canceled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`PaymentEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`PaymentEventBody20261101`); `webhook-api-version` says which. Either way `data` is the Payment as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
          */
         post: operations["receivePaymentEvent"];
         delete?: never;
@@ -733,9 +909,29 @@ export interface webhooks {
         put?: never;
         /**
          * Receive refund.succeeded, refund.failed
-         * @description What the service POSTs to your endpoint when `refund.succeeded`, `refund.failed` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`RefundEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`RefundEventBody20261101`). Either way `data` is the Refund as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         * @description What the service POSTs to your endpoint when `refund.succeeded`, `refund.failed` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`RefundEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`RefundEventBody20261101`); `webhook-api-version` says which. Either way `data` is the Refund as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
          */
         post: operations["receiveRefundEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    disputeEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive dispute.created, dispute.updated, dispute.closed
+         * @description What the service POSTs to your endpoint when `dispute.created`, `dispute.updated`, `dispute.closed` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`DisputeEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`DisputeEventBody20261101`); `webhook-api-version` says which. Either way `data` is the Dispute as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         */
+        post: operations["receiveDisputeEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -753,7 +949,7 @@ export interface webhooks {
         put?: never;
         /**
          * Receive merchant.updated
-         * @description What the service POSTs to your endpoint when `merchant.updated` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`MerchantEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`MerchantEventBody20261101`). Either way `data` is the Merchant as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         * @description What the service POSTs to your endpoint when `merchant.updated` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`MerchantEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`MerchantEventBody20261101`); `webhook-api-version` says which. Either way `data` is the Merchant as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
          */
         post: operations["receiveMerchantEvent"];
         delete?: never;
@@ -773,7 +969,7 @@ export interface webhooks {
         put?: never;
         /**
          * Receive webhook_endpoint.disabled
-         * @description What the service POSTs to your endpoint when `webhook_endpoint.disabled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`WebhookEndpointEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`WebhookEndpointEventBody20261101`). Either way `data` is the WebhookEndpoint as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         * @description What the service POSTs to your endpoint when `webhook_endpoint.disabled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`WebhookEndpointEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`WebhookEndpointEventBody20261101`); `webhook-api-version` says which. Either way `data` is the WebhookEndpoint as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
          */
         post: operations["receiveWebhookEndpointEvent"];
         delete?: never;
@@ -796,7 +992,7 @@ export interface components {
          * Problem details (RFC 9457)
          * @description An RFC 9457 problem document: narrow on `type` (the service's own types carry their extension members; the others are typed by the HTTP status).
          */
-        ProblemDetails: components["schemas"]["PaymentDeclinedProblem"] | components["schemas"]["PaymentFailedProblem"] | components["schemas"]["GatewayUnavailableProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"] | components["schemas"]["MerchantEmailTakenProblem"] | components["schemas"]["WebhookDeliveryInFlightProblem"] | components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["PaymentNotRefundableProblem"] | components["schemas"]["PaymentNotCancelableProblem"] | components["schemas"]["RefundExceedsRemainingProblem"] | components["schemas"]["RefundFailedProblem"] | components["schemas"]["PaymentNotCapturableProblem"] | components["schemas"]["CaptureFailedProblem"] | components["schemas"]["NoConnectorProblem"] | components["schemas"]["ConnectorCredentialsRefusedProblem"] | components["schemas"]["ConnectorEventUnverifiedProblem"] | components["schemas"]["AdyenNotificationUnverifiedProblem"] | components["schemas"]["Problem"];
+        ProblemDetails: components["schemas"]["PaymentDeclinedProblem"] | components["schemas"]["PaymentFailedProblem"] | components["schemas"]["GatewayUnavailableProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"] | components["schemas"]["MerchantEmailTakenProblem"] | components["schemas"]["WebhookDeliveryInFlightProblem"] | components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["PaymentNotRefundableProblem"] | components["schemas"]["PaymentDisputedProblem"] | components["schemas"]["PaymentNotCancelableProblem"] | components["schemas"]["RefundExceedsRemainingProblem"] | components["schemas"]["RefundFailedProblem"] | components["schemas"]["PaymentNotCapturableProblem"] | components["schemas"]["CaptureFailedProblem"] | components["schemas"]["NoConnectorProblem"] | components["schemas"]["PublicBaseUrlRequiredProblem"] | components["schemas"]["CustomerPresentUnsupportedProblem"] | components["schemas"]["ConnectorCredentialsRefusedProblem"] | components["schemas"]["ConnectorEventUnverifiedProblem"] | components["schemas"]["ConnectorEventNotMatchedProblem"] | components["schemas"]["AdyenNotificationUnverifiedProblem"] | components["schemas"]["Problem"];
         /**
          * Product
          * @example {
@@ -871,6 +1067,21 @@ export interface components {
          *       ],
          *       "metadata": {
          *         "orderId": "A-1042"
+         *       },
+         *       "customer": {
+         *         "email": "jane.doe@example.com",
+         *         "name": "Jane Doe",
+         *         "reference": "cus-8812"
+         *       },
+         *       "paymentMethodDetails": {
+         *         "type": "card",
+         *         "card": {
+         *           "brand": "visa",
+         *           "last4": "4242",
+         *           "expMonth": 12,
+         *           "expYear": 2030,
+         *           "country": "US"
+         *         }
          *       },
          *       "createdAt": "2026-01-15T09:30:00.000Z",
          *       "updatedAt": "2026-01-15T09:35:00.000Z"
@@ -960,6 +1171,39 @@ export interface components {
          *       "updatedAt": "2026-01-22T09:30:30.000Z",
          *       "cancellationReason": "authorization_expired"
          *     }
+         * @example {
+         *       "id": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *       "status": "requires_action",
+         *       "amount": 10.1,
+         *       "currency": "USD",
+         *       "amountRefunded": 0,
+         *       "captureMethod": "automatic",
+         *       "amountCaptured": 0,
+         *       "amountCapturable": 0,
+         *       "paymentMethod": "pm_card_visa",
+         *       "connector": {
+         *         "id": "019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f",
+         *         "type": "stripe"
+         *       },
+         *       "connectorReference": "pi_3QJk2bLkdIwHu7ix0f7V2x9A",
+         *       "attempts": [
+         *         {
+         *           "connectorId": "019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f",
+         *           "connectorType": "stripe",
+         *           "outcome": "requires_action",
+         *           "code": null,
+         *           "at": "2026-01-15T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "createdAt": "2026-01-15T09:30:00.000Z",
+         *       "updatedAt": "2026-01-15T09:30:00.000Z",
+         *       "returnUrl": "https://shop.example.com/checkout/complete?order=A-1042",
+         *       "nextAction": {
+         *         "type": "redirect",
+         *         "url": "https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_1&payment_intent=pi_3QJk2bLkdIwHu7ix0f7V2x9A",
+         *         "method": "GET"
+         *       }
+         *     }
          */
         Payment: {
             /**
@@ -969,10 +1213,10 @@ export interface components {
              */
             id: string;
             /**
-             * @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal.
+             * @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. A customer-present payment (with `returnUrl`) whose connector asks for the shopper (3-D Secure, a bank's page) is `requires_action` until the shopper comes back (or the connector tells us): then `succeeded` (`requires_capture` for a manual capture), `declined` (`authentication_failed`), or `canceled` (a cancel: `requested`; never finished within ACTION_TTL_SECONDS: `abandoned`). Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal.
              * @enum {string}
              */
-            status: "pending" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
+            status: "pending" | "requires_action" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
             /**
              * @description The amount exactly as sent, in major units of `currency`.
              * @example 10.1
@@ -1005,6 +1249,11 @@ export interface components {
              */
             amountCapturable: number;
             /**
+             * @description Present once the payment has a dispute (GET /api/disputes?paymentId=…): the money the PSP took back for its disputes and has not reinstated, in major units. `amountRefunded + amountDisputed` never exceeds `amountCaptured`; while a dispute is not `won` a refund is 409 `payment-disputed`.
+             * @example 10.1
+             */
+            amountDisputed?: number;
+            /**
              * @description Present while a capture of this amount awaits the connector's outcome (major units): an outage (503, resumed under the same key) or a connector that answers later (Adyen, 202).
              * @example 7.5
              */
@@ -1020,7 +1269,7 @@ export interface components {
              * @example requested
              * @enum {string}
              */
-            cancellationReason?: "requested" | "authorization_expired";
+            cancellationReason?: "requested" | "authorization_expired" | "abandoned";
             /**
              * @description Present when `status` is `declined`.
              * @example card_declined
@@ -1053,7 +1302,7 @@ export interface components {
             shopperReference?: string;
             /**
              * Payment connector
-             * @description The connector the payment is on: chosen by routing when it is created, moved to the next one only after an attempt that certainly charged nothing.
+             * @description The connector the payment is on: chosen by routing when it is created, moved to the next one only after an attempt that certainly charged nothing, and never after an unknown outcome there unless that connector said it holds nothing (attempt `not_found`).
              * @example {
              *       "id": "019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f",
              *       "type": "stripe"
@@ -1084,14 +1333,16 @@ export interface components {
                  */
                 connectorType: "simulated" | "stripe" | "adyen";
                 /**
-                 * @description `succeeded`, `authorized` or `declined`: the connector answered. `not_processed`: it certainly did nothing (refused connection, credentials refused, rate limited), so the next connector was tried. `unknown`: no answer (time-out, 5xx, dropped connection); the payment stays on this connector and is resumed there under the same idempotency key. `pending`: being asked.
+                 * @description `succeeded`, `authorized` or `declined`: the connector answered. `not_processed`: it certainly did nothing (no byte of the request can have reached it: refused connection; or it said so: credentials refused, rate limited), so the next connector may be tried. `unknown`: no answer (time-out, 5xx, dropped connection): from then on the payment stays on this connector, whatever later attempts answer, and is resumed there under the same idempotency key. `not_found`: a lookup at that connector found nothing under the payment's key (code `lookup_none` or `lookup_voided`): only this frees the payment for another connector. `held`: the connector reported money for an attempt the payment had left (or for a canceled, declined or failed payment), being given back; `released`: given back (code `refunded`, `voided`, or `release_received` when the connector confirms later); `release_refused`: the connector refused to give it back (code: its reason, such as `charge_disputed`), asked again later under a new key. `pending`: being asked. `skipped`: not asked (no payment method for it).
                  * @enum {string}
                  */
-                outcome: "pending" | "succeeded" | "authorized" | "declined" | "not_processed" | "skipped" | "unknown";
+                outcome: "pending" | "requires_action" | "succeeded" | "authorized" | "declined" | "not_processed" | "skipped" | "unknown" | "not_found" | "held" | "released" | "release_refused";
                 /** @description The decline code, or why the attempt failed (connection_refused, authentication_failed, rate_limited, timeout, server_error, …). */
                 code: string | null;
                 /** Format: date-time */
                 at: string;
+                /** @description The connector's id of the charge a `held`, `released` or `release_refused` attempt is about. */
+                connectorReference?: string;
             }[];
             /**
              * @description Your own key-value pairs (e.g. an order number). At most 50 keys, each 1-40 characters, string values of at most 500 characters; a violation is 400 with `errors.metadata`. Stored and returned exactly as sent (key order included); omitted from responses when empty. Part of the Idempotency-Key fingerprint like every body member.
@@ -1101,6 +1352,124 @@ export interface components {
              */
             metadata?: {
                 [key: string]: string;
+            };
+            /**
+             * Payment customer
+             * @description Who pays, as you name them: kept with the payment and searchable, never sent to the connector.
+             * @example {
+             *       "email": "jane.doe@example.com",
+             *       "name": "Jane Doe",
+             *       "reference": "cus-8812"
+             *     }
+             */
+            customer?: {
+                /**
+                 * Format: email
+                 * @description The customer's email address, as sent; the list's `customerEmail` finds it case-insensitively.
+                 * @example jane.doe@example.com
+                 */
+                email: string;
+                /**
+                 * @description The customer's name.
+                 * @example Jane Doe
+                 */
+                name?: string;
+                /**
+                 * @description Your own id of the customer.
+                 * @example cus-8812
+                 */
+                reference?: string;
+            };
+            /**
+             * Payment method details
+             * @description What the connector's answer said of the payment method, once it answered: Stripe's charge `payment_method_details`, Adyen's `paymentMethod` and `additionalData` (cardSummary, expiryDate, cardIssuingCountry), the simulated gateway's test card. Absent while pending and when the connector said nothing of it.
+             * @example {
+             *       "type": "card",
+             *       "card": {
+             *         "brand": "visa",
+             *         "last4": "4242",
+             *         "expMonth": 12,
+             *         "expYear": 2030,
+             *         "country": "US"
+             *       }
+             *     }
+             */
+            paymentMethodDetails?: {
+                /**
+                 * @description `card`, or the connector's name of the method.
+                 * @example card
+                 */
+                type: string;
+                /** @description Present for cards: what the connector's answer says of the card, never more (no number, no CVC, no holder). */
+                card?: {
+                    /**
+                     * @description The card network, as the connector names it (visa, mastercard, mc, amex, …).
+                     * @example visa
+                     */
+                    brand: string;
+                    /**
+                     * @description The card number's last 4 digits (the list's `last4` finds it).
+                     * @example 4242
+                     */
+                    last4: string;
+                    /**
+                     * Format: int32
+                     * @example 12
+                     */
+                    expMonth?: number;
+                    /**
+                     * Format: int32
+                     * @example 2030
+                     */
+                    expYear?: number;
+                    /**
+                     * @description The issuer's country (ISO 3166-1 alpha-2), when the connector says.
+                     * @example US
+                     */
+                    country?: string;
+                };
+            };
+            /**
+             * @description Makes the payment **customer-present**: the shopper is at your checkout, so the connector may ask them to authenticate (3-D Secure, a bank redirect; Stripe: confirmed with `return_url`, never `off_session`). An absolute `https://` URL of your page (`http://` only for localhost, 127.0.0.1 and [::1]), at most 2,048 characters, no credentials. When the connector needs the shopper, the answer is 201 `requires_action` with `nextAction`; once done, the shopper lands here with `paymentId` and `status` added to the query (yours kept). Needs the service's PUBLIC_BASE_URL (else 409 public-base-url-required). Part of the Idempotency-Key fingerprint. Without it the payment is charged off-session, as always.
+             * @example https://shop.example.com/checkout/complete?order=A-1042
+             */
+            returnUrl?: string;
+            /**
+             * Next action
+             * @description Present while `status` is `requires_action`: where your checkout page sends the shopper to authenticate. The PSP then sends the shopper back to this service, which asks the PSP for the outcome and redirects (303) to your `returnUrl` with `paymentId` and `status` added.
+             * @example {
+             *       "type": "redirect",
+             *       "url": "https://pay.example.com/simulated-bank?key=payment-019aa9f2",
+             *       "method": "GET"
+             *     }
+             */
+            nextAction?: {
+                /**
+                 * @description Send the shopper's browser to `url`.
+                 * @enum {string}
+                 */
+                type: "redirect";
+                /**
+                 * Format: uri
+                 * @description Where the shopper authenticates (the PSP's or the bank's page).
+                 * @example https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_1&payment_intent=pi_3QJk2b
+                 */
+                url: string;
+                /**
+                 * @description `GET`: redirect the browser to `url`. `POST`: submit a form to `url` with `data` as its fields (Adyen may ask for one).
+                 * @example GET
+                 */
+                method: "GET" | "POST";
+                /**
+                 * @description The form fields of a `POST`.
+                 * @example {
+                 *       "PaReq": "BQABAgA…",
+                 *       "MD": "M2RzMi4…"
+                 *     }
+                 */
+                data?: {
+                    [key: string]: string;
+                };
             };
             /** Format: date-time */
             createdAt: string;
@@ -1304,12 +1673,16 @@ export interface components {
          *       "currency": "USD",
          *       "metadata": {
          *         "orderId": "A-1042"
+         *       },
+         *       "customer": {
+         *         "email": "jane.doe@example.com",
+         *         "name": "Jane Doe"
          *       }
          *     }
          */
         CreatePaymentRequest: {
             /**
-             * @description Greater than 0 and at most 1000000000, with no more decimal places than the currency's minor unit (USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out. A JSON number or a string holding a decimal number (`"10.10"`: digits, optionally a point and digits; no sign, exponent or spaces), judged by the same rules: the digits as written count, so `"10.100"` is 10.1 and `"10.001"` has 3 decimals. Both forms are the same request: an Idempotency-Key replays either.
+             * @description Greater than 0 and at most 1000000000, with no more decimal places than the currency's minor unit (USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out, 6001.00 asks for the shopper's authentication (with `returnUrl`: `requires_action`; without: declined `authentication_required`). A JSON number or a string holding a decimal number (`"10.10"`: digits, optionally a point and digits; no sign, exponent or spaces), judged by the same rules: the digits as written count, so `"10.100"` is 10.1 and `"10.001"` has 3 decimals. Both forms are the same request: an Idempotency-Key replays either.
              * @example 10.1
              * @example 10.10
              */
@@ -1354,6 +1727,38 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /**
+             * Payment customer
+             * @description Who pays, as you name them: kept with the payment and searchable, never sent to the connector.
+             * @example {
+             *       "email": "jane.doe@example.com",
+             *       "name": "Jane Doe",
+             *       "reference": "cus-8812"
+             *     }
+             */
+            customer?: {
+                /**
+                 * Format: email
+                 * @description The customer's email address, as sent; the list's `customerEmail` finds it case-insensitively.
+                 * @example jane.doe@example.com
+                 */
+                email: string;
+                /**
+                 * @description The customer's name.
+                 * @example Jane Doe
+                 */
+                name?: string;
+                /**
+                 * @description Your own id of the customer.
+                 * @example cus-8812
+                 */
+                reference?: string;
+            };
+            /**
+             * @description Makes the payment **customer-present**: the shopper is at your checkout, so the connector may ask them to authenticate (3-D Secure, a bank redirect; Stripe: confirmed with `return_url`, never `off_session`). An absolute `https://` URL of your page (`http://` only for localhost, 127.0.0.1 and [::1]), at most 2,048 characters, no credentials. When the connector needs the shopper, the answer is 201 `requires_action` with `nextAction`; once done, the shopper lands here with `paymentId` and `status` added to the query (yours kept). Needs the service's PUBLIC_BASE_URL (else 409 public-base-url-required). Part of the Idempotency-Key fingerprint. Without it the payment is charged off-session, as always.
+             * @example https://shop.example.com/checkout/complete?order=A-1042
+             */
+            returnUrl?: string;
         };
         /**
          * Capture request
@@ -1381,6 +1786,7 @@ export interface components {
          *       "metadata": {
          *         "returnId": "R-77"
          *       },
+         *       "origin": "api",
          *       "createdAt": "2026-01-15T09:35:00.000Z",
          *       "updatedAt": "2026-01-15T09:35:00.000Z"
          *     }
@@ -1433,6 +1839,17 @@ export interface components {
                 [key: string]: string;
             };
             /**
+             * @description `api`: made through this API (or by a cancel); `connector`: made at the PSP without us (Stripe Dashboard, Adyen Customer Area) and recorded from the PSP's report, so the payment's amounts match the PSP's.
+             * @example api
+             * @enum {string}
+             */
+            origin: "api" | "connector";
+            /**
+             * @description Present when `origin` is `connector`: the PSP's id of the refund (Stripe: `re_…`; Adyen: its pspReference).
+             * @example re_3QJk2bLkdIwHu7ix1a2b3c4d
+             */
+            connectorReference?: string;
+            /**
              * Format: date-time
              * @example 2026-01-15T09:35:00.000Z
              */
@@ -1457,6 +1874,7 @@ export interface components {
          *           "metadata": {
          *             "returnId": "R-77"
          *           },
+         *           "origin": "api",
          *           "createdAt": "2026-01-15T09:35:00.000Z",
          *           "updatedAt": "2026-01-15T09:35:00.000Z"
          *         }
@@ -1501,6 +1919,199 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+        };
+        /**
+         * Dispute
+         * @description A cardholder contested a payment at the card scheme and the PSP reported it (Stripe: charge.dispute.*; Adyen: chargeback notifications). Read-only here: answer it at the PSP.
+         * @example {
+         *       "id": "019aaa10-0b1c-7d2e-8f30-415263748596",
+         *       "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *       "amount": 10.1,
+         *       "currency": "USD",
+         *       "connector": {
+         *         "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8091",
+         *         "type": "stripe"
+         *       },
+         *       "connectorReference": "dp_1QJk2bLkdIwHu7ix0aBcDeFg",
+         *       "createdAt": "2026-01-20T08:00:00.000Z",
+         *       "reason": "fraudulent",
+         *       "status": "needs_response",
+         *       "fundsWithdrawn": true,
+         *       "evidenceDueBy": "2026-01-30T23:59:59.000Z",
+         *       "updatedAt": "2026-01-20T08:00:00.000Z"
+         *     }
+         * @example {
+         *       "id": "019aaa10-0b1c-7d2e-8f30-415263748597",
+         *       "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *       "amount": 10.1,
+         *       "currency": "USD",
+         *       "connector": {
+         *         "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8091",
+         *         "type": "stripe"
+         *       },
+         *       "connectorReference": "dp_1QJk2bLkdIwHu7ix0aBcDeFg",
+         *       "createdAt": "2026-01-20T08:00:00.000Z",
+         *       "reason": "product_not_received",
+         *       "status": "under_review",
+         *       "fundsWithdrawn": true,
+         *       "evidenceDueBy": "2026-01-30T23:59:59.000Z",
+         *       "updatedAt": "2026-01-25T10:00:00.000Z"
+         *     }
+         * @example {
+         *       "id": "019aaa10-0b1c-7d2e-8f30-415263748598",
+         *       "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *       "amount": 10.1,
+         *       "currency": "USD",
+         *       "connector": {
+         *         "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8091",
+         *         "type": "stripe"
+         *       },
+         *       "connectorReference": "dp_1QJk2bLkdIwHu7ix0aBcDeFg",
+         *       "createdAt": "2026-01-20T08:00:00.000Z",
+         *       "reason": "fraudulent",
+         *       "status": "won",
+         *       "fundsWithdrawn": false,
+         *       "updatedAt": "2026-03-02T12:00:00.000Z"
+         *     }
+         * @example {
+         *       "id": "019aaa10-0b1c-7d2e-8f30-415263748599",
+         *       "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *       "amount": 10.1,
+         *       "currency": "USD",
+         *       "connector": {
+         *         "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8092",
+         *         "type": "adyen"
+         *       },
+         *       "connectorReference": "ZB8K9L7M6N5P4Q3R",
+         *       "createdAt": "2026-01-20T08:00:00.000Z",
+         *       "reason": "10.4",
+         *       "status": "lost",
+         *       "fundsWithdrawn": true,
+         *       "updatedAt": "2026-03-02T12:00:00.000Z"
+         *     }
+         * @example {
+         *       "id": "019aaa10-0b1c-7d2e-8f30-41526374859a",
+         *       "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *       "amount": 10.1,
+         *       "currency": "USD",
+         *       "connector": {
+         *         "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8091",
+         *         "type": "stripe"
+         *       },
+         *       "connectorReference": "dp_1QJk2bLkdIwHu7ix0aBcDeFg",
+         *       "createdAt": "2026-01-20T08:00:00.000Z",
+         *       "reason": "duplicate",
+         *       "status": "accepted",
+         *       "fundsWithdrawn": true,
+         *       "updatedAt": "2026-01-21T09:00:00.000Z"
+         *     }
+         */
+        Dispute: {
+            /**
+             * Format: uuid
+             * @description Dispute identifier (a GUID assigned by the service).
+             * @example 019aaa10-0b1c-7d2e-8f30-415263748596
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The disputed payment.
+             * @example 3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f
+             */
+            paymentId: string;
+            /**
+             * @description The disputed amount in major units of `currency`.
+             * @example 10.1
+             */
+            amount: number;
+            /**
+             * @description The dispute's currency, as the PSP reports it.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description The PSP's reason, kept as given: Stripe's `reason` (fraudulent, product_not_received, …), Adyen's `chargebackReasonCode` (the scheme's code, e.g. 10.4). Absent when the PSP gave none.
+             * @example fraudulent
+             */
+            reason?: string;
+            /**
+             * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README's Connectors section maps every PSP event to these.
+             * @example needs_response
+             * @enum {string}
+             */
+            status: "needs_response" | "under_review" | "won" | "lost" | "accepted";
+            /**
+             * @description True while the PSP holds the disputed money back from you (withdrawn and not reinstated); it counts in the payment's `amountDisputed`.
+             * @example true
+             */
+            fundsWithdrawn: boolean;
+            /**
+             * Format: date-time
+             * @description Until when you may answer, when the PSP says (Stripe: evidence_details.due_by; Adyen: defensePeriodEndsAt).
+             * @example 2026-01-30T23:59:59.000Z
+             */
+            evidenceDueBy?: string;
+            /** @description The connector account of the disputed payment. */
+            connector: {
+                /**
+                 * Format: uuid
+                 * @description The connector account that reported it.
+                 */
+                id: string;
+                /**
+                 * @description The PSP.
+                 * @example stripe
+                 * @enum {string}
+                 */
+                type: "simulated" | "stripe" | "adyen";
+            };
+            /**
+             * @description The PSP's id of the dispute (Stripe: `dp_…`; Adyen: the dispute's pspReference).
+             * @example dp_1QJk2bLkdIwHu7ix0aBcDeFg
+             */
+            connectorReference: string;
+            /**
+             * Format: date-time
+             * @description When the service learned of it.
+             * @example 2026-01-20T08:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-20T08:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        /**
+         * Dispute list
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "019aaa10-0b1c-7d2e-8f30-415263748596",
+         *           "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *           "amount": 10.1,
+         *           "currency": "USD",
+         *           "connector": {
+         *             "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8091",
+         *             "type": "stripe"
+         *           },
+         *           "connectorReference": "dp_1QJk2bLkdIwHu7ix0aBcDeFg",
+         *           "createdAt": "2026-01-20T08:00:00.000Z",
+         *           "reason": "fraudulent",
+         *           "status": "needs_response",
+         *           "fundsWithdrawn": true,
+         *           "evidenceDueBy": "2026-01-30T23:59:59.000Z",
+         *           "updatedAt": "2026-01-20T08:00:00.000Z"
+         *         }
+         *       ],
+         *       "hasMore": false
+         *     }
+         */
+        DisputeList: {
+            /** @description The items of this page, newest first. */
+            data: components["schemas"]["Dispute"][];
+            /** @description True when more items lie beyond this page in the direction requested. */
+            hasMore: boolean;
         };
         /**
          * Merchant
@@ -1883,7 +2494,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["PaymentEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["MerchantEvent"] | components["schemas"]["WebhookEndpointEvent"];
+        Event: components["schemas"]["PaymentEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["DisputeEvent"] | components["schemas"]["MerchantEvent"] | components["schemas"]["WebhookEndpointEvent"];
         /**
          * Event list
          * @example {
@@ -1963,7 +2574,7 @@ export interface components {
             /** @description Your label. */
             description?: string;
             /** @description The event types sent here; `["*"]`: every type. */
-            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /** @description A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled). */
             disabled: boolean;
             /**
@@ -2039,7 +2650,7 @@ export interface components {
             /** @description Your label. */
             description?: string;
             /** @description The event types sent here; `["*"]`: every type. */
-            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /** @description A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled). */
             disabled: boolean;
             /**
@@ -2092,7 +2703,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /**
              * @description A label.
              * @example order fulfilment
@@ -2123,7 +2734,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /** @description A label; null removes it. */
             description?: string | null;
             /** @description true disables the endpoint; false enables it again (also after an automatic disable). */
@@ -2699,6 +3310,44 @@ export interface components {
             expiresAt: string;
         };
         /**
+         * Authentication return form
+         * @description A form some PSPs post with the shopper (Adyen: redirectResult, or MD and PaRes). Passed on to a PSP that needs it, never trusted for the outcome.
+         * @example {
+         *       "redirectResult": "X6XtfGC3!Y…"
+         *     }
+         */
+        AuthenticationReturnForm: {
+            /** @description Adyen: passed on to /payments/details. */
+            redirectResult?: string;
+        } & {
+            [key: string]: string;
+        };
+        /**
+         * Simulated bank form
+         * @description The simulated bank page's form: the charge, the return address and the shopper's choice.
+         * @example {
+         *       "key": "payment-019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17",
+         *       "returnUrl": "https://pay.example.com/checkout/return/b3JkZXI",
+         *       "outcome": "succeed"
+         *     }
+         */
+        SimulatedBankForm: {
+            /**
+             * @description The charge's downstream key at the simulated gateway.
+             * @example payment-019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17
+             */
+            key: string;
+            /**
+             * @description The service's return address of the payment (only those are followed).
+             * @example https://pay.example.com/checkout/return/b3JkZXI
+             */
+            returnUrl: string;
+            /** @description The simulated connector account, when the payment is on one. */
+            account?: string;
+            /** @description What the shopper chose. */
+            outcome: "succeed" | "fail";
+        };
+        /**
          * Problem
          * @description A problem typed by its HTTP status alone; a 400 names each invalid field in `errors`.
          */
@@ -2974,6 +3623,35 @@ export interface components {
             paymentStatus: string;
         };
         /**
+         * PaymentDisputedProblem
+         * @description The payment has a dispute that is not won: no refund while the cardholder's bank decides (409).
+         */
+        PaymentDisputedProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:payment-disputed";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+            /**
+             * Format: uuid
+             * @description The payment this problem concerns.
+             */
+            paymentId: string;
+        };
+        /**
          * PaymentNotCancelableProblem
          * @description The payment's status forbids a cancel (409).
          */
@@ -3160,6 +3838,54 @@ export interface components {
             traceId: string;
         };
         /**
+         * PublicBaseUrlRequiredProblem
+         * @description A customer-present payment (with `returnUrl`) while the service has no PUBLIC_BASE_URL to send the shopper back to (409); nothing was stored.
+         */
+        PublicBaseUrlRequiredProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:public-base-url-required";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
+         * CustomerPresentUnsupportedProblem
+         * @description A customer-present payment (with `returnUrl`) whose connectors all charge off-session only (409); nothing was stored.
+         */
+        CustomerPresentUnsupportedProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:customer-present-unsupported";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
          * ConnectorCredentialsRefusedProblem
          * @description The PSP refused the connector credentials (400); nothing was stored.
          */
@@ -3193,6 +3919,30 @@ export interface components {
              * @enum {string}
              */
             type: "urn:problem-type:connector-event-unverified";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
+         * ConnectorEventNotMatchedProblem
+         * @description A PSP dispute event naming a payment whose charge, capture or refunds are not all recorded here yet (503, with Retry-After); nothing was applied and the PSP sends it again.
+         */
+        ConnectorEventNotMatchedProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:connector-event-not-matched";
             /** @description Short, human-readable summary of the problem type. */
             title: string;
             /**
@@ -3242,10 +3992,10 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled";
+            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled";
             /**
              * Format: date-time
              * @description When the change was committed.
@@ -3279,7 +4029,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "refund.succeeded" | "refund.failed";
@@ -3306,6 +4056,43 @@ export interface components {
             data: components["schemas"]["Refund"];
         };
         /**
+         * DisputeEvent
+         * @description An event about a dispute: `data` is the Dispute at the time of the event.
+         */
+        DisputeEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; also the `webhook-id` of its deliveries (the same on every attempt).
+             */
+            id: string;
+            /**
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "dispute.created" | "dispute.updated" | "dispute.closed";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            createdAt: string;
+            /**
+             * Format: int32
+             * @description 1, 2, 3 … per resource in commit order: order the events of one payment by it.
+             */
+            sequence: number;
+            /** @description The resource the event is about. */
+            resource: {
+                /**
+                 * @description The kind of resource.
+                 * @constant
+                 */
+                type: "dispute";
+                /** @description Its id. */
+                id: string;
+            };
+            data: components["schemas"]["Dispute"];
+        };
+        /**
          * MerchantEvent
          * @description An event about a merchant: `data` is the Merchant at the time of the event.
          */
@@ -3316,7 +4103,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "merchant.updated";
@@ -3353,7 +4140,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "webhook_endpoint.disabled";
@@ -3385,11 +4172,11 @@ export interface components {
          */
         PaymentEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example payment.authorized
              * @enum {string}
              */
-            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled";
+            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled";
             /**
              * Format: date-time
              * @description When the change was committed (the event's `createdAt`).
@@ -3408,7 +4195,7 @@ export interface components {
          */
         RefundEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example refund.succeeded
              * @enum {string}
              */
@@ -3426,12 +4213,35 @@ export interface components {
             sequence: number;
         };
         /**
+         * DisputeEvent delivery body (2026-11-01)
+         * @description The delivery body of an event about a dispute to an endpoint pinned to 2026-11-01: `data` is the Dispute at the time of the event.
+         */
+        DisputeEventBody20261101: {
+            /**
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @example dispute.created
+             * @enum {string}
+             */
+            type: "dispute.created" | "dispute.updated" | "dispute.closed";
+            /**
+             * Format: date-time
+             * @description When the change was committed (the event's `createdAt`).
+             */
+            timestamp: string;
+            data: components["schemas"]["Dispute"];
+            /**
+             * Format: int32
+             * @description 1, 2, 3 … per resource in commit order: order the events of one payment by it.
+             */
+            sequence: number;
+        };
+        /**
          * MerchantEvent delivery body (2026-11-01)
          * @description The delivery body of an event about a merchant to an endpoint pinned to 2026-11-01: `data` is the Merchant at the time of the event.
          */
         MerchantEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example merchant.updated
              * @enum {string}
              */
@@ -3454,7 +4264,7 @@ export interface components {
          */
         WebhookEndpointEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example webhook_endpoint.disabled
              * @enum {string}
              */
@@ -5095,10 +5905,10 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
                  * @example payment.succeeded
                  */
-                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "merchant.updated" | "webhook_endpoint.disabled";
+                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
                 /**
                  * @description Only events created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -5109,6 +5919,11 @@ export interface operations {
                  * @example 2026-02-01T00:00:00Z
                  */
                 createdLt?: string;
+                /**
+                 * @description Only the events about this payment and its refunds (any letter case).
+                 * @example 3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f
+                 */
+                paymentId?: string;
             };
             header?: {
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
@@ -5319,10 +6134,10 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, merchant.updated, webhook_endpoint.disabled.
+                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
                  * @example payment.succeeded
                  */
-                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "merchant.updated" | "webhook_endpoint.disabled";
+                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
                 /**
                  * @description Only events created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -5333,6 +6148,11 @@ export interface operations {
                  * @example 2026-02-01T00:00:00Z
                  */
                 createdLt?: string;
+                /**
+                 * @description Only the events about this payment and its refunds (any letter case).
+                 * @example 3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f
+                 */
+                paymentId?: string;
             };
             header?: {
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
@@ -6929,6 +7749,996 @@ export interface operations {
             };
         };
     };
+    listAllRefunds: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /** @description `pending` while the gateway has not confirmed it (its amount is held on the payment), then `succeeded` or `failed` (the gateway refused it; the amount is refundable again). */
+                status?: "pending" | "succeeded" | "failed";
+                /**
+                 * @description Only refunds created at or after this instant (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only refunds created before this instant (ISO 8601).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (refunds belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listAllRefundsHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /** @description `pending` while the gateway has not confirmed it (its amount is held on the payment), then `succeeded` or `failed` (the gateway refused it; the amount is refundable again). */
+                status?: "pending" | "succeeded" | "failed";
+                /**
+                 * @description Only refunds created at or after this instant (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only refunds created before this instant (ISO 8601).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (refunds belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/refunds",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    exportRefunds: {
+        parameters: {
+            query?: {
+                /** @description `pending` while the gateway has not confirmed it (its amount is held on the payment), then `succeeded` or `failed` (the gateway refused it; the amount is refundable again). */
+                status?: "pending" | "succeeded" | "failed";
+                /**
+                 * @description Only refunds created at or after this instant (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only refunds created before this instant (ISO 8601).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV (RFC 4180, UTF-8, header record) of every refund the filters select, newest first, streamed one page at a time (constant memory). Text cells a spreadsheet would run as a formula are prefixed with a single quote. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="refunds-<UTC day>.csv"`. */
+                    "content-disposition"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id,payment_id,created_at,updated_at,status,amount,currency,reason,failure_code,metadata
+                     *     019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2,3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f,2026-01-15T09:35:00.000Z,2026-01-15T09:35:00.000Z,succeeded,2.5,USD,requested_by_customer,,"{""returnId"":""R-77""}"
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (refunds belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    exportRefundsHead: {
+        parameters: {
+            query?: {
+                /** @description `pending` while the gateway has not confirmed it (its amount is held on the payment), then `succeeded` or `failed` (the gateway refused it; the amount is refundable again). */
+                status?: "pending" | "succeeded" | "failed";
+                /**
+                 * @description Only refunds created at or after this instant (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only refunds created before this instant (ISO 8601).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV (RFC 4180, UTF-8, header record) of every refund the filters select, newest first, streamed one page at a time (constant memory). Text cells a spreadsheet would run as a formula are prefixed with a single quote. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="refunds-<UTC day>.csv"`. */
+                    "content-disposition"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id,payment_id,created_at,updated_at,status,amount,currency,reason,failure_code,metadata
+                     *     019aa9f4-1e2d-7c3b-8a49-5d6e7f8091a2,3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f,2026-01-15T09:35:00.000Z,2026-01-15T09:35:00.000Z,succeeded,2.5,USD,requested_by_customer,,"{""returnId"":""R-77""}"
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (refunds belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/refunds/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -6941,8 +8751,8 @@ export interface operations {
                 startingAfter?: string;
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
-                /** @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal. */
-                status?: "pending" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
+                /** @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. A customer-present payment (with `returnUrl`) whose connector asks for the shopper (3-D Secure, a bank's page) is `requires_action` until the shopper comes back (or the connector tells us): then `succeeded` (`requires_capture` for a manual capture), `declined` (`authentication_failed`), or `canceled` (a cancel: `requested`; never finished within ACTION_TTL_SECONDS: `abandoned`). Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal. */
+                status?: "pending" | "requires_action" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
                 /**
                  * @description Only payments created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -6963,6 +8773,21 @@ export interface operations {
                  * @example A-1042
                  */
                 metadataValue?: string;
+                /**
+                 * @description Only payments whose `customer.email` is this address (compared trimmed and case-insensitively).
+                 * @example jane.doe@example.com
+                 */
+                customerEmail?: string;
+                /**
+                 * @description Only payments of exactly this `amount`, in major units of each payment's own currency (`35` finds USD 35.00, JPY 35 and BHD 35.000; `10.5` finds no JPY payment). Greater than 0.
+                 * @example 35.00
+                 */
+                amount?: string;
+                /**
+                 * @description Only payments charged to a card whose number ends in these 4 digits (`paymentMethodDetails.card.last4`).
+                 * @example 4242
+                 */
+                last4?: string;
             };
             header?: {
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
@@ -7178,7 +9003,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The payment succeeded (or, with `captureMethod: manual`, is authorized: `requires_capture`, see the authorization example of the Payment schema). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`. */
+            /** @description The payment succeeded (or, with `captureMethod: manual`, is authorized: `requires_capture`, see the authorization example of the Payment schema; or, customer-present with `returnUrl`, waits for the shopper: `requires_action` with `nextAction`, where your page sends the shopper). `Location` holds its URL; a replay also carries `Idempotent-Replayed: true`. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7376,7 +9201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description Idempotency-Key reused with a different body (urn:problem-type:idempotency-key-reused) or still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After); on create, also no connector to charge with (urn:problem-type:no-connector: the merchant has no enabled connector account and the service runs with GATEWAY=none). */
+            /** @description Idempotency-Key reused with a different body (urn:problem-type:idempotency-key-reused) or still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After); on create, also no connector to charge with (urn:problem-type:no-connector: the merchant has no enabled connector account and the service runs with GATEWAY=none), a customer-present payment (`returnUrl`) while the service has no PUBLIC_BASE_URL (urn:problem-type:public-base-url-required) or whose connectors all charge off-session only (urn:problem-type:customer-present-unsupported); nothing is stored. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7555,8 +9380,8 @@ export interface operations {
                 startingAfter?: string;
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
-                /** @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal. */
-                status?: "pending" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
+                /** @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. A customer-present payment (with `returnUrl`) whose connector asks for the shopper (3-D Secure, a bank's page) is `requires_action` until the shopper comes back (or the connector tells us): then `succeeded` (`requires_capture` for a manual capture), `declined` (`authentication_failed`), or `canceled` (a cancel: `requested`; never finished within ACTION_TTL_SECONDS: `abandoned`). Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal. */
+                status?: "pending" | "requires_action" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
                 /**
                  * @description Only payments created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -7577,6 +9402,21 @@ export interface operations {
                  * @example A-1042
                  */
                 metadataValue?: string;
+                /**
+                 * @description Only payments whose `customer.email` is this address (compared trimmed and case-insensitively).
+                 * @example jane.doe@example.com
+                 */
+                customerEmail?: string;
+                /**
+                 * @description Only payments of exactly this `amount`, in major units of each payment's own currency (`35` finds USD 35.00, JPY 35 and BHD 35.000; `10.5` finds no JPY payment). Greater than 0.
+                 * @example 35.00
+                 */
+                amount?: string;
+                /**
+                 * @description Only payments charged to a card whose number ends in these 4 digits (`paymentMethodDetails.card.last4`).
+                 * @example 4242
+                 */
+                last4?: string;
             };
             header?: {
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
@@ -7774,10 +9614,554 @@ export interface operations {
             };
         };
     };
+    exportPayments: {
+        parameters: {
+            query?: {
+                /** @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. A customer-present payment (with `returnUrl`) whose connector asks for the shopper (3-D Secure, a bank's page) is `requires_action` until the shopper comes back (or the connector tells us): then `succeeded` (`requires_capture` for a manual capture), `declined` (`authentication_failed`), or `canceled` (a cancel: `requested`; never finished within ACTION_TTL_SECONDS: `abandoned`). Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal. */
+                status?: "pending" | "requires_action" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
+                /**
+                 * @description Only payments created at or after this instant (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only payments created before this instant (ISO 8601).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdLt?: string;
+                /**
+                 * @description With `metadataValue`: only payments whose metadata has this key set to exactly that value (case-sensitive). One without the other is 400.
+                 * @example orderId
+                 */
+                metadataKey?: string;
+                /**
+                 * @description The value `metadataKey` must have (exact match).
+                 * @example A-1042
+                 */
+                metadataValue?: string;
+                /**
+                 * @description Only payments whose `customer.email` is this address (compared trimmed and case-insensitively).
+                 * @example jane.doe@example.com
+                 */
+                customerEmail?: string;
+                /**
+                 * @description Only payments of exactly this `amount`, in major units of each payment's own currency (`35` finds USD 35.00, JPY 35 and BHD 35.000; `10.5` finds no JPY payment). Greater than 0.
+                 * @example 35.00
+                 */
+                amount?: string;
+                /**
+                 * @description Only payments charged to a card whose number ends in these 4 digits (`paymentMethodDetails.card.last4`).
+                 * @example 4242
+                 */
+                last4?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV (RFC 4180: CRLF, quoted fields with doubled quotes; UTF-8) of every payment the filters select, newest first, with a header record. Streamed as it is read, one page at a time: any number of rows in constant memory. `Content-Disposition` names the file. A text cell a spreadsheet would run as a formula (starting with =, +, -, @) is prefixed with a single quote. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="payments-<UTC day>.csv"`. */
+                    "content-disposition"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id,created_at,status,amount,currency,amount_captured,amount_refunded,capture_method,customer_email,customer_name,customer_reference,payment_method_type,card_brand,card_last4,card_exp_month,card_exp_year,card_country,connector_type,connector_id,connector_reference,decline_code,failure_code,metadata
+                     *     3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f,2026-01-15T09:30:00.000Z,succeeded,10.1,USD,10.1,0,automatic,jane.doe@example.com,Jane Doe,cus-8812,card,visa,4242,12,2030,US,stripe,019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f,pi_3QJk2bLkdIwHu7ix0f7V2x9A,,,"{""orderId"":""A-1042""}"
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (payments belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    exportPaymentsHead: {
+        parameters: {
+            query?: {
+                /** @description `pending` until the gateway answers, then `succeeded` or `declined` — or, with `captureMethod: manual`, `requires_capture` (authorized; the money is held until POST /api/payments/{id}/capture moves it to `succeeded`, or a cancel or the expiry at `captureBefore` moves it to `canceled`). A pending payment ends `failed` when the recovery worker gives up on it (after PENDING_PAYMENT_MAX_AGE, `failureCode` says why) or `canceled` when the merchant cancels it. A customer-present payment (with `returnUrl`) whose connector asks for the shopper (3-D Secure, a bank's page) is `requires_action` until the shopper comes back (or the connector tells us): then `succeeded` (`requires_capture` for a manual capture), `declined` (`authentication_failed`), or `canceled` (a cancel: `requested`; never finished within ACTION_TTL_SECONDS: `abandoned`). Refunds move a payment `succeeded` → `partially_refunded` → `refunded`. `declined`, `failed`, `canceled` and `refunded` are terminal. */
+                status?: "pending" | "requires_action" | "requires_capture" | "succeeded" | "declined" | "failed" | "canceled" | "partially_refunded" | "refunded";
+                /**
+                 * @description Only payments created at or after this instant (ISO 8601).
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only payments created before this instant (ISO 8601).
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdLt?: string;
+                /**
+                 * @description With `metadataValue`: only payments whose metadata has this key set to exactly that value (case-sensitive). One without the other is 400.
+                 * @example orderId
+                 */
+                metadataKey?: string;
+                /**
+                 * @description The value `metadataKey` must have (exact match).
+                 * @example A-1042
+                 */
+                metadataValue?: string;
+                /**
+                 * @description Only payments whose `customer.email` is this address (compared trimmed and case-insensitively).
+                 * @example jane.doe@example.com
+                 */
+                customerEmail?: string;
+                /**
+                 * @description Only payments of exactly this `amount`, in major units of each payment's own currency (`35` finds USD 35.00, JPY 35 and BHD 35.000; `10.5` finds no JPY payment). Greater than 0.
+                 * @example 35.00
+                 */
+                amount?: string;
+                /**
+                 * @description Only payments charged to a card whose number ends in these 4 digits (`paymentMethodDetails.card.last4`).
+                 * @example 4242
+                 */
+                last4?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV (RFC 4180: CRLF, quoted fields with doubled quotes; UTF-8) of every payment the filters select, newest first, with a header record. Streamed as it is read, one page at a time: any number of rows in constant memory. `Content-Disposition` names the file. A text cell a spreadsheet would run as a formula (starting with =, +, -, @) is prefixed with a single quote. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="payments-<UTC day>.csv"`. */
+                    "content-disposition"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id,created_at,status,amount,currency,amount_captured,amount_refunded,capture_method,customer_email,customer_name,customer_reference,payment_method_type,card_brand,card_last4,card_exp_month,card_exp_year,card_country,connector_type,connector_id,connector_reference,decline_code,failure_code,metadata
+                     *     3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f,2026-01-15T09:30:00.000Z,succeeded,10.1,USD,10.1,0,automatic,jane.doe@example.com,Jane Doe,cus-8812,card,visa,4242,12,2030,US,stripe,019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f,pi_3QJk2bLkdIwHu7ix0f7V2x9A,,,"{""orderId"":""A-1042""}"
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failure (`errors` names each field), invalid JSON, an empty body or a malformed Idempotency-Key. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (payments belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/payments/export",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     cancelPayment: {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -8026,7 +10410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The payment is settled and cannot be canceled (urn:problem-type:payment-not-cancelable, with `paymentStatus`). */
+            /** @description The payment is settled and cannot be canceled (urn:problem-type:payment-not-cancelable, with `paymentStatus`). The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8037,6 +10421,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8449,6 +10834,7 @@ export interface operations {
                      *       "metadata": {
                      *         "returnId": "R-77"
                      *       },
+                     *       "origin": "api",
                      *       "createdAt": "2026-01-15T09:35:00.000Z",
                      *       "updatedAt": "2026-01-15T09:35:00.000Z"
                      *     }
@@ -8628,7 +11014,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The payment cannot be refunded (`type` urn:problem-type:payment-not-refundable: it is pending, declined, failed, canceled or already refunded), the amount exceeds what remains refundable (urn:problem-type:refund-exceeds-remaining, with `remainingAmount`), or the Idempotency-Key was reused with another body or is in flight. */
+            /** @description The payment cannot be refunded (`type` urn:problem-type:payment-not-refundable: it is pending, declined, failed, canceled or already refunded), the payment has a dispute that is not won (urn:problem-type:payment-disputed; GET /api/disputes?paymentId=…), the amount exceeds what remains refundable (urn:problem-type:refund-exceeds-remaining, with `remainingAmount`), or the Idempotency-Key was reused with another body or is in flight. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10034,6 +12420,1020 @@ export interface operations {
             };
         };
     };
+    listDisputes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /**
+                 * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README's Connectors section maps every PSP event to these.
+                 * @example needs_response
+                 */
+                status?: "needs_response" | "under_review" | "won" | "lost" | "accepted";
+                /**
+                 * @description Only the disputes of this payment (any letter case).
+                 * @example 3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f
+                 */
+                paymentId?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of disputes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeList"];
+                };
+            };
+            /** @description Validation failure: an unknown query member, a bad `status`, `paymentId` or `limit`, or a cursor that is not in this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (disputes belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listDisputesHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /**
+                 * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README's Connectors section maps every PSP event to these.
+                 * @example needs_response
+                 */
+                status?: "needs_response" | "under_review" | "won" | "lost" | "accepted";
+                /**
+                 * @description Only the disputes of this payment (any letter case).
+                 * @example 3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f
+                 */
+                paymentId?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of disputes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeList"];
+                };
+            };
+            /** @description Validation failure: an unknown query member, a bad `status`, `paymentId` or `limit`, or a cursor that is not in this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (disputes belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/disputes",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The dispute id. Anything that is not a GUID is answered 404.
+                 * @example 019aaa10-0b1c-7d2e-8f30-415263748596
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dispute. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/disputes/019aaa10-0b1c-7d2e-8f30-415263748596",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (disputes belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/disputes/019aaa10-0b1c-7d2e-8f30-415263748596",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such dispute, or not yours. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getDisputeHead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The dispute id. Anything that is not a GUID is answered 404.
+                 * @example 019aaa10-0b1c-7d2e-8f30-415263748596
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dispute. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/disputes/019aaa10-0b1c-7d2e-8f30-415263748596",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (disputes belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/disputes/019aaa10-0b1c-7d2e-8f30-415263748596",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such dispute, or not yours. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -10271,6 +13671,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -10420,7 +13822,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The merchant already holds 20 keys that are not revoked; revoke one first. */
+            /** @description The merchant already holds 20 keys that are not revoked; revoke one first. The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10431,6 +13833,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11290,6 +14693,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -11460,6 +14865,34 @@ export interface operations {
                      *       "title": "Method Not Allowed",
                      *       "status": 405,
                      *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem-type:idempotency-key-reused",
+                     *       "title": "The idempotency key was reused with a different request.",
+                     *       "status": 409,
+                     *       "detail": "This Idempotency-Key was already used with a different request body; use a new key for a new request.",
                      *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
@@ -12844,6 +16277,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -13025,7 +16460,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The endpoint kept changing (e.g. disabled by the delivery worker) while this change was applied: nothing was changed; read it again and retry. */
+            /** @description The endpoint kept changing (e.g. disabled by the delivery worker) while this change was applied: nothing was changed; read it again and retry. The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13036,6 +16471,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13660,6 +17096,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -13842,7 +17280,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description An attempt of this delivery is being sent right now (`type` urn:problem-type:webhook-delivery-in-flight): nothing was changed; retry after `Retry-After` seconds, by when the attempt is recorded or its lease has run out. */
+            /** @description An attempt of this delivery is being sent right now (`type` urn:problem-type:webhook-delivery-in-flight): nothing was changed; retry after `Retry-After` seconds, by when the attempt is recorded or its lease has run out. The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -13930,6 +17368,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -14104,6 +17544,34 @@ export interface operations {
                      *       "title": "Method Not Allowed",
                      *       "status": 405,
                      *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/replay",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem-type:idempotency-key-reused",
+                     *       "title": "The idempotency key was reused with a different request.",
+                     *       "status": 409,
+                     *       "detail": "This Idempotency-Key was already used with a different request body; use a new key for a new request.",
                      *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/replay",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
@@ -14457,6 +17925,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
                 /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
                 "Api-Version"?: components["parameters"]["ApiVersion"];
             };
@@ -14627,6 +18097,34 @@ export interface operations {
                      *       "title": "Method Not Allowed",
                      *       "status": 405,
                      *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem-type:idempotency-key-reused",
+                     *       "title": "The idempotency key was reused with a different request.",
+                     *       "status": 409,
+                     *       "detail": "This Idempotency-Key was already used with a different request body; use a new key for a new request.",
                      *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
@@ -17980,7 +21478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            /** @description Not acted on now; Stripe sends the event again (it retries what is not answered 2xx). The database is unavailable (`type` urn:problem-type:service-unavailable), or a dispute event names a payment whose charge, capture or refunds are not all recorded here yet (an answer lost, a refund in flight; `type` urn:problem-type:connector-event-not-matched): the recovery worker records it, and the event applies when it comes again. `Retry-After` says when. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17997,11 +21495,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
-                     *       "title": "Service Unavailable",
+                     *       "type": "urn:problem-type:connector-event-not-matched",
+                     *       "title": "The connector event names a payment not matched yet.",
                      *       "status": 503,
-                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
-                     *       "instance": "/connectors/{connectorId}/stripe-events",
+                     *       "detail": "The event names a payment whose charge or capture is not recorded yet; nothing was applied. Send it again later.",
+                     *       "instance": "/connectors/019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809/stripe-events",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
@@ -18275,6 +21773,1310 @@ export interface operations {
             };
         };
     };
+    returnFromAuthentication: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Stripe: the PaymentIntent (never trusted: the PaymentIntent recorded for the payment is retrieved).
+                 * @example pi_3QJk2bLkdIwHu7ix0f7V2x9A
+                 */
+                payment_intent?: string;
+                /** @description Stripe: ignored (the outcome is asked of Stripe). */
+                redirect_status?: string;
+                /** @description Adyen: passed on to /payments/details. */
+                redirectResult?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The payment's unguessable return token (never its id), as given to the PSP.
+                 * @example b3JkZXItQS0xMDQyLXJhbmRvbS0zMi1ieXRlcy1oZXJl
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To your `returnUrl`, with `paymentId` and `status` (the payment's status after the PSP was asked) added to its query. The same on a reload, a double submit or a late second return: nothing is settled twice. */
+            303: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No payment has this return token (unknown or tampered): a plain page, nothing else. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>This payment link is not valid.</p> */
+                    "text/html": string;
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was lost. Reload the page after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    returnFromAuthenticationForm: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Stripe: the PaymentIntent (never trusted: the PaymentIntent recorded for the payment is retrieved).
+                 * @example pi_3QJk2bLkdIwHu7ix0f7V2x9A
+                 */
+                payment_intent?: string;
+                /** @description Stripe: ignored (the outcome is asked of Stripe). */
+                redirect_status?: string;
+                /** @description Adyen: passed on to /payments/details. */
+                redirectResult?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The payment's unguessable return token (never its id), as given to the PSP.
+                 * @example b3JkZXItQS0xMDQyLXJhbmRvbS0zMi1ieXRlcy1oZXJl
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["AuthenticationReturnForm"];
+            };
+        };
+        responses: {
+            /** @description To your `returnUrl`, with `paymentId` and `status` (the payment's status after the PSP was asked) added to its query. The same on a reload, a double submit or a late second return: nothing is settled twice. */
+            303: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No payment has this return token (unknown or tampered): a plain page, nothing else. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>This payment link is not valid.</p> */
+                    "text/html": string;
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was lost. Reload the page after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    returnFromAuthenticationHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Stripe: the PaymentIntent (never trusted: the PaymentIntent recorded for the payment is retrieved).
+                 * @example pi_3QJk2bLkdIwHu7ix0f7V2x9A
+                 */
+                payment_intent?: string;
+                /** @description Stripe: ignored (the outcome is asked of Stripe). */
+                redirect_status?: string;
+                /** @description Adyen: passed on to /payments/details. */
+                redirectResult?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The payment's unguessable return token (never its id), as given to the PSP.
+                 * @example b3JkZXItQS0xMDQyLXJhbmRvbS0zMi1ieXRlcy1oZXJl
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To your `returnUrl`, with `paymentId` and `status` (the payment's status after the PSP was asked) added to its query. The same on a reload, a double submit or a late second return: nothing is settled twice. */
+            303: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No payment has this return token (unknown or tampered): a plain page, nothing else. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>This payment link is not valid.</p> */
+                    "text/html": string;
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was lost. Reload the page after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/checkout/return/{token}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    simulatedBankPage: {
+        parameters: {
+            query: {
+                /**
+                 * @description The charge's downstream key at the simulated gateway.
+                 * @example payment-019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17
+                 */
+                key: string;
+                /**
+                 * @description The service's return address of the payment (only those are followed).
+                 * @example https://pay.example.com/checkout/return/b3JkZXI
+                 */
+                returnUrl: string;
+                /** @description The simulated connector account, when the payment is on one. */
+                account?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The simulated bank's page: two buttons, succeed and fail. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Simulated bank</title><form method="post">…</form> */
+                    "text/html": string;
+                };
+            };
+            /** @description A query or form member is missing or malformed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No charge waits for its shopper under this key, or the return address is not this service's. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>Nothing to authenticate.</p> */
+                    "text/html": string;
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    simulatedBankDecide: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SimulatedBankForm"];
+            };
+        };
+        responses: {
+            /** @description To the service's return address, as a PSP sends the shopper back. */
+            303: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query or form member is missing or malformed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No charge waits for its shopper under this key, or the return address is not this service's. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>Nothing to authenticate.</p> */
+                    "text/html": string;
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    simulatedBankPageHead: {
+        parameters: {
+            query: {
+                /**
+                 * @description The charge's downstream key at the simulated gateway.
+                 * @example payment-019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17
+                 */
+                key: string;
+                /**
+                 * @description The service's return address of the payment (only those are followed).
+                 * @example https://pay.example.com/checkout/return/b3JkZXI
+                 */
+                returnUrl: string;
+                /** @description The simulated connector account, when the payment is on one. */
+                account?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The simulated bank's page: two buttons, succeed and fail. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Simulated bank</title><form method="post">…</form> */
+                    "text/html": string;
+                };
+            };
+            /** @description A query or form member is missing or malformed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No charge waits for its shopper under this key, or the return address is not this service's. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>Nothing to authenticate.</p> */
+                    "text/html": string;
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/checkout/simulated-bank",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     getDashboardSession: {
         parameters: {
             query?: never;
@@ -18303,6 +23105,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DashboardSession"];
                 };
+            };
+            /** @description No `dashboard_session` cookie: nobody is signed in in this browser (sign in with `POST /dashboard/session`). */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
             400: {
@@ -18335,7 +23152,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description No session cookie, or the session has ended (signed out, idle or absolute expiry, its key revoked or expired, ADMIN_API_KEY changed). Sign in again. */
+            /** @description The session cookie names a session that has ended (signed out, idle or absolute expiry, its key revoked or expired, ADMIN_API_KEY changed). Sign in again. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18965,6 +23782,21 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardSession"];
                 };
             };
+            /** @description No `dashboard_session` cookie: nobody is signed in in this browser (sign in with `POST /dashboard/session`). */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
             400: {
                 headers: {
@@ -18996,7 +23828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description No session cookie, or the session has ended (signed out, idle or absolute expiry, its key revoked or expired, ADMIN_API_KEY changed). Sign in again. */
+            /** @description The session cookie names a session that has ended (signed out, idle or absolute expiry, its key revoked or expired, ADMIN_API_KEY changed). Sign in again. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19146,6 +23978,8 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
                 "webhook-signature": string;
+                /** @description The API version the body is rendered in: the endpoint's `apiVersion` when this attempt was sent (a retry or replay after a `PATCH` of it is sent in the new one). Read the body by it: the Event resource since 2026-11-25, `{type, timestamp, data, sequence}` in 2026-11-01. Not signed: the signature covers the body, which is what you act on. */
+                "webhook-api-version": "2026-11-01" | "2026-11-25";
             };
             path?: never;
             cookie?: never;
@@ -19189,6 +24023,8 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
                 "webhook-signature": string;
+                /** @description The API version the body is rendered in: the endpoint's `apiVersion` when this attempt was sent (a retry or replay after a `PATCH` of it is sent in the new one). Read the body by it: the Event resource since 2026-11-25, `{type, timestamp, data, sequence}` in 2026-11-01. Not signed: the signature covers the body, which is what you act on. */
+                "webhook-api-version": "2026-11-01" | "2026-11-25";
             };
             path?: never;
             cookie?: never;
@@ -19196,6 +24032,51 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RefundEvent"] | components["schemas"]["RefundEventBody20261101"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once (`disabledReason: gone`, a `webhook_endpoint.disabled` event) and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery is done. Answer within WEBHOOK_TIMEOUT_MS (10 s by default) and process afterwards; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried: another status (a 3xx too: redirects are not followed), a time-out or a connection error. Attempts follow WEBHOOK_RETRY_DELAYS (by default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts over about 28 hours), never before your `Retry-After` (capped at 24 h). After the last one the delivery is `failed` and, without a success since it began, the endpoint is disabled. Your first 1 KiB of each answer is kept in the delivery's attempt log (the last 20 attempts). (`Retry-After` is honoured on any answer, in seconds or as an HTTP date; it is not declared as a response header here because the headers of your answers are yours, not this API's: CORS and rate-limit headers make no sense on them.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDisputeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt, retry and replay of the event. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in seconds since the epoch. Refuse deliveries far from now (the libraries allow 5 minutes). */
+                "webhook-timestamp": number;
+                /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
+                "webhook-signature": string;
+                /** @description The API version the body is rendered in: the endpoint's `apiVersion` when this attempt was sent (a retry or replay after a `PATCH` of it is sent in the new one). Read the body by it: the Event resource since 2026-11-25, `{type, timestamp, data, sequence}` in 2026-11-01. Not signed: the signature covers the body, which is what you act on. */
+                "webhook-api-version": "2026-11-01" | "2026-11-25";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeEvent"] | components["schemas"]["DisputeEventBody20261101"];
             };
         };
         responses: {
@@ -19232,6 +24113,8 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
                 "webhook-signature": string;
+                /** @description The API version the body is rendered in: the endpoint's `apiVersion` when this attempt was sent (a retry or replay after a `PATCH` of it is sent in the new one). Read the body by it: the Event resource since 2026-11-25, `{type, timestamp, data, sequence}` in 2026-11-01. Not signed: the signature covers the body, which is what you act on. */
+                "webhook-api-version": "2026-11-01" | "2026-11-25";
             };
             path?: never;
             cookie?: never;
@@ -19275,6 +24158,8 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` + the base64 HMAC-SHA256, under the endpoint's secret (the bytes after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}` over the exact bytes sent. During a secret rotation two signatures, space-separated (the new secret's first); accept the delivery if one matches. Verify with a Standard Webhooks library (`npm install standardwebhooks`). */
                 "webhook-signature": string;
+                /** @description The API version the body is rendered in: the endpoint's `apiVersion` when this attempt was sent (a retry or replay after a `PATCH` of it is sent in the new one). Read the body by it: the Event resource since 2026-11-25, `{type, timestamp, data, sequence}` in 2026-11-01. Not signed: the signature covers the body, which is what you act on. */
+                "webhook-api-version": "2026-11-01" | "2026-11-25";
             };
             path?: never;
             cookie?: never;

@@ -1,6 +1,7 @@
-import { apiKeyStore } from '../api-keys'
+import { apiKeySql, apiKeyStore } from '../api-keys'
 import type { ApiKeyStore } from '../types'
-import type { PgPool } from './connection'
+import { inTransaction, type PgPool } from './connection'
+import { postgresKeyStatements } from './idempotency'
 import { postgresRunner } from './runner'
 
 /** The shared API key store; a batch of uses is one statement over arrays (one round trip). */
@@ -14,6 +15,11 @@ export function postgresApiKeyStore (pool: PgPool): ApiKeyStore {
         FROM unnest($1::text[], $2::text[]) AS u(id, at)
         WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`,
       values: [uses.map((u) => u.id), uses.map((u) => u.at)]
+    })
+  }, async (key, completion) => {
+    await inTransaction(pool, 'READ COMMITTED', async (client) => {
+      await postgresRunner(client).write(apiKeySql.insert, key)
+      await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
     })
   })
 }

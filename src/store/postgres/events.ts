@@ -5,6 +5,7 @@ import type { EventStore, WebhookStore } from '../types'
 import { listPage } from '../listing'
 import { sharedEventStore } from '../events'
 import { postgresRunner } from './runner'
+import { postgresKeyStatements } from './idempotency'
 import { inTransaction, onlyRow, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
 import {
   CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
@@ -92,7 +93,7 @@ export function postgresEventStore (pool: PgPool): EventStore {
 export function postgresWebhookStore (pool: PgPool): WebhookStore {
   const params = (n: number, from = 1): string => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ')
   return {
-    async createEndpoint (endpoint, max) {
+    async createEndpoint (endpoint, max, completion) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         // The merchant's row lock serialises endpoint creation per merchant (the count stays exact).
         await client.query({ name: 'wh-lock-merchant', text: 'SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', values: [endpoint.merchantId] })
@@ -100,6 +101,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         const { count } = onlyRow(rows, 'count(*)')
         if (Number(count) >= max) return false
         await client.query({ name: 'wh-insert', text: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${params(ENDPOINT_COLUMNS.length)})`, values: endpointValues(endpoint) })
+        if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         return true
       })
     },
@@ -112,14 +114,20 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       const [row] = rows
       return row === undefined ? undefined : endpointFromRow(row)
     },
-    async updateEndpoint (endpoint, expectedUpdatedAt) {
-      const result = await pool.query({
+    async updateEndpoint (endpoint, expectedUpdatedAt, completion) {
+      const update = {
         name: 'wh-update',
         text: `UPDATE webhook_endpoints SET ${ENDPOINT_MUTABLE_COLUMNS.map((c, i) => `${c} = $${i + 4}`).join(', ')}
           WHERE id = $1 AND merchant_id = $2 AND updated_at = $3`,
         values: [endpoint.id, endpoint.merchantId, expectedUpdatedAt, ...endpointMutableValues(endpoint)]
+      }
+      if (completion === undefined) return (await pool.query(update)).rowCount === 1
+      // The Idempotency-Key's response commits with the change, only when the compare-and-set wins.
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        if ((await client.query(update)).rowCount !== 1) return false
+        await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
+        return true
       })
-      return result.rowCount === 1
     },
     async deleteEndpoint (merchantId, id) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {

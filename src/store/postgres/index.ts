@@ -5,6 +5,7 @@ import { connectorEventStore } from '../connector-events'
 import { dashboardSessionStore } from '../dashboard-sessions'
 import { ledgerStore } from '../ledger'
 import { guardDatabase } from '../guard'
+import { postgresDisputeStore } from './disputes'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
 import { postgresMigrations } from './migrations'
 import { postgresMerchantStore } from './merchants'
@@ -59,6 +60,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     instances: postgresInstanceStore(heartbeatPool),
     connectors: connectorStore(postgresRunner(pool)),
     connectorEvents: connectorEventStore(postgresRunner(pool)),
+    disputes: postgresDisputeStore(pool),
     dashboardSessions: dashboardSessionStore(postgresRunner(pool)),
     async ping () {
       await pool.query('SELECT 1')

@@ -1,5 +1,5 @@
 import type { KeyCompletion, Payment, PaymentStore } from '../types'
-import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
+import { nextActionColumn, PAYMENT_COLUMNS, paymentFromRow, paymentMethodDetailsColumns, paymentValues, type PaymentRow } from '../rows'
 import { paymentSql, sharedPaymentStore } from '../payments'
 import type { NewEvent } from '../../domain/events'
 import { inTransaction, onlyRow, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
@@ -16,13 +16,15 @@ import { postgresRunner } from './runner'
  * whenever another instance had just leased or settled a candidate.
  */
 /** The guarded move out of 'pending' as a CTE member `f` (RETURNING the id when it moved the payment). */
-function finalizeMember (p: Params, final: Payment): string {
+function finalizeMember (p: Params, final: Payment, from: string): string {
   return `f AS (UPDATE payments
     SET status = ${p.add(final.status)}, decline_code = ${p.add(final.declineCode)}, failure_code = ${p.add(final.failureCode)}, updated_at = ${p.add(final.updatedAt)}, recovery_lease_until = NULL,
       amount_captured_minor = ${p.add(final.amountCapturedMinor)}, cancellation_reason = ${p.add(final.cancellationReason)},
       connector_id = ${p.add(final.connector.id)}, connector_type = ${p.add(final.connector.type)},
-      connector_reference = ${p.add(final.connectorReference)}, attempts = ${p.add(JSON.stringify(final.attempts))}
-    WHERE id = ${p.add(final.id)} AND status = 'pending' RETURNING id)`
+      connector_reference = ${p.add(final.connectorReference)}, attempts = ${p.add(JSON.stringify(final.attempts))},
+      payment_method_details = ${p.add(paymentMethodDetailsColumns(final).details)}, card_last4 = ${p.add(paymentMethodDetailsColumns(final).last4)},
+      next_action = ${p.add(nextActionColumn(final))}
+    WHERE id = ${p.add(final.id)} AND status = ${p.add(from)} RETURNING id)`
 }
 
 /** How often a completion is retried when its event's number clashed with one committed while it waited for the payment's lock. */
@@ -34,9 +36,9 @@ const EVENT_CLASH_ATTEMPTS = 5
  * round trip and one commit (autocommit; a statement is atomic). The main query reads `f`, so the
  * payment's row lock is taken before the key's, as everywhere else.
  */
-async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined, event: NewEvent | undefined): Promise<boolean> {
+async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined, event: NewEvent | undefined, from: string): Promise<boolean> {
   const p = new Params()
-  const members = [finalizeMember(p, final)]
+  const members = [finalizeMember(p, final, from)]
   if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
   if (event !== undefined) members.push(...eventMembers(p, event, 'EXISTS (SELECT 1 FROM f)'))
   const { rows } = await db.query<{ finalized: boolean }>(statement(withMembers(members, 'SELECT EXISTS (SELECT 1 FROM f) AS finalized'), p.values))
@@ -61,12 +63,12 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
      * event's number clashes on the unique index, the whole statement fails and nothing was written:
      * it runs again on a fresh snapshot.
      */
-    async complete (final, completion, makeEvent) {
+    async complete (final, completion, makeEvent, from = 'pending') {
       const event = makeEvent?.(final)
       let finalized: boolean | undefined
       for (let attempt = 1; finalized === undefined; attempt++) {
         try {
-          finalized = await settle(pool, final, completion, event)
+          finalized = await settle(pool, final, completion, event, from)
         } catch (err) {
           if (attempt >= EVENT_CLASH_ATTEMPTS || uniqueViolationOf(err) !== EVENT_SEQUENCE_CONSTRAINT) throw err
         }

@@ -39,6 +39,8 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
         const p = new Params()
         const members = [paymentMember(p, decision.payment)]
         const insert = `INSERT INTO refunds (${REFUND_COLUMNS.join(', ')}) VALUES (${p.list(refundValues(decision.refund))})`
+        const made = options.event?.(decision)
+        if (made !== undefined) members.push(...eventMembers(p, made))
         const text = options.key === undefined
           ? withMembers(members, insert)
           : withMembers([...members, `rf AS (${insert})`], keySql.markResourceCreated(p, options.key, decision.refund.id))

@@ -7,6 +7,7 @@ import { sharedEventStore } from '../events'
 import { sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
+import { sqliteKeyStatements } from './idempotency'
 import {
   CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
   type ClaimRow, type DeliveryRow, type EndpointRow
@@ -74,6 +75,7 @@ export function sqliteEventStore (db: SqliteHandle, writes: WriteQueue = immedia
 
 export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): WebhookStore {
   const outbox = sqliteOutbox(db)
+  const keys = sqliteKeyStatements(db)
   const countEndpoints = db.prepare<[string], number>('SELECT count(*) FROM webhook_endpoints WHERE merchant_id = ?').pluck()
   const insertEndpoint = db.prepare(`INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${ENDPOINT_COLUMNS.map(() => '?').join(', ')})`)
   const listEndpoints = db.prepare<[string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE merchant_id = ? ORDER BY created_at, id')
@@ -107,10 +109,11 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const oldestDue = db.prepare<[number], number | null>("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?").pluck()
 
   return {
-    async createEndpoint (endpoint, max) {
+    async createEndpoint (endpoint, max, completion) {
       return await writes.run(() => {
         if ((countEndpoints.get(endpoint.merchantId) as number) >= max) return false
         insertEndpoint.run(...endpointValues(endpoint))
+        if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
         return true
       })
     },
@@ -119,8 +122,12 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
       const row = selectEndpoint.get(id, merchantId)
       return row === undefined ? undefined : endpointFromRow(row)
     },
-    async updateEndpoint (endpoint, expectedUpdatedAt) {
-      return await writes.run(() => updateEndpoint.run(...endpointMutableValues(endpoint), endpoint.id, endpoint.merchantId, expectedUpdatedAt).changes === 1)
+    async updateEndpoint (endpoint, expectedUpdatedAt, completion) {
+      return await writes.run(() => {
+        const updated = updateEndpoint.run(...endpointMutableValues(endpoint), endpoint.id, endpoint.merchantId, expectedUpdatedAt).changes === 1
+        if (updated && completion !== undefined) keys.storeResponse(completion.ref, completion.response)
+        return updated
+      })
     },
     async deleteEndpoint (merchantId, id) {
       return await writes.run(() => {

@@ -16,6 +16,7 @@ import { sqliteEventStore, sqliteWebhookStore } from './events'
 import { sqliteRunner } from './runner'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
+import { sqliteDisputeStore } from './disputes'
 import { sqliteInstanceStore } from './instances'
 import { unavailableReason } from '../unavailable'
 
@@ -48,6 +49,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     instances: sqliteInstanceStore(db, writes),
     connectors: connectorStore(sqliteRunner(db, writes)),
     connectorEvents: connectorEventStore(sqliteRunner(db, writes)),
+    disputes: sqliteDisputeStore(db, writes),
     dashboardSessions: dashboardSessionStore(sqliteRunner(db, writes)),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.

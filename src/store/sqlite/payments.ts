@@ -1,5 +1,5 @@
 import type { IdempotencyKeyRef, KeyCompletion, Payment, PaymentStore } from '../types'
-import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from '../rows'
+import { nextActionColumn, PAYMENT_COLUMNS, paymentFromRow, paymentMethodDetailsColumns, paymentValues, type PaymentRow } from '../rows'
 import { paymentSql, sharedPaymentStore } from '../payments'
 import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
@@ -16,8 +16,9 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const finalize = db.prepare(`
     UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
       amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason,
-      connector_id = @connectorId, connector_type = @connectorType, connector_reference = @connectorReference, attempts = @attempts
-    WHERE id = @id AND status = 'pending'`)
+      connector_id = @connectorId, connector_type = @connectorType, connector_reference = @connectorReference, attempts = @attempts,
+      payment_method_details = @paymentMethodDetails, card_last4 = @cardLast4, next_action = @nextAction
+    WHERE id = @id AND status = @from`)
   const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
     WHERE p.status = 'pending' AND p.created_at < @createdBefore
@@ -31,8 +32,10 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     insert.run(...paymentValues(payment))
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
-  const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>): Payment => {
+  const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from = 'pending'): Payment => {
     const finalized = finalize.run({
+      from,
+      nextAction: nextActionColumn(final),
       id: final.id,
       status: final.status,
       declineCode: final.declineCode,
@@ -43,7 +46,9 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
       connectorId: final.connector.id,
       connectorType: final.connector.type,
       connectorReference: final.connectorReference,
-      attempts: JSON.stringify(final.attempts)
+      attempts: JSON.stringify(final.attempts),
+      paymentMethodDetails: paymentMethodDetailsColumns(final).details,
+      cardLast4: paymentMethodDetailsColumns(final).last4
     }).changes === 1
     // The event of the change, in its transaction: only the writer that moved the payment writes it.
     if (finalized) outbox.appendOf(event, final)
@@ -66,7 +71,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   return {
     ...sharedPaymentStore(sqliteRunner(db, writes)),
     async create (payment, key) { await writes.run(() => create(payment, key)) },
-    async complete (final, completion, event) { return await writes.run(() => complete(final, completion, event)) },
+    async complete (final, completion, event, from) { return await writes.run(() => complete(final, completion, event, from)) },
     async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) }
   }
 }

@@ -43,6 +43,7 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
         writePayment(decision.payment)
         insertRefund.run(...refundValues(decision.refund))
         if (options.key !== undefined) keys.markResourceCreated(options.key, decision.refund.id)
+        outbox.appendOf(options.event, decision)
         return decision
       })
     },

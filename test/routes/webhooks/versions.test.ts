@@ -41,6 +41,8 @@ t.test('each endpoint gets the body of its API version, signed: the Event resour
   t.same(newBody, event, 'the new body is the Event resource, as GET /api/events shows it')
   t.same(Object.keys(newBody), ['id', 'type', 'createdAt', 'sequence', 'resource', 'data'])
   t.equal(itemAt(newReceiver.received, 0).headers['webhook-id'], event.id)
+  t.equal(itemAt(oldReceiver.received, 0).headers['webhook-api-version'], OLD, 'each delivery names the version its body is rendered in')
+  t.equal(itemAt(newReceiver.received, 0).headers['webhook-api-version'], NEW)
   for (const [name, received] of [['2026-11-01', oldReceiver], ['2026-11-25', newReceiver]] as const) {
     t.same(openApiValidator().checkWebhook('paymentEvent', itemAt(received.received, 0)), [], `the ${name} delivery is what openapi.yaml's webhooks.paymentEvent says`)
   }
@@ -59,6 +61,7 @@ t.test('PATCH apiVersion moves an endpoint\'s deliveries (retries too) to anothe
   await app.inject({ method: 'POST', url: '/api/payments', headers: merchant.auth, payload: { amount: 10.1, currency: 'USD' } })
   await app.webhooks.deliverDue(16)
   t.ok('resource' in verified(created.secret, itemAt(await receiver.waitFor(1), 0)))
+  t.equal(itemAt(receiver.received, 0).headers['webhook-api-version'], NEW)
 
   const moved = await app.inject({ method: 'PATCH', url: `${endpoints}/${String(created.id)}`, headers: merchant.auth, payload: { apiVersion: OLD } })
   t.equal(moved.statusCode, 200)
@@ -68,6 +71,7 @@ t.test('PATCH apiVersion moves an endpoint\'s deliveries (retries too) to anothe
   await app.webhooks.deliverDue(16)
   const retried = verified(created.secret, itemAt(await receiver.waitFor(2), 1))
   t.same(Object.keys(retried), ['type', 'timestamp', 'data', 'sequence'], 'the retry is rendered in the endpoint\'s new version')
+  t.equal(itemAt(receiver.received, 1).headers['webhook-api-version'], OLD, 'and says so')
 
   const unknown = await app.inject({ method: 'PATCH', url: `${endpoints}/${String(created.id)}`, headers: merchant.auth, payload: { apiVersion: '2020-01-01' } })
   t.equal(unknown.statusCode, 400)

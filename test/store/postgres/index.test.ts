@@ -20,6 +20,7 @@ import { paymentQueryContract } from '../payment-queries.contract'
 import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
+import { disputeStoreContract } from '../disputes.contract'
 import { merchantStoreContract } from '../merchants.contract'
 import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../../helpers/postgres'
 import { TEST_ENCRYPTION_KEYS } from '../../helpers/app'
@@ -62,6 +63,10 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: connector events inbox contract', async (t) => {
     connectorEventStoreContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: dispute store contract', async (t) => {
+    disputeStoreContract(t, makePostgres)
   })
 
   t.test('schema: BIGINT money, TEXT ISO timestamps, BIGINT epoch-ms key times, unique lower(email)', async (t) => {

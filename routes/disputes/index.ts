@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { ForbiddenError } from '../../src/domain/errors'
+import { validPageRequest } from '../../src/domain/pagination'
+import { problemAuthErrors, requiresKey } from '../../schemas/auth'
+import { jsonResponse } from '../../schemas/common'
+import { paymentErrors } from '../../schemas/payments'
+import { Dispute, DisputeList, DisputeListQuery, DisputeParams, disputeErrors, disputeExamples, toPublicDispute } from '../../schemas/disputes'
+import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
+import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
+import { integerQuery } from '../../plugins/http/request-guards'
+
+const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
+const listAuthErrors = problemAuthErrors('the admin key (disputes belong to merchants)', '/api/disputes', adminRefused)
+const readAuthErrors = problemAuthErrors('the admin key (disputes belong to merchants)', `/api/disputes/${String(disputeExamples.needs_response.id)}`, adminRefused)
+
+/**
+ * The merchant a request acts for. Every dispute route needs a merchant key (`config.auth: 'merchant'`): the service
+ * and the store filter by it, so another merchant's dispute is 404 like one that does not exist.
+ */
+function ownerOf (request: FastifyRequest): string {
+  const principal = request.principal
+  if (principal?.kind !== 'merchant') throw new ForbiddenError('This operation needs a merchant API key.')
+  return principal.merchantId
+}
+
+/** /api/disputes (issue 40): the disputes the PSPs reported on a merchant's payments. Read-only. RFC 9457 problem documents. */
+const disputes: FastifyPluginAsyncTypebox = async (app) => {
+  app.setErrorHandler(problemErrorHandler)
+  // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
+    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
+
+  app.get('', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['disputes'],
+      operationId: 'listDisputes',
+      summary: 'List your disputes',
+      description: 'The disputes your PSPs reported on your payments, newest first (the time the service learned of each, then id), `limit` per page ' +
+        '(1-100, default 10), paged with `startingAfter` / `endingBefore` like the payments list. Filters: `status`, `paymentId`. Unknown query members are 400.',
+      querystring: DisputeListQuery,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('A page of disputes.', Type.Ref(DisputeList)),
+        400: disputeErrors.validation,
+        ...listAuthErrors,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: paymentErrors.storeUnavailable
+      }
+    },
+    preValidation: integerQuery(['limit'])
+  }, async (request) => {
+    const query = validPageRequest(request.query)
+    const page = await app.disputes.list({ ...query, merchantId: ownerOf(request) })
+    return { data: page.data.map(toPublicDispute), hasMore: page.hasMore }
+  })
+
+  app.get('/:id', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['disputes'],
+      operationId: 'getDispute',
+      summary: 'Get a dispute',
+      description: 'One of your disputes, as the PSP last reported it. Another merchant\'s dispute is 404, like an unknown id.',
+      params: DisputeParams,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('The dispute.', Type.Ref(Dispute)),
+        ...readAuthErrors,
+        404: disputeErrors.notFound,
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: paymentErrors.storeUnavailable
+      }
+    }
+  }, async (request) => toPublicDispute(await app.disputes.get(request.params.id, ownerOf(request))))
+}
+
+export default disputes
