@@ -93,6 +93,8 @@ async function main (): Promise<void> {
     const shortest = await shrink(async (ops) => await runSeed({ seed: first.seed, steps: args.steps, db: args.db, ops }), first.ops)
     console.log(`shortest failing history of seed ${first.seed} (${shortest.length} of ${first.ops.length} steps):`)
     for (const op of shortest) console.log(`  ${JSON.stringify(op)}`)
+    // Again last: CI keeps only the tail of a long output, and the history above can push the first report out of it.
+    console.log(`seed ${first.seed} violated: ${first.violations.map((v) => `invariant ${v.invariant} at step ${v.step}: ${v.message}`).join('\n  ')}`)
     console.log(`replay: npm run simulate -- --seed ${first.seed} --steps ${args.steps} --db ${args.db}`)
     process.exitCode = 1
   }

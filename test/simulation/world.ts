@@ -514,7 +514,10 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       if (payment === undefined) continue
       count('touched_payment')
       const authorizations = (psps.stripe.authorizations.get(id) ?? 0) + (psps.adyen.authorizations.get(id) ?? 0)
-      if (authorizations > 1) violated(1, `payment ${id} was authorized ${authorizations} times at the PSPs (attempts ${JSON.stringify(payment.attempts.map((a) => `${a.connectorType}:${a.outcome}:${a.code ?? ''}`))})`)
+      if (authorizations > 1) {
+        const charged = Object.values(psps).flatMap((psp) => [...psp.charges.values()].filter((c) => c.paymentId === id && c.status !== 'declined').map((c) => `${psp.kind}:${c.key}:${c.status}`))
+        violated(1, `payment ${id} was authorized ${authorizations} times at the PSPs (attempts ${JSON.stringify(payment.attempts.map((a) => `${a.connectorType}:${a.outcome}:${a.code ?? ''}`))}; charges ${JSON.stringify(charged)})`)
+      }
       checkFailover(payment)
       const previous = lastSeen.get(id)
       // Several moves may happen between two looks (a step settles and captures): each look must be reachable from the one before.
@@ -539,6 +542,20 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       if (attempt.outcome === 'unknown' || attempt.outcome === 'pending') open.set(on, true)
       if (attempt.outcome === 'not_found') open.set(on, false)
     }
+  }
+
+  /**
+   * Time runs on, and every live instance beats as its heartbeat timer would have meanwhile (each
+   * INSTANCE_HEARTBEAT_MS of simulated time). The timer itself runs on real time, which a seed's clock
+   * jumps outrun: without these beats a live instance would look stopped and its locks be taken over
+   * mid-request, which no running deployment does, and at moments that depend on the machine's speed.
+   */
+  let lastBeat = now
+  async function advance (ms: number): Promise<void> {
+    now += ms
+    if (now - lastBeat < config.INSTANCE_HEARTBEAT_MS) return
+    lastBeat = now
+    for (const each of instances) if (each.alive.value) await each.db.instances.beat(each.app.instance.id, now, now)
   }
 
   async function run (op: Op): Promise<void> {
@@ -600,8 +617,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       case 'recover': return await recover()
       case 'clock': {
         faults.injected.clock_jump = (faults.injected.clock_jump ?? 0) + 1
-        now += op.ms
-        return
+        return await advance(op.ms)
       }
       case 'crash': return await crash(op.inFlight, op.ticks)
     }
@@ -610,7 +626,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
   try {
     for (const [index, op] of ops.entries()) {
       step = index
-      now += 1000
+      await advance(1000)
       await run(op)
       await checkTouched()
       if (violations.length > 0) break
@@ -632,7 +648,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       pending.push(...queue())
       for (const report of pending.splice(0)) await deliver(report)
       // The recovery worker defers a payment still unknown by about its age, up to an hour: time grows to reach it.
-      now += Math.min(120_000 * 2 ** round, RECOVERY_BACKOFF_CAP_MS + 60_000)
+      await advance(Math.min(120_000 * 2 ** round, RECOVERY_BACKOFF_CAP_MS + 60_000))
       await recover()
       pending.push(...queue())
       for (const report of pending.splice(0)) await deliver(report)
@@ -650,7 +666,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     for (let round = 0; round < 16; round++) {
       await sendWebhooks()
       if ((await allEvents()).every((event) => received.has(event.id))) break
-      now += WEBHOOK_RETRY_CAP_MS + 60_000
+      await advance(WEBHOOK_RETRY_CAP_MS + 60_000)
     }
     for (const id of paymentIds) touched.add(id)
     await checkTouched()
