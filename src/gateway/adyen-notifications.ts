@@ -87,7 +87,7 @@ export type AdyenNotificationEffect =
   | { kind: 'capture', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
   /** A refund (REFUND / REFUND_FAILED): `reference` is the modification's reference, our refund id. */
   | { kind: 'refund', paymentReference: string | undefined, reference: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
-  /** A cancel (CANCELLATION; CANCEL_OR_REFUND when it canceled an uncaptured payment). */
+  /** A cancel (CANCELLATION, TECHNICAL_CANCEL; CANCEL_OR_REFUND when it canceled an uncaptured payment). */
   | { kind: 'cancellation', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, orRefund: boolean }
   /** A dispute event: `paymentReference` is the disputed payment's pspReference (originalReference), the report's reference the dispute's pspReference. */
   | { kind: 'dispute', paymentReference: string | undefined, paymentId: string, report: DisputeReport }
@@ -161,6 +161,8 @@ export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect 
     case 'REFUND': return { kind: 'refund', ...modification, pspReference: item.pspReference, ...money }
     case 'REFUND_FAILED': return { kind: 'refund', ...modification, pspReference: item.pspReference, success: false, ...money }
     case 'CANCELLATION': return { kind: 'cancellation', ...modification, orRefund: false }
+    // The outcome of a cancel by our reference (sent when the payment's pspReference was never learned): the same cancel.
+    case 'TECHNICAL_CANCEL': return { kind: 'cancellation', ...modification, orRefund: false }
     case 'CANCEL_OR_REFUND': return { kind: 'cancellation', ...modification, orRefund: true }
     default: return disputeEffect(item)
   }

@@ -32,6 +32,8 @@ t.test('effects by event code', async (t) => {
   t.match(effectOf(notificationItem({ ...base, eventCode: 'REFUND_FAILED' })), { kind: 'refund', success: false, reference: 'ref' })
   t.match(effectOf(notificationItem({ ...base, eventCode: 'REFUND' })), { kind: 'refund', success: true })
   t.match(effectOf(notificationItem({ ...base, eventCode: 'CANCELLATION' })), { kind: 'cancellation', orRefund: false })
+  t.match(effectOf(notificationItem({ ...base, eventCode: 'TECHNICAL_CANCEL', originalReference: '' })), { kind: 'cancellation', orRefund: false, paymentReference: undefined, reference: 'ref' },
+    'issue 40: a cancel by merchant reference, found by our reference')
   t.match(effectOf(notificationItem({ ...base, eventCode: 'CANCEL_OR_REFUND', originalReference: '' })), { kind: 'cancellation', orRefund: true, paymentReference: undefined })
   t.same(effectOf(notificationItem({ ...base, eventCode: 'REPORT_AVAILABLE' })), { kind: 'none' }, 'other codes change nothing')
   t.match(effectOf(notificationItem({ ...base, eventCode: 'CHARGEBACK' })), { kind: 'dispute', paymentReference: 'PAY1', report: { status: 'needs_response', stage: 2, fundsStage: 1 } }, 'issue 40: a dispute')

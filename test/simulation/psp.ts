@@ -37,7 +37,8 @@ export type PspReport =
   | { kind: 'charge', psp: PspKind, charge: PspCharge, success: boolean }
   | { kind: 'capture', psp: 'adyen', charge: PspCharge, reference: string, amountMinor: number, success: boolean }
   | { kind: 'refund', psp: 'adyen', charge: PspCharge, reference: string, amountMinor: number, success: boolean }
-  | { kind: 'cancel', psp: 'adyen', charge: PspCharge | undefined, paymentId: string, success: boolean }
+  /** `byReference`: asked by our payment id (no pspReference known), which Adyen answers with TECHNICAL_CANCEL. */
+  | { kind: 'cancel', psp: 'adyen', charge: PspCharge | undefined, paymentId: string, success: boolean, byReference: boolean }
   | { kind: 'dispute', psp: PspKind, charge: PspCharge, dispute: SimDispute }
   /** A refund someone made at the PSP (its dashboard), not through the service. */
   | { kind: 'refund_at_psp', psp: PspKind, charge: PspCharge, refundId: string, amountMinor: number }
@@ -210,7 +211,7 @@ export class SimPsp {
           if (charge === undefined && request.paymentId !== undefined) this.cancelledReferences.add(request.paymentId)
           const cancelable = charge === undefined || charge.status === 'authorized'
           if (charge !== undefined && cancelable) charge.status = 'voided'
-          this.reports.push({ kind: 'cancel', psp: 'adyen', charge: charge === undefined ? undefined : { ...charge }, paymentId: request.paymentId ?? charge?.paymentId ?? '', success: cancelable })
+          this.reports.push({ kind: 'cancel', psp: 'adyen', charge: charge === undefined ? undefined : { ...charge }, paymentId: request.paymentId ?? charge?.paymentId ?? '', success: cancelable, byReference: request.chargeReference === undefined })
           return { outcome: 'received' }
         })
       },

@@ -194,6 +194,27 @@ t.test('CANCELLATION cancels an authorization whose void Adyen received; a REFUN
   t.equal((await paymentOf(s, paymentId)).status, 'canceled')
 })
 
+t.test('TECHNICAL_CANCEL (a cancel by our reference) cancels a payment left pending, once; a late AUTHORISATION does not revive it', async (t) => {
+  const s = await setup(t)
+  s.charge.next = async () => { throw new GatewayError('timeout', 'Adyen did not answer') }
+  const pending = await pay(s, { captureMethod: 'manual' })
+  t.equal(pending.statusCode, 503)
+  const paymentId = pending.json().paymentId as string
+  const cancel = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/cancel`, headers: s.merchant.auth })
+  t.equal(cancel.statusCode, 202, cancel.body)
+  t.match(s.gateway.voids, [{ paymentId }], 'asked by our reference')
+  t.equal(s.gateway.voids[0]?.chargeReference, undefined, 'no pspReference was ever learned')
+  // Adyen names the payment's own pspReference, which we never recorded: found by the merchant reference (our id).
+  const canceled = notificationItem({ eventCode: 'TECHNICAL_CANCEL', merchantReference: paymentId, originalReference: 'AUTH-NEVER-SEEN', pspReference: 'TECH1' })
+  t.equal((await deliver(s, canceled)).statusCode, 200)
+  t.equal((await deliver(s, canceled)).statusCode, 200, 'sent again')
+  t.match(await paymentOf(s, paymentId), { status: 'canceled' })
+  const late = notificationItem({ eventCode: 'AUTHORISATION', merchantReference: paymentId, pspReference: 'AUTH-NEVER-SEEN' })
+  t.equal((await deliver(s, late)).statusCode, 200)
+  t.match(await paymentOf(s, paymentId), { status: 'canceled' }, 'the authorisation Adyen canceled stays canceled')
+  t.same(await eventTypes(s, paymentId), ['payment.pending', 'payment.canceled'], 'one cancel, nothing after it')
+})
+
 t.test('unknown references are accepted and logged; a notification for another merchant account is ignored', async (t) => {
   const s = await setup(t)
   const unknown = notificationItem({ eventCode: 'AUTHORISATION', merchantReference: 'order-42', pspReference: 'UNKNOWN1' })
