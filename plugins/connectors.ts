@@ -38,6 +38,9 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
   if (new URL(app.config.STRIPE_API_URL).origin !== new URL(STRIPE_DEFAULT_API_URL).origin) {
     app.log.warn({ stripeApiUrl: app.config.STRIPE_API_URL }, 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead')
   }
+  if (app.config.ADYEN_DISPUTES_URL !== undefined) {
+    app.log.warn({ adyenDisputesUrl: app.config.ADYEN_DISPUTES_URL }, 'ADYEN_DISPUTES_URL is set: every Adyen connector accepts disputes at this server instead of its own endpoint')
+  }
   if (app.config.ADYEN_CHECKOUT_URL !== undefined) {
     app.log.warn({ adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }, 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint')
   }
@@ -48,6 +51,7 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
     ...(publicBaseUrl === undefined ? {} : { simulatedBankUrl: (page: { key: string, returnUrl: string, account: string | null }) => simulatedBankAddress(publicBaseUrl, page) }),
     stripeApiUrl: app.config.STRIPE_API_URL,
     ...(app.config.ADYEN_CHECKOUT_URL === undefined ? {} : { adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }),
+    ...(app.config.ADYEN_DISPUTES_URL === undefined ? {} : { adyenDisputesUrl: app.config.ADYEN_DISPUTES_URL }),
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS
   })
   app.decorate('connectorFactory', factory)

@@ -10,8 +10,9 @@ import type {} from './database'
 export type IdempotencyOutcome = ClaimResult['kind']
 /** `pending`: the gateway's answer is unknown (unavailable, timed out); the payment stays pending. */
 export type SettlementOutcome = 'succeeded' | 'declined' | 'pending'
-export type GatewayCallResult = 'succeeded' | 'requires_action' | 'authorized' | 'captured' | 'declined' | 'failed' | 'voided' | 'charged' | 'read' | 'received' | 'unavailable' | 'timeout' | 'aborted' | 'not_processed' | 'error'
-export type GatewayOperation = 'charge' | 'refund' | 'void' | 'capture' | 'retrieve'
+export type GatewayCallResult = 'succeeded' | 'requires_action' | 'authorized' | 'captured' | 'declined' | 'failed' | 'voided' | 'charged' | 'read' | 'received' |
+  'accepted' | 'refused' | 'unavailable' | 'timeout' | 'aborted' | 'not_processed' | 'error'
+export type GatewayOperation = 'charge' | 'refund' | 'void' | 'capture' | 'retrieve' | 'accept_dispute'
 export type WebhookAttemptResult = 'succeeded' | 'retry' | 'failed'
 
 export interface ServiceMetrics {
@@ -43,7 +44,7 @@ export const UNMATCHED_ROUTE = 'unmatched'
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
-/** Times every gateway call (charge, refund, void, capture, retrieve) and counts its outcome; wraps the bounded (time-out) gateway so time-outs are seen. */
+/** Times every gateway call (charge, refund, void, capture, retrieve, acceptDispute) and counts its outcome; wraps the bounded (time-out) gateway so time-outs are seen. */
 export function instrumentGateway (gateway: PaymentGateway, metrics: ServiceMetrics): PaymentGateway {
   async function timed<T extends { outcome: GatewayCallResult }> (operation: GatewayOperation, call: () => Promise<T>): Promise<T> {
     const started = performance.now()
@@ -66,7 +67,10 @@ export function instrumentGateway (gateway: PaymentGateway, metrics: ServiceMetr
     async capture (request) { return await timed('capture', async () => await gateway.capture(request)) },
     async retrieve (request) {
       return await timed('retrieve', async () => ({ outcome: 'read' as const, state: await gateway.retrieve(request) })).then((read) => read.state)
-    }
+    },
+    ...(gateway.acceptDispute === undefined
+      ? {}
+      : { acceptDispute: async (request) => await timed('accept_dispute', async () => await (gateway.acceptDispute as Required<PaymentGateway>['acceptDispute'])(request)) })
   }
 }
 

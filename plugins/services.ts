@@ -73,7 +73,7 @@ export default fp(async (app) => {
     onStatusChanged: app.forgetCredentials
   }))
   app.decorate('products', productService(app.db.products))
-  app.decorate('disputes', disputeService({ db: app.db, clock: app.clock, log: app.log, events }))
+  app.decorate('disputes', disputeService({ db: app.db, connectors: app.connectors, clock: app.clock, log: app.log, events }))
   const accounts = connectorAccountSource(app.db.connectors, app.secretBox)
   app.decorate('stripeEvents', stripeEventService({
     db: app.db,

@@ -15,6 +15,8 @@ import type { ConnectorAccount } from '../src/domain/connectors'
 import { toPublicConnector } from '../schemas/connectors'
 import { toPublicPayment } from '../schemas/payments'
 import { toPublicRefund } from '../schemas/refunds'
+import type { Dispute } from '../src/domain/disputes'
+import { toPublicDispute } from '../schemas/disputes'
 import { MERCHANTS_PATH, toMerchantResource } from '../schemas/merchants'
 import { classifyError } from './http/errors/classify-error'
 import { JSON_CONTENT_TYPE } from './http/errors/envelope'
@@ -122,6 +124,11 @@ export function connectorCreatedResponse (account: ConnectorAccount): StoredResp
     headers: { 'content-type': JSON_CONTENT_TYPE, location: `${MERCHANTS_PATH}/${account.merchantId}/connectors/${account.id}` },
     body: JSON.stringify(toPublicConnector(account))
   }
+}
+
+/** An accepted dispute: 200 with the dispute. */
+export function disputeAcceptedResponse (dispute: Dispute): StoredResponse {
+  return { statusCode: 200, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(toPublicDispute(dispute)) }
 }
 
 /** A cancel's answer: 200 with the payment, or 202 while the connector settles it (still pending or authorized). */

@@ -51,7 +51,7 @@ Problem types specific to this service: \`urn:problem-type:payment-declined\` (4
 \`urn:problem-type:webhook-delivery-in-flight\` (409),
 \`urn:problem-type:service-unavailable\` (503), \`urn:problem-type:payment-failed\` (402),
 \`urn:problem-type:refund-failed\` (402), \`urn:problem-type:payment-not-refundable\` (409),
-\`urn:problem-type:payment-disputed\` (409),
+\`urn:problem-type:payment-disputed\` (409), \`urn:problem-type:dispute-not-acceptable\` (409),
 \`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409),
 \`urn:problem-type:payment-not-capturable\` (409), \`urn:problem-type:capture-failed\` (402),
 \`urn:problem-type:connector-credentials-refused\` (400), \`urn:problem-type:connector-event-unverified\` (400),

@@ -24,7 +24,9 @@ export const ProblemDetails = Type.Object({
   refundId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'The refund this problem concerns.' })),
   paymentStatus: Type.Optional(Type.String({ maxLength: 32, pattern: '^[a-z_]+$', description: 'The payment\'s current status, when it forbids the operation.' })),
   requestedAmount: Type.Optional(Type.Number({ description: 'The refund amount asked for (major units).' })),
-  remainingAmount: Type.Optional(Type.Number({ description: 'What remains refundable on the payment (major units).' }))
+  remainingAmount: Type.Optional(Type.Number({ description: 'What remains refundable on the payment (major units).' })),
+  disputeId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'The dispute this problem concerns.' })),
+  disputeStatus: Type.Optional(Type.String({ maxLength: 32, pattern: '^[a-z_]+$', description: 'The dispute\'s current status, when it forbids the operation.' }))
 }, { $id: 'ProblemDetails', title: 'Problem details (RFC 9457)', additionalProperties: false })
 export type ProblemDetailsType = Static<typeof ProblemDetails>
 

@@ -57,6 +57,11 @@ export const ConfigSchema = Type.Object({
    * Unset: each account's own endpoint (test, or live with its liveUrlPrefix). Operator configuration like STRIPE_API_URL.
    */
   ADYEN_CHECKOUT_URL: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Base URL of Adyen's Disputes API (accepting a dispute) for every Adyen connector, e.g. a local fake in tests. Unset:
+   * each account's own (https://ca-test.adyen.com/ca/services/DisputeService/v30, or ca-live for a live account).
+   */
+  ADYEN_DISPUTES_URL: Type.Optional(Type.String({ minLength: 1 })),
   IDEMPOTENCY_LOCK_SECONDS: Type.Integer({ ...PositiveInt, default: 60 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ ...PositiveInt, default: 24 }),
   REAPER_INTERVAL_MS: Type.Integer({ minimum: 0, default: 60_000 }),
@@ -198,6 +203,9 @@ export function loadConfig (source: EnvSource = process.env): Config {
   }
   if (config.ADYEN_CHECKOUT_URL !== undefined && !isHttpUrl(config.ADYEN_CHECKOUT_URL)) {
     throw new ConfigError(`invalid configuration: ADYEN_CHECKOUT_URL must be an http or https URL (got ${JSON.stringify(config.ADYEN_CHECKOUT_URL)})`)
+  }
+  if (config.ADYEN_DISPUTES_URL !== undefined && !isHttpUrl(config.ADYEN_DISPUTES_URL)) {
+    throw new ConfigError(`invalid configuration: ADYEN_DISPUTES_URL must be an http or https URL (got ${JSON.stringify(config.ADYEN_DISPUTES_URL)})`)
   }
   if (config.PUBLIC_BASE_URL !== undefined && !isPublicBaseUrl(config.PUBLIC_BASE_URL)) {
     throw new ConfigError('invalid configuration: PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, ' +

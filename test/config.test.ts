@@ -177,6 +177,12 @@ t.test('STRIPE_API_URL: Stripe\'s by default; any http or https URL, loopback in
   t.throws(() => loadConfig({ STRIPE_API_URL: 'not a url' }), { name: 'ConfigError', message: /STRIPE_API_URL/ })
 })
 
+t.test('ADYEN_DISPUTES_URL: unset by default (each account\'s test or live endpoint); any http or https URL; anything else stops start-up', async (t) => {
+  t.equal(loadConfig({}).ADYEN_DISPUTES_URL, undefined)
+  t.equal(loadConfig({ ADYEN_DISPUTES_URL: 'http://127.0.0.1:8081/ca/services/DisputeService/v30' }).ADYEN_DISPUTES_URL, 'http://127.0.0.1:8081/ca/services/DisputeService/v30')
+  t.throws(() => loadConfig({ ADYEN_DISPUTES_URL: 'ftp://adyen.example' }), { name: 'ConfigError', message: /ADYEN_DISPUTES_URL must be an http or https URL/ })
+})
+
 t.test('ADYEN_CHECKOUT_URL: unset by default (each account\'s test or live endpoint); any http or https URL; anything else stops start-up', async (t) => {
   t.equal(loadConfig({}).ADYEN_CHECKOUT_URL, undefined)
   t.equal(loadConfig({ ADYEN_CHECKOUT_URL: 'http://127.0.0.1:8080' }).ADYEN_CHECKOUT_URL, 'http://127.0.0.1:8080')

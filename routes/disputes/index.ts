@@ -4,16 +4,18 @@ import { Type } from '@sinclair/typebox'
 import { ForbiddenError } from '../../src/domain/errors'
 import { validPageRequest } from '../../src/domain/pagination'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
-import { jsonResponse } from '../../schemas/common'
+import { IdempotencyHeaders, idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
 import { paymentErrors } from '../../schemas/payments'
 import { Dispute, DisputeList, DisputeListQuery, DisputeParams, disputeErrors, disputeExamples, toPublicDispute } from '../../schemas/disputes'
 import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
+import { disputeAcceptedResponse } from '../../plugins/stored-responses'
 import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { integerQuery } from '../../plugins/http/request-guards'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
 const listAuthErrors = problemAuthErrors('the admin key (disputes belong to merchants)', '/api/disputes', adminRefused)
 const readAuthErrors = problemAuthErrors('the admin key (disputes belong to merchants)', `/api/disputes/${String(disputeExamples.needs_response.id)}`, adminRefused)
+const acceptAuthErrors = problemAuthErrors('the admin key (disputes belong to merchants)', `/api/disputes/${String(disputeExamples.needs_response.id)}/accept`, adminRefused)
 
 /**
  * The merchant a request acts for. Every dispute route needs a merchant key (`config.auth: 'merchant'`): the service
@@ -25,7 +27,7 @@ function ownerOf (request: FastifyRequest): string {
   return principal.merchantId
 }
 
-/** /api/disputes (issue 40): the disputes the PSPs reported on a merchant's payments. Read-only. RFC 9457 problem documents. */
+/** /api/disputes (issue 40): the disputes the PSPs reported on a merchant's payments; accepting one. RFC 9457 problem documents. */
 const disputes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(problemErrorHandler)
   // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
@@ -77,6 +79,43 @@ const disputes: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request) => toPublicDispute(await app.disputes.get(request.params.id, ownerOf(request))))
+
+  app.post('/:id/accept', {
+    config: { auth: 'merchant' },
+    schema: {
+      tags: ['disputes'],
+      operationId: 'acceptDispute',
+      summary: 'Accept a dispute',
+      description: 'Concedes the dispute at its PSP (Stripe: closes it, which Stripe records as `lost`; Adyen: the Disputes API\'s ' +
+        '`acceptDispute`): the money taken back stays with the cardholder and no evidence can be sent any more. The dispute becomes ' +
+        '`accepted` (`dispute.closed`) and stays so whatever the PSP reports later. The PSP is asked under a key derived from the dispute, ' +
+        'so asking again never concedes twice; accepting an `accepted` dispute answers it again. A `won` or `lost` dispute, or one the PSP ' +
+        'refuses to accept, is 409 `dispute-not-acceptable` (nothing changed); a PSP that does not answer is 503 with Retry-After (the ' +
+        'dispute is unchanged: ask again). No body. ' + idempotencyRule(),
+      params: DisputeParams,
+      headers: IdempotencyHeaders,
+      security: requiresKey,
+      response: {
+        200: jsonResponse('The dispute, `accepted`.', Type.Ref(Dispute), disputeExamples.accepted),
+        ...acceptAuthErrors,
+        404: disputeErrors.notFound,
+        409: problemResponse('The dispute is closed (`won`, `lost`), the PSP refused to accept it (its reason in `detail`), or its connector cannot ' +
+          '(urn:problem-type:dispute-not-acceptable, with `disputeId` and `disputeStatus`); or the Idempotency-Key is reused or in use.'),
+        429: paymentErrors.rateLimited,
+        500: paymentErrors.internal,
+        503: problemResponse('The PSP did not answer (urn:problem-type:gateway-unavailable, with Retry-After), or the database is unavailable: ' +
+          'the dispute is unchanged; ask again.')
+      }
+    }
+  }, async (request, reply) => {
+    const owner = ownerOf(request)
+    return await app.idempotency.handle(request, reply, {
+      work: async () => await app.disputes.acceptDispute(request.params.id, owner),
+      respond: disputeAcceptedResponse,
+      // Accepting again is safe (the PSP call replays, an accepted dispute answers again): stored right after.
+      storeAfterWork: true
+    })
+  })
 }
 
 export default disputes

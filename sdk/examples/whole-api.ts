@@ -60,6 +60,14 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
     if (error instanceof ApiError) disputeNotFound = error.problem?.status // the RFC 9457 problem document, typed
     else throw error
   }
+  // Conceding a dispute asks its PSP (the money stays with the cardholder): `accepted`, or 409 dispute-not-acceptable.
+  let acceptNotFound: number | undefined
+  try {
+    await shop.disputes.accept('019aa9f2-3c41-7e2b-9d5a-4f0c6b2e8a17')
+  } catch (error) {
+    if (error instanceof ApiError) acceptNotFound = error.problem?.status
+    else throw error
+  }
   // Errors are ApiError; the problem document narrows on its type.
   let declineCode: string | undefined
   try {
@@ -125,6 +133,7 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
     settled: settled.id === checkout.id ? settled.status : undefined,
     disputes: disputes.length,
     disputeNotFound,
+    acceptNotFound,
     declineCode,
     summary: typeof summary === 'object',
     succeeded: succeeded.length === 2 && succeeded.includes(captured.id) && succeeded.includes(settled.id),

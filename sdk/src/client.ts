@@ -101,11 +101,13 @@ export interface PaymentServiceClient {
       export: (query?: ExportRefundsQuery, options?: RequestOptions) => Promise<string>
     }
   }
-  /** Disputes your PSPs reported on your payments (read-only). */
+  /** Disputes your PSPs reported on your payments. */
   disputes: {
     retrieve: (id: string, options?: RequestOptions) => Promise<WithResponse<Dispute>>
     /** Your disputes matching `query` (status, paymentId), newest first, page by page. */
     list: (query?: ListDisputesQuery, options?: RequestOptions) => AsyncIterable<Dispute>
+    /** Concedes the dispute at its PSP: `accepted` (409 `dispute-not-acceptable` when it is closed or the PSP refuses). */
+    accept: (id: string, options?: RequestOptions) => Promise<WithResponse<Dispute>>
   }
   events: {
     retrieve: (id: string, options?: RequestOptions) => Promise<WithResponse<Event>>
@@ -205,6 +207,7 @@ export function createClient (options: ClientOptions): PaymentServiceClient {
     },
     disputes: {
       retrieve: (id, call) => resultOf(api.GET('/api/disputes/{id}', { params: { path: { id } }, ...init(call) })),
+      accept: (id, call) => resultOf(api.POST('/api/disputes/{id}/accept', { params: { path: { id } }, ...init(call) })),
       list: (query = {}, call) => paginate((startingAfter) =>
         resultOf(api.GET('/api/disputes', { params: { query: { ...query, startingAfter } }, ...init(call) })))
     },

@@ -91,6 +91,7 @@ test('the whole-API walk runs against the live service (issue 42, item 3: every 
     // service's own tests (test/routes/disputes/) cover disputes made by PSP events.
     disputes: 0,
     disputeNotFound: 404,
+    acceptNotFound: 404,
     declineCode: 'card_declined',
     summary: true,
     succeeded: true,

@@ -25,6 +25,7 @@ const HELPERS: Record<Exclude<keyof operations, Exempt>, (client: PaymentService
   putProduct: (c) => c.products.replace,
   listDisputes: (c) => c.disputes.list,
   getDispute: (c) => c.disputes.retrieve,
+  acceptDispute: (c) => c.disputes.accept,
   listEvents: (c) => c.events.list,
   getEvent: (c) => c.events.retrieve,
   capturePayment: (c) => c.payments.capture,

@@ -140,6 +140,25 @@ export function disputeEventType (change: { dispute: Dispute, previous: Dispute 
   return isClosedDispute(change.dispute.status) && change.dispute.status !== change.previous.status ? 'dispute.closed' : 'dispute.updated'
 }
 
+/**
+ * The stage an accepted dispute is recorded at: past every stage a PSP reports, so no later report (Stripe's own
+ * `lost` for a dispute we closed, a chargeback Adyen sends after the acceptance) turns it back; money movements still merge.
+ */
+export const ACCEPTED_STAGE = 100
+
+/** A dispute that cannot be accepted: closed already (`won`, `lost`), refused by the PSP, or on a connector that cannot accept one. */
+export class DisputeNotAcceptableError extends ConflictError {
+  override readonly code = 'DISPUTE_NOT_ACCEPTABLE'
+  constructor (dispute: Dispute, reason: string) {
+    super(reason === 'closed'
+      ? `The dispute is closed (${dispute.status}): there is nothing left to accept.`
+      : reason === 'unsupported'
+        ? `The dispute's connector (${dispute.connector.type}) cannot accept a dispute; accept it in the PSP's dashboard.`
+        : `The PSP refused to accept the dispute (${reason}); its status here is unchanged.`)
+    Object.assign(this.extensions, { disputeId: dispute.id, disputeStatus: dispute.status })
+  }
+}
+
 /** A refund of a payment with a dispute that is not `won`: the PSP has taken (or may take) the money back. */
 export class PaymentDisputedError extends ConflictError {
   override readonly code = 'PAYMENT_DISPUTED'

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { CheckoutAPI, Client, Config, EnvironmentEnum, HttpClientException, Types } from '@adyen/api-library'
+import { CheckoutAPI, Client, Config, DisputesAPI, EnvironmentEnum, HttpClientException, Types } from '@adyen/api-library'
 import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connector'
 import { AmountNotExpressibleError, toAdyenValue } from './adyen-amounts'
 import { adyenGatewayError, validationAnswer } from './adyen-errors'
@@ -16,12 +16,18 @@ const ResultCode = Types.checkout.PaymentResponse.ResultCodeEnum
 /** Adyen's Checkout test endpoint (base URL, without the API version the library adds). */
 export const ADYEN_TEST_CHECKOUT_URL = 'https://checkout-test.adyen.com'
 
+/** Adyen's Disputes API, test and live (the library adds nothing: the version is part of it). */
+export const ADYEN_TEST_DISPUTES_URL = 'https://ca-test.adyen.com/ca/services/DisputeService/v30'
+export const ADYEN_LIVE_DISPUTES_URL = 'https://ca-live.adyen.com/ca/services/DisputeService/v30'
+
 /** Adyen keeps idempotency keys of at most 64 characters. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 64
 
 export interface AdyenConnectorOptions {
   /** ADYEN_CHECKOUT_URL: every account's requests go there (tests: a local fake); unset: by the account's environment. */
   checkoutUrl?: string
+  /** ADYEN_DISPUTES_URL: the Disputes API of every account (tests: a local fake); unset: by the account's environment. */
+  disputesUrl?: string
   timeoutMs: number
 }
 
@@ -34,6 +40,16 @@ export function adyenCheckoutUrl (credentials: ConnectorCredentials, override?: 
   if (override !== undefined && override !== '') return override
   const prefix = credentials.liveUrlPrefix
   return prefix === undefined || prefix === '' ? ADYEN_TEST_CHECKOUT_URL : `https://${prefix}-checkout-live.adyenpayments.com/checkout`
+}
+
+/**
+ * The Disputes API base of an account, up to the service path (the transport keeps the library's `/v30/…`):
+ * ADYEN_DISPUTES_URL when set (its version, if given, is the library's), else live or test by the account.
+ */
+export function adyenDisputesBase (credentials: ConnectorCredentials, override?: string): string {
+  const live = credentials.liveUrlPrefix !== undefined && credentials.liveUrlPrefix !== ''
+  const url = override !== undefined && override !== '' ? override : live ? ADYEN_LIVE_DISPUTES_URL : ADYEN_TEST_DISPUTES_URL
+  return url.replace(/\/+$/, '').replace(/\/v\d+$/, '')
 }
 
 /** Our downstream key as Adyen's Idempotency-Key: as it is when it fits Adyen's 64 characters, else its SHA-256 (still derived, never random). */
@@ -62,9 +78,10 @@ export function adyenConnector (credentials: ConnectorCredentials, options: Adye
   })
   const client = new Client(config, adyenTransport({ baseUrl: adyenCheckoutUrl(credentials, options.checkoutUrl), timeoutMs: options.timeoutMs }))
   const checkout = new CheckoutAPI(client)
+  const disputes = new DisputesAPI(new Client(config, adyenTransport({ baseUrl: adyenDisputesBase(credentials, options.disputesUrl), timeoutMs: options.timeoutMs })))
 
   return {
-    gateway: adyenGateway(checkout, merchantAccount),
+    gateway: adyenGateway(checkout, disputes, merchantAccount),
     async verify () {
       try {
         await inCall(undefined, async () => await checkout.PaymentsApi.paymentMethods({ merchantAccount }))
@@ -79,7 +96,7 @@ export function adyenConnector (credentials: ConnectorCredentials, options: Adye
   }
 }
 
-function adyenGateway (checkout: CheckoutAPI, merchantAccount: string): PaymentGateway {
+function adyenGateway (checkout: CheckoutAPI, disputes: DisputesAPI, merchantAccount: string): PaymentGateway {
   return {
     async charge (request, { signal } = {}) {
       if (signal?.aborted === true) throw new GatewayError('aborted', 'the charge was abandoned before it started (shutting down)')
@@ -173,6 +190,21 @@ function adyenGateway (checkout: CheckoutAPI, merchantAccount: string): PaymentG
 
     async retrieve () {
       throw new GatewayError('unavailable', 'Adyen\'s Checkout API has no read of a payment: its state comes from notifications', 'retrieve_not_supported')
+    },
+
+    async acceptDispute (request, { signal } = {}) {
+      try {
+        const response = await inCall(signal, async () => await disputes.DisputesApi.acceptDispute({ disputePspReference: request.disputeReference, merchantAccountCode: merchantAccount },
+          keyed(request.idempotencyKey)))
+        const result = response.disputeServiceResult
+        // Adyen answers 200 with success false when it will not (a dispute already accepted, defended or closed).
+        if (result?.success === true) return { outcome: 'accepted' }
+        return { outcome: 'refused', reason: (result?.errorMessage ?? '').slice(0, 200) || 'not_accepted' }
+      } catch (error) {
+        const answer = validationAnswer(error)
+        if (answer !== undefined) return { outcome: 'refused', reason: answer.errorCode }
+        throw adyenGatewayError(error)
+      }
     }
   }
 }

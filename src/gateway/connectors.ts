@@ -34,6 +34,8 @@ export interface ConnectorFactoryOptions {
   stripeApiUrl: string
   /** Base URL of Adyen's Checkout API for every Adyen account (ADYEN_CHECKOUT_URL); unset: each account's test or live endpoint. */
   adyenCheckoutUrl?: string
+  /** Base URL of Adyen's Disputes API for every Adyen account (ADYEN_DISPUTES_URL); unset: each account's test or live endpoint. */
+  adyenDisputesUrl?: string
   /** Bounds every PSP call (GATEWAY_TIMEOUT_MS). */
   timeoutMs: number
 }
@@ -78,6 +80,7 @@ export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFa
         const { adyenConnector } = require('./adyen') as typeof import('./adyen')
         return adyenConnector(credentials, {
           ...(options.adyenCheckoutUrl === undefined ? {} : { checkoutUrl: options.adyenCheckoutUrl }),
+          ...(options.adyenDisputesUrl === undefined ? {} : { disputesUrl: options.adyenDisputesUrl }),
           timeoutMs: options.timeoutMs
         })
       }

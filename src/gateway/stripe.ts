@@ -187,6 +187,19 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
       } catch (error) {
         throw gatewayErrorOf(error)
       }
+    },
+
+    async acceptDispute (request, { signal } = {}) {
+      try {
+        // Closing a dispute is Stripe's way to accept it: the dispute becomes `lost`, its evidence can no longer be sent.
+        await inCall(signal, async () => await stripe.disputes.close(request.disputeReference, {}, { idempotencyKey: request.idempotencyKey }))
+        return { outcome: 'accepted' }
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && !(error instanceof Stripe.errors.StripeIdempotencyError)) {
+          return { outcome: 'refused', reason: error.code ?? 'invalid_request' }
+        }
+        throw gatewayErrorOf(error)
+      }
     }
   }
 }

@@ -132,6 +132,19 @@ export type VoidResult =
   | { outcome: 'charged', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
 
+export interface AcceptDisputeRequest {
+  /** The PSP's id of the dispute (Stripe: `dp_…`; Adyen: the dispute's pspReference). */
+  disputeReference: string
+  /** Derived from our dispute's id: asking again replays the first call. */
+  idempotencyKey: string
+}
+
+/**
+ * accepted: the PSP closed the dispute in the cardholder's favour at our request (Stripe marks it `lost`);
+ * refused: the PSP will not (closed already, past its stage), with its reason.
+ */
+export type AcceptDisputeResult = { outcome: 'accepted' } | { outcome: 'refused', reason: string }
+
 /**
  * unavailable, timeout, aborted: the outcome is UNKNOWN (a 5xx, a connection dropped after the
  * request was sent, no answer in time, or this service gave up waiting on shutdown): the operation
@@ -172,4 +185,6 @@ export interface PaymentGateway {
   capture: (request: CaptureRequest, options?: CallOptions) => Promise<CaptureResult>
   /** The current state of what was charged under a key (read-only). */
   retrieve: (request: RetrieveRequest, options?: CallOptions) => Promise<ChargeState>
+  /** Concedes a dispute at the PSP (issue 40); absent when the connector cannot. */
+  acceptDispute?: (request: AcceptDisputeRequest, options?: CallOptions) => Promise<AcceptDisputeResult>
 }

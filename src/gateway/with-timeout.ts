@@ -1,7 +1,7 @@
 import { GatewayError, type CallOptions, type PaymentGateway } from './types'
 
 /**
- * Bounds every gateway call (charge, refund, void, capture, retrieve): a gateway that does not answer within
+ * Bounds every gateway call (charge, refund, void, capture, retrieve, acceptDispute): a gateway that does not answer within
  * `timeoutMs` is treated as timed out, and one whose caller's signal aborts (shutdown) is abandoned at once. Either
  * way the call's own signal aborts, so the connector ends its request: no PSP call outlives our giving up on it.
  */
@@ -38,6 +38,9 @@ export function withTimeout (gateway: PaymentGateway, timeoutMs: number): Paymen
     async refund (request, options) { return await bounded(options, async (bound) => await gateway.refund(request, bound)) },
     async void (request, options) { return await bounded(options, async (bound) => await gateway.void(request, bound)) },
     async capture (request, options) { return await bounded(options, async (bound) => await gateway.capture(request, bound)) },
-    async retrieve (request, options) { return await bounded(options, async (bound) => await gateway.retrieve(request, bound)) }
+    async retrieve (request, options) { return await bounded(options, async (bound) => await gateway.retrieve(request, bound)) },
+    ...(gateway.acceptDispute === undefined
+      ? {}
+      : { acceptDispute: async (request, options) => await bounded(options, async (bound) => await (gateway.acceptDispute as Required<PaymentGateway>['acceptDispute'])(request, bound)) })
   }
 }

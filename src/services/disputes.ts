@@ -1,15 +1,19 @@
-import { NotFoundError } from '../domain/errors'
+import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { isGuid, newId } from '../domain/ids'
-import { mergeDispute, unrecordedDisputedMinor, withDisputes, type Dispute, type DisputeReport } from '../domain/disputes'
+import { ACCEPTED_STAGE, DisputeNotAcceptableError, mergeDispute, unrecordedDisputedMinor, withDisputes, type Dispute, type DisputeReport } from '../domain/disputes'
 import type { EventOf } from '../domain/events'
 import type { Page } from '../domain/pagination'
 import type { ConnectorRef } from '../domain/routing'
 import type { Database, DisputeChange, DisputeListQuery } from '../store/types'
-import type { Logger } from './payments'
+import type { ConnectorDirectory } from '../gateway/connectors'
+import { GatewayError, type AcceptDisputeResult } from '../gateway/types'
+import { GATEWAY_RETRY_AFTER_SECONDS, type Logger } from './payments'
 
 export interface DisputeDeps {
   db: Pick<Database, 'disputes'>
+  /** The connectors a dispute is accepted at; undefined: accepting is refused as unsupported (core tests). */
+  connectors?: Pick<ConnectorDirectory, 'gatewayOf'>
   clock: () => number
   log: Logger
   /** dispute.created / updated / closed, written with the change; undefined: no events (core tests). */
@@ -27,6 +31,18 @@ export interface DisputeService {
   get: (id: string, merchantId: string) => Promise<Dispute>
   /** A merchant's disputes, newest first; UnknownCursorError for a cursor outside the list. */
   list: (query: DisputeListQuery) => Promise<Page<Dispute>>
+  /**
+   * Concedes `merchantId`'s dispute at its PSP (under a key derived from the dispute, so asking again replays the call)
+   * and records it `accepted` (dispute.closed). Accepting an accepted dispute answers it again. NotFoundError;
+   * DisputeNotAcceptableError when it is closed, the PSP refuses, or the connector cannot; GatewayUnavailableError when
+   * the PSP did not answer (the dispute is unchanged: ask again).
+   */
+  acceptDispute: (id: string, merchantId: string) => Promise<Dispute>
+}
+
+/** The PSP call's key: one per dispute, so a retry, a crash or a second request replays the first call. */
+export function acceptDisputeKey (disputeId: string): string {
+  return `dispute-${disputeId}:accept`
 }
 
 function shortId (id: string): string {
@@ -35,7 +51,27 @@ function shortId (id: string): string {
 
 export function disputeService (deps: DisputeDeps): DisputeService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
-  return {
+
+  async function owned (id: string, merchantId: string): Promise<Dispute> {
+    const dispute = isGuid(id) ? await deps.db.disputes.get(id.toLowerCase()) : undefined
+    if (dispute === undefined || dispute.merchantId !== merchantId) throw new NotFoundError(`No dispute has the id '${shortId(id)}'.`)
+    return dispute
+  }
+
+  async function askToAccept (dispute: Dispute): Promise<AcceptDisputeResult> {
+    const gateway = await deps.connectors?.gatewayOf(dispute.connector)
+    if (gateway?.acceptDispute === undefined) throw new DisputeNotAcceptableError(dispute, 'unsupported')
+    try {
+      return await gateway.acceptDispute({ disputeReference: dispute.connectorReference, idempotencyKey: acceptDisputeKey(dispute.id) })
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.warn({ disputeId: dispute.id, paymentId: dispute.paymentId, gatewayFailure: err.code }, 'the PSP did not confirm accepting a dispute; it is unchanged here')
+      throw new GatewayUnavailableError('The PSP did not confirm accepting the dispute; it is unchanged here. Ask again (the same call is replayed).',
+        dispute.paymentId, GATEWAY_RETRY_AFTER_SECONDS)
+    }
+  }
+
+  const service: DisputeService = {
     async applyConnectorReport (paymentId, connector, report) {
       const at = nowIso()
       const change = await deps.db.disputes.record(paymentId, { id: connector.id, reference: report.connectorReference }, (payment, existing, all) => {
@@ -63,13 +99,33 @@ export function disputeService (deps: DisputeDeps): DisputeService {
     },
 
     async get (id, merchantId) {
-      const dispute = isGuid(id) ? await deps.db.disputes.get(id.toLowerCase()) : undefined
-      if (dispute === undefined || dispute.merchantId !== merchantId) throw new NotFoundError(`No dispute has the id '${shortId(id)}'.`)
-      return dispute
+      return await owned(id, merchantId)
     },
 
     async list (query) {
       return await deps.db.disputes.list({ ...query, ...(query.paymentId !== undefined ? { paymentId: query.paymentId.toLowerCase() } : {}) })
+    },
+
+    async acceptDispute (id, merchantId) {
+      const dispute = await owned(id, merchantId)
+      if (dispute.status === 'accepted') return dispute
+      if (dispute.status === 'won' || dispute.status === 'lost') throw new DisputeNotAcceptableError(dispute, 'closed')
+      const result = await askToAccept(dispute)
+      if (result.outcome === 'refused') {
+        deps.log.info({ disputeId: dispute.id, paymentId: dispute.paymentId, reason: result.reason }, 'the PSP refused to accept a dispute')
+        throw new DisputeNotAcceptableError(dispute, result.reason)
+      }
+      const change = await service.applyConnectorReport(dispute.paymentId, dispute.connector, {
+        connectorReference: dispute.connectorReference,
+        amountMinor: dispute.amountMinor,
+        currency: dispute.currency,
+        reason: dispute.reason,
+        status: 'accepted',
+        stage: ACCEPTED_STAGE,
+        evidenceDueBy: dispute.evidenceDueBy
+      })
+      return change?.dispute ?? await owned(id, merchantId)
     }
   }
+  return service
 }

@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { Types } from '@adyen/api-library'
-import { adyenCheckoutUrl, adyenConnector, adyenIdempotencyKey, chargeResultOf, ADYEN_TEST_CHECKOUT_URL } from '../../src/gateway/adyen'
+import { adyenCheckoutUrl, adyenConnector, adyenDisputesBase, adyenIdempotencyKey, chargeResultOf, ADYEN_TEST_CHECKOUT_URL } from '../../src/gateway/adyen'
 import { CredentialsRefusedError } from '../../src/gateway/connectors'
 import { GatewayError, type ChargeRequest } from '../../src/gateway/types'
-import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../helpers/fake-adyen'
+import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_DISPUTES_PATH, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../helpers/fake-adyen'
 
 const CREDENTIALS = { apiKey: FAKE_ADYEN_API_KEY, merchantAccount: FAKE_ADYEN_MERCHANT, hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' }
 
@@ -222,6 +222,34 @@ t.test('the Checkout URL: ADYEN_CHECKOUT_URL, else the live prefix\'s endpoint, 
   t.equal(adyenCheckoutUrl({ ...CREDENTIALS, liveUrlPrefix: '1797a841fbb37ca7-AdyenDemo' }), 'https://1797a841fbb37ca7-AdyenDemo-checkout-live.adyenpayments.com/checkout')
   t.equal(adyenCheckoutUrl({ ...CREDENTIALS, liveUrlPrefix: 'abc-Co' }, 'http://127.0.0.1:9'), 'http://127.0.0.1:9')
   t.equal(adyenCheckoutUrl(CREDENTIALS, ''), ADYEN_TEST_CHECKOUT_URL)
+})
+
+t.test('acceptDispute: the documented Disputes API request at ADYEN_DISPUTES_URL under our key; success false is a refusal; 5xx unknown', async (t) => {
+  const fake = await fakeAdyen(t)
+  fake.disputes.set('DSP0001', 'open')
+  const gateway = adyenConnector(CREDENTIALS, { checkoutUrl: fake.url, disputesUrl: `${fake.url}${FAKE_ADYEN_DISPUTES_PATH}/v30`, timeoutMs: 1000 }).gateway
+  t.same(await gateway.acceptDispute?.({ disputeReference: 'DSP0001', idempotencyKey: 'dispute-019aaa10-0b1c-7d2e-8f30-415263748596:accept' }), { outcome: 'accepted' })
+  t.match(fake.requests, [{
+    method: 'POST',
+    path: `${FAKE_ADYEN_DISPUTES_PATH}/v30/acceptDispute`,
+    headers: { 'x-api-key': FAKE_ADYEN_API_KEY, 'idempotency-key': 'dispute-019aaa10-0b1c-7d2e-8f30-415263748596:accept' },
+    body: { disputePspReference: 'DSP0001', merchantAccountCode: FAKE_ADYEN_MERCHANT }
+  }])
+  t.same(Object.keys(fake.requests[0]?.body ?? {}).sort(), ['disputePspReference', 'merchantAccountCode'], 'nothing else is sent')
+  t.equal(fake.disputes.get('DSP0001'), 'accepted')
+  t.same(await gateway.acceptDispute?.({ disputeReference: 'DSP0001', idempotencyKey: 'dispute-x:accept' }), { outcome: 'refused', reason: 'Dispute is already closed' })
+  t.same(await gateway.acceptDispute?.({ disputeReference: 'NOSUCH', idempotencyKey: 'dispute-y:accept' }), { outcome: 'refused', reason: 'Could not find dispute' })
+  fake.failNext('status500')
+  t.match(await rejection(gateway.acceptDispute?.({ disputeReference: 'DSP0001', idempotencyKey: 'dispute-z:accept' }) ?? Promise.resolve()), { kind: 'unavailable' })
+  const refused = adyenConnector(CREDENTIALS, { checkoutUrl: fake.url, disputesUrl: await FakeAdyen.closedPortUrl(), timeoutMs: 1000 }).gateway
+  t.match(await rejection(refused.acceptDispute?.({ disputeReference: 'DSP0001', idempotencyKey: 'dispute-z:accept' }) ?? Promise.resolve()), { kind: 'not_processed' })
+})
+
+t.test('the Disputes API base: ADYEN_DISPUTES_URL (its version is the library\'s), else ca-live for a live account, else ca-test', async (t) => {
+  t.equal(adyenDisputesBase(CREDENTIALS), 'https://ca-test.adyen.com/ca/services/DisputeService')
+  t.equal(adyenDisputesBase({ ...CREDENTIALS, liveUrlPrefix: 'abc-Co' }), 'https://ca-live.adyen.com/ca/services/DisputeService')
+  t.equal(adyenDisputesBase(CREDENTIALS, 'http://127.0.0.1:9/ca/services/DisputeService/v30/'), 'http://127.0.0.1:9/ca/services/DisputeService')
+  t.equal(adyenDisputesBase(CREDENTIALS, 'http://127.0.0.1:9/disputes'), 'http://127.0.0.1:9/disputes')
 })
 
 t.test('idempotency keys: ours as they are up to Adyen\'s 64 characters, longer ones by their SHA-256 (derived, stable)', async (t) => {

@@ -15,6 +15,8 @@ export const FAKE_ADYEN_API_KEY = 'AQEfake_test_api_key'
 export const FAKE_ADYEN_MERCHANT = 'TestMerchantECOM'
 /** The API version of the library's Checkout paths. */
 export const FAKE_ADYEN_VERSION = 'v72'
+/** Where the fake serves Adyen's Disputes API: point ADYEN_DISPUTES_URL at `${fake.url}${FAKE_ADYEN_DISPUTES_PATH}`. */
+export const FAKE_ADYEN_DISPUTES_PATH = '/ca/services/DisputeService'
 
 /** A request as the server received it. */
 export interface RecordedRequest {
@@ -80,6 +82,8 @@ export class FakeAdyen extends LocalPsp<Fault> {
   readonly requests: RecordedRequest[] = []
   readonly payments = new Map<string, FakePayment>()
   readonly modifications: FakeModification[] = []
+  /** Disputes by pspReference (tests add them): the Disputes API accepts an open one once. */
+  readonly disputes = new Map<string, 'open' | 'accepted' | 'closed'>()
   /** Requests held by holdBeforeWork whose caller closed the connection before the hold ended (nothing was done for them). */
   abandoned = 0
   /** API keys it accepts, and the merchant accounts each may use (others: 403 901). */
@@ -126,6 +130,7 @@ export class FakeAdyen extends LocalPsp<Fault> {
     if (fault === 'status500') return send({ status: 500, body: { status: 500, errorCode: '905', message: 'Payment details are not supported', errorType: 'configuration' } })
     if (fault === 'inProgress704') return send(error(422, '704', 'request already processed or in progress', 'validation'))
     if (fault === 'invalid167') return send(error(422, '167', 'Original pspReference required for this operation', 'validation'))
+    if (request.path.startsWith(FAKE_ADYEN_DISPUTES_PATH)) return send(this.disputeService(request, accounts))
     if (typeof body.merchantAccount !== 'string' || !accounts.has(body.merchantAccount)) return send(error(403, '901', 'Invalid Merchant Account', 'security'))
     if (fault === 'holdBeforeWork') {
       await new Promise((resolve) => setTimeout(resolve, this.holdAnswerMs))
@@ -144,6 +149,20 @@ export class FakeAdyen extends LocalPsp<Fault> {
     if (req.socket.destroyed) return
     if (fault === 'dropAfterWork') { req.socket.destroy(); return }
     send(answer)
+  }
+
+  /** The Disputes API (its own base URL): acceptDispute of an open dispute; anything else answers success false, as Adyen does. */
+  private disputeService (request: RecordedRequest, accounts: Set<string>): Answer {
+    const { body } = request
+    if (request.method !== 'POST' || request.path !== `${FAKE_ADYEN_DISPUTES_PATH}/v30/acceptDispute`) return error(404, '000', 'Not Found', 'validation')
+    if (typeof body.merchantAccountCode !== 'string' || !accounts.has(body.merchantAccountCode)) return error(403, '901', 'Invalid Merchant Account', 'security')
+    const reference = typeof body.disputePspReference === 'string' ? body.disputePspReference : ''
+    const state = this.disputes.get(reference)
+    if (state !== 'open') {
+      return { status: 200, body: { disputeServiceResult: { success: false, errorMessage: state === undefined ? 'Could not find dispute' : 'Dispute is already closed' } } }
+    }
+    this.disputes.set(reference, 'accepted')
+    return { status: 200, body: { disputeServiceResult: { success: true } } }
   }
 
   private route (request: RecordedRequest): Answer {

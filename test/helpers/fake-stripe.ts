@@ -75,6 +75,8 @@ export class FakeStripe extends LocalPsp<Fault> {
   readonly requests: RecordedRequest[] = []
   readonly intents = new Map<string, Intent>()
   readonly refunds = new Map<string, Record<string, unknown>>()
+  /** Disputes by id (tests add them as Stripe would hold them); closing one marks it `lost`, as Stripe does. */
+  readonly disputes = new Map<string, Record<string, unknown>>()
   /** Secret keys it accepts; others get 401. Keys in `restrictedKeys` get 403 on the balance. */
   readonly keys = new Set<string>(['sk_test_fake'])
   readonly restrictedKeys = new Set<string>()
@@ -161,6 +163,8 @@ export class FakeStripe extends LocalPsp<Fault> {
     if (method === 'POST' && path === '/v1/payment_intents') return this.expanded(this.createIntent(request.body), request.body)
     if (method === 'GET' && path === '/v1/payment_intents/search') return this.search(request.query.query ?? '')
     if (method === 'POST' && path === '/v1/refunds') return this.createRefund(request.body, refundPending)
+    const close = /^\/v1\/disputes\/([^/]+)\/close$/.exec(path)
+    if (method === 'POST' && close !== null) return this.closeDispute(close[1] ?? '')
     const match = /^\/v1\/payment_intents\/([^/]+)(?:\/(capture|cancel))?$/.exec(path)
     const intent = match === null ? undefined : this.intents.get(match[1] ?? '')
     if (match === null) return error(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`)
@@ -169,6 +173,17 @@ export class FakeStripe extends LocalPsp<Fault> {
     if (method === 'POST' && match[2] === 'capture') return this.capture(intent, request.body)
     if (method === 'POST' && match[2] === 'cancel') return this.cancel(intent)
     return error(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`)
+  }
+
+  /** POST /v1/disputes/{id}/close: Stripe's way to accept a dispute (it becomes `lost`); a closed one cannot be closed again. */
+  private closeDispute (id: string): Answer {
+    const dispute = this.disputes.get(id)
+    if (dispute === undefined) return error(404, 'invalid_request_error', `No such dispute: '${id}'`, { code: 'resource_missing', param: 'dispute' })
+    if (dispute.status === 'won' || dispute.status === 'lost' || dispute.status === 'warning_closed') {
+      return error(400, 'invalid_request_error', 'This dispute is already closed.', { code: 'dispute_already_closed' })
+    }
+    dispute.status = 'lost'
+    return { status: 200, body: dispute }
   }
 
   /**

@@ -440,6 +440,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/disputes/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a dispute
+         * @description Concedes the dispute at its PSP (Stripe: closes it, which Stripe records as `lost`; Adyen: the Disputes API's `acceptDispute`): the money taken back stays with the cardholder and no evidence can be sent any more. The dispute becomes `accepted` (`dispute.closed`) and stays so whatever the PSP reports later. The PSP is asked under a key derived from the dispute, so asking again never concedes twice; accepting an `accepted` dispute answers it again. A `won` or `lost` dispute, or one the PSP refuses to accept, is 409 `dispute-not-acceptable` (nothing changed); a PSP that does not answer is 503 with Retry-After (the dispute is unchanged: ask again). No body. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS.
+         */
+        post: operations["acceptDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchants/{id}/api-keys": {
         parameters: {
             query?: never;
@@ -992,7 +1012,7 @@ export interface components {
          * Problem details (RFC 9457)
          * @description An RFC 9457 problem document: narrow on `type` (the service's own types carry their extension members; the others are typed by the HTTP status).
          */
-        ProblemDetails: components["schemas"]["PaymentDeclinedProblem"] | components["schemas"]["PaymentFailedProblem"] | components["schemas"]["GatewayUnavailableProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"] | components["schemas"]["MerchantEmailTakenProblem"] | components["schemas"]["WebhookDeliveryInFlightProblem"] | components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["PaymentNotRefundableProblem"] | components["schemas"]["PaymentDisputedProblem"] | components["schemas"]["PaymentNotCancelableProblem"] | components["schemas"]["RefundExceedsRemainingProblem"] | components["schemas"]["RefundFailedProblem"] | components["schemas"]["PaymentNotCapturableProblem"] | components["schemas"]["CaptureFailedProblem"] | components["schemas"]["NoConnectorProblem"] | components["schemas"]["PublicBaseUrlRequiredProblem"] | components["schemas"]["CustomerPresentUnsupportedProblem"] | components["schemas"]["ConnectorCredentialsRefusedProblem"] | components["schemas"]["ConnectorEventUnverifiedProblem"] | components["schemas"]["ConnectorEventNotMatchedProblem"] | components["schemas"]["AdyenNotificationUnverifiedProblem"] | components["schemas"]["Problem"];
+        ProblemDetails: components["schemas"]["PaymentDeclinedProblem"] | components["schemas"]["PaymentFailedProblem"] | components["schemas"]["GatewayUnavailableProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"] | components["schemas"]["MerchantEmailTakenProblem"] | components["schemas"]["WebhookDeliveryInFlightProblem"] | components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["PaymentNotRefundableProblem"] | components["schemas"]["PaymentDisputedProblem"] | components["schemas"]["DisputeNotAcceptableProblem"] | components["schemas"]["PaymentNotCancelableProblem"] | components["schemas"]["RefundExceedsRemainingProblem"] | components["schemas"]["RefundFailedProblem"] | components["schemas"]["PaymentNotCapturableProblem"] | components["schemas"]["CaptureFailedProblem"] | components["schemas"]["NoConnectorProblem"] | components["schemas"]["PublicBaseUrlRequiredProblem"] | components["schemas"]["CustomerPresentUnsupportedProblem"] | components["schemas"]["ConnectorCredentialsRefusedProblem"] | components["schemas"]["ConnectorEventUnverifiedProblem"] | components["schemas"]["ConnectorEventNotMatchedProblem"] | components["schemas"]["AdyenNotificationUnverifiedProblem"] | components["schemas"]["Problem"];
         /**
          * Product
          * @example {
@@ -3650,6 +3670,37 @@ export interface components {
              * @description The payment this problem concerns.
              */
             paymentId: string;
+        };
+        /**
+         * DisputeNotAcceptableProblem
+         * @description The dispute cannot be accepted (409): it is closed (`won`, `lost`), the PSP refused (its reason in `detail`), or its connector cannot accept disputes.
+         */
+        DisputeNotAcceptableProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:dispute-not-acceptable";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+            /**
+             * Format: uuid
+             * @description The dispute this problem concerns.
+             */
+            disputeId: string;
+            /** @description The dispute's current status, when it forbids the operation. */
+            disputeStatus: string;
         };
         /**
          * PaymentNotCancelableProblem
@@ -13426,6 +13477,314 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
                      *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    acceptDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The dispute id. Anything that is not a GUID is answered 404.
+                 * @example 019aaa10-0b1c-7d2e-8f30-415263748596
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dispute, `accepted`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "019aaa10-0b1c-7d2e-8f30-41526374859a",
+                     *       "paymentId": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+                     *       "amount": 10.1,
+                     *       "currency": "USD",
+                     *       "connector": {
+                     *         "id": "019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8091",
+                     *         "type": "stripe"
+                     *       },
+                     *       "connectorReference": "dp_1QJk2bLkdIwHu7ix0aBcDeFg",
+                     *       "createdAt": "2026-01-20T08:00:00.000Z",
+                     *       "reason": "duplicate",
+                     *       "status": "accepted",
+                     *       "fundsWithdrawn": true,
+                     *       "updatedAt": "2026-01-21T09:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/disputes/019aaa10-0b1c-7d2e-8f30-415263748596/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (disputes belong to merchants). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/disputes/019aaa10-0b1c-7d2e-8f30-415263748596/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such dispute, or not yours. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The dispute is closed (`won`, `lost`), the PSP refused to accept it (its reason in `detail`), or its connector cannot (urn:problem-type:dispute-not-acceptable, with `disputeId` and `disputeStatus`); or the Idempotency-Key is reused or in use. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The PSP did not answer (urn:problem-type:gateway-unavailable, with Retry-After), or the database is unavailable: the dispute is unchanged; ask again. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/disputes/3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f/accept",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */

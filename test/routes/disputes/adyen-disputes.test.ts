@@ -1,14 +1,16 @@
 import t, { type Test } from 'tap'
 import { buildTestApp, merchantWithKey, type MerchantCredentials } from '../../helpers/app'
-import { spyGateway } from '../../helpers/gateway'
+import { spyGateway, type SpyGateway } from '../../helpers/gateway'
 import { adyenAccount, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
 import type { App } from '../../../src/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
+import type { AcceptDisputeRequest } from '../../../src/gateway/types'
 import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'
 
 const NO_KEY = { authorization: undefined }
 
 interface Setup {
+  gateway: SpyGateway
   app: App
   merchant: MerchantCredentials
   connectorId: string
@@ -17,18 +19,22 @@ interface Setup {
 
 const pspOf = (paymentId: string): string => `PSP-${paymentId}`
 
-/** An app whose adyen account authorises (reference PSP-{paymentId}) and answers refunds `received`, as Adyen does. */
-async function setup (t: Test): Promise<Setup> {
+/**
+ * An app whose adyen account authorises (reference PSP-{paymentId}) and answers refunds `received`, as Adyen does;
+ * with `acceptDispute` its connector can accept disputes.
+ */
+async function setup (t: Test, acceptDispute?: SpyGateway['acceptDispute']): Promise<Setup> {
   const gateway = spyGateway(
     async (request) => ({ outcome: request.captureMethod === 'manual' ? 'authorized' : 'succeeded', chargeId: pspOf(request.paymentId) }),
     (request) => ({ outcome: 'received', gatewayRefundId: `REF-${request.idempotencyKey}` }),
     () => ({ outcome: 'received' })
   )
+  if (acceptDispute !== undefined) gateway.acceptDispute = acceptDispute
   const factory: ConnectorFactory = () => ({ gateway, verify: async () => {} })
   const app = await buildTestApp(t, {}, { connectorFactory: factory })
   const merchant = await merchantWithKey(app)
   const connectorId = await adyenAccount(app, merchant.merchantId)
-  return { app, merchant, connectorId, url: `/connectors/${connectorId}/adyen-notifications` }
+  return { gateway, app, merchant, connectorId, url: `/connectors/${connectorId}/adyen-notifications` }
 }
 
 async function deliver (s: Setup, ...items: AdyenNotificationItem[]) {
@@ -93,6 +99,33 @@ t.test('a CHARGEBACK that cannot be defended is lost; an accepted one is accepte
   await deliver(s, disputeItem(first, 'CHARGEBACK', { defendable: 'false' }, 'DSP-A'), disputeItem(second, 'CHARGEBACK', { disputeStatus: 'Accepted' }, 'DSP-B'))
   t.match((await state(s, first)).disputes[0], { status: 'lost', fundsWithdrawn: true })
   t.match((await state(s, second)).disputes[0], { status: 'accepted', fundsWithdrawn: true })
+})
+
+t.test('accept: asked of the connector under the dispute\'s key, accepted for good (a chargeback after it changes only the money); a connector that cannot is 409', async (t) => {
+  const without = await setup(t)
+  const elsewhere = await succeeded(without)
+  await deliver(without, disputeItem(elsewhere, 'NOTIFICATION_OF_CHARGEBACK'))
+  const unsupported = await without.app.inject({ method: 'POST', url: `/api/disputes/${String((await state(without, elsewhere)).disputes[0]?.id)}/accept`, headers: without.merchant.auth })
+  t.equal(unsupported.statusCode, 409)
+  t.match(unsupported.json(), { type: 'urn:problem-type:dispute-not-acceptable', disputeStatus: 'needs_response', detail: /cannot accept a dispute/ })
+
+  const asked: AcceptDisputeRequest[] = []
+  const s = await setup(t, async (request) => { asked.push(request); return { outcome: 'accepted' } })
+  const paymentId = await succeeded(s)
+  await deliver(s, disputeItem(paymentId, 'NOTIFICATION_OF_CHARGEBACK'))
+  const id = String((await state(s, paymentId)).disputes[0]?.id)
+  const url = `/api/disputes/${id}/accept`
+  const accepted = await s.app.inject({ method: 'POST', url, headers: s.merchant.auth })
+  t.equal(accepted.statusCode, 200)
+  t.match(accepted.json(), { id, status: 'accepted', fundsWithdrawn: false })
+  t.same(asked, [{ disputeReference: 'DSP-1', idempotencyKey: `dispute-${id}:accept` }])
+  // Adyen debits the chargeback after the acceptance: the money moves, the status stays.
+  await deliver(s, disputeItem(paymentId, 'CHARGEBACK', { disputeStatus: 'Undefended' }))
+  const after = await state(s, paymentId)
+  t.match(after.disputes[0], { status: 'accepted', fundsWithdrawn: true })
+  t.equal(after.payment.amountDisputed, 10)
+  const types = (await s.app.db.events.list({ merchantId: s.merchant.merchantId, limit: 100 })).data.filter((e) => e.resourceType === 'dispute').map((e) => e.type).reverse()
+  t.same(types, ['dispute.created', 'dispute.closed', 'dispute.updated'])
 })
 
 t.test('any order of arrival, and every notification twice, end in the state of the documented order', async (t) => {

@@ -9,6 +9,7 @@ const WEBHOOK_SECRET = 'whsec_0123456789abcdefDISPUTES'
 const NO_KEY = { authorization: undefined }
 
 interface Setup {
+  fake: FakeStripe
   app: App
   merchant: MerchantCredentials
   connectorId: string
@@ -24,7 +25,7 @@ async function setup (t: Test): Promise<Setup> {
   const created = await app.inject({ method: 'POST', url: `/merchants/${merchant.merchantId}/connectors`, headers: ADMIN_AUTH, payload: { type: 'stripe', credentials: { secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET } } })
   t.equal(created.statusCode, 201)
   const connectorId = created.json().id as string
-  return { app, merchant, connectorId, url: `/connectors/${connectorId}/stripe-events` }
+  return { fake, app, merchant, connectorId, url: `/connectors/${connectorId}/stripe-events` }
 }
 
 let eventCounter = 0
@@ -166,4 +167,81 @@ t.test('filters, pages, tenancy: another merchant\'s dispute is 404; a dispute o
   t.equal((await s.app.inject({ method: 'GET', url: '/api/disputes', headers: ADMIN_AUTH })).statusCode, 403, 'the admin key acts for no merchant')
   t.equal((await s.app.inject({ method: 'GET', url: '/api/disputes', headers: NO_KEY })).statusCode, 401)
   t.equal((await s.app.inject({ method: 'DELETE', url: '/api/disputes', headers: s.merchant.auth })).statusCode, 405)
+})
+
+async function accept (s: Setup, id: string, key?: string, merchant = s.merchant) {
+  return await s.app.inject({ method: 'POST', url: `/api/disputes/${id}/accept`, headers: { ...merchant.auth, ...(key === undefined ? {} : { 'idempotency-key': key }) } })
+}
+
+const closeRequests = (s: Setup) => s.fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/close'))
+
+t.test('accept: closes the dispute at Stripe under a key derived from it; accepted (dispute.closed once) whatever Stripe reports later', async (t) => {
+  const s = await setup(t)
+  const payment = await succeededPayment(s)
+  await deliver(s, event('charge.dispute.created', dispute(payment.pi)))
+  await deliver(s, event('charge.dispute.funds_withdrawn', dispute(payment.pi, { balance_transactions: [withdrawal] })))
+  s.fake.disputes.set('dp_1TestDispute', dispute(payment.pi, { balance_transactions: [withdrawal] }))
+  const id = (await get(s, '/api/disputes')).json().data[0].id as string
+
+  const accepted = await accept(s, id, 'accept-1')
+  t.equal(accepted.statusCode, 200, accepted.body)
+  t.match(accepted.json(), { id, status: 'accepted', fundsWithdrawn: true, connectorReference: 'dp_1TestDispute' })
+  t.match(closeRequests(s), [{ path: '/v1/disputes/dp_1TestDispute/close', headers: { 'idempotency-key': `dispute-${id}:accept` } }], 'one close, under the derived key')
+  t.equal(s.fake.disputes.get('dp_1TestDispute')?.status, 'lost', 'Stripe records a closed dispute as lost')
+
+  const replayed = await accept(s, id, 'accept-1')
+  t.equal(replayed.headers['idempotent-replayed'], 'true')
+  t.equal(replayed.body, accepted.body)
+  const again = await accept(s, id)
+  t.equal(again.statusCode, 200)
+  t.equal(again.json().status, 'accepted')
+  t.equal(closeRequests(s).length, 1, 'an accepted dispute answers again without asking Stripe')
+
+  await deliver(s, event('charge.dispute.closed', dispute(payment.pi, { status: 'lost', balance_transactions: [withdrawal] })))
+  t.match((await get(s, `/api/disputes/${id}`)).json(), { status: 'accepted', fundsWithdrawn: true }, 'Stripe\'s own `lost` does not turn it back')
+  t.same(await disputeEvents(s, id), ['dispute.created', 'dispute.updated', 'dispute.closed'])
+  const closed = (await s.app.db.events.list({ merchantId: s.merchant.merchantId, limit: 100, type: 'dispute.closed' })).data[0]
+  t.match(closed?.data, { id, status: 'accepted' })
+  t.match((await get(s, `/api/payments/${payment.id}`)).json(), { amountDisputed: 10 }, 'the money stays with the cardholder')
+  const refund = await s.app.inject({ method: 'POST', url: `/api/payments/${payment.id}/refunds`, headers: s.merchant.auth, payload: { amount: 1 } })
+  t.equal(refund.statusCode, 409, 'an accepted dispute is not won: no refund of the disputed money')
+})
+
+t.test('accept: a closed dispute, or one Stripe refuses, is 409 and unchanged; Stripe down is 503 and unchanged, then accepted; tenancy', async (t) => {
+  const s = await setup(t)
+  const won = await succeededPayment(s)
+  await deliver(s, event('charge.dispute.created', dispute(won.pi, { id: 'dp_won' })))
+  await deliver(s, event('charge.dispute.closed', dispute(won.pi, { id: 'dp_won', status: 'won' })))
+  const wonId = (await get(s, `/api/disputes?paymentId=${won.id}`)).json().data[0].id as string
+  const closedHere = await accept(s, wonId)
+  t.equal(closedHere.statusCode, 409)
+  t.match(closedHere.json(), { type: 'urn:problem-type:dispute-not-acceptable', disputeId: wonId, disputeStatus: 'won' })
+  t.equal(closeRequests(s).length, 0, 'a dispute closed here is not asked of Stripe')
+
+  const stale = await succeededPayment(s)
+  await deliver(s, event('charge.dispute.created', dispute(stale.pi, { id: 'dp_stale' })))
+  s.fake.disputes.set('dp_stale', dispute(stale.pi, { id: 'dp_stale', status: 'won' }))
+  const staleId = (await get(s, `/api/disputes?paymentId=${stale.id}`)).json().data[0].id as string
+  const refused = await accept(s, staleId)
+  t.equal(refused.statusCode, 409)
+  t.match(refused.json(), { type: 'urn:problem-type:dispute-not-acceptable', disputeStatus: 'needs_response', detail: /dispute_already_closed/ })
+  t.equal((await get(s, `/api/disputes/${staleId}`)).json().status, 'needs_response', 'unchanged until Stripe tells its outcome')
+
+  const open = await succeededPayment(s)
+  await deliver(s, event('charge.dispute.created', dispute(open.pi, { id: 'dp_open' })))
+  s.fake.disputes.set('dp_open', dispute(open.pi, { id: 'dp_open' }))
+  const openId = (await get(s, `/api/disputes?paymentId=${open.id}`)).json().data[0].id as string
+  t.equal((await accept(s, openId, undefined, await merchantWithKey(s.app))).statusCode, 404, 'another merchant\'s dispute')
+  t.equal((await s.app.inject({ method: 'POST', url: `/api/disputes/${openId}/accept`, headers: ADMIN_AUTH })).statusCode, 403)
+  t.equal((await accept(s, 'not-a-guid')).statusCode, 404)
+  s.fake.failNext('status500')
+  const down = await accept(s, openId, 'accept-open')
+  t.equal(down.statusCode, 503)
+  t.match(down.json(), { type: 'urn:problem-type:gateway-unavailable', paymentId: open.id })
+  t.ok(Number(down.headers['retry-after']) > 0)
+  t.equal((await get(s, `/api/disputes/${openId}`)).json().status, 'needs_response')
+  const retried = await accept(s, openId, 'accept-open')
+  t.equal(retried.statusCode, 200, 'the retry with the same key asks again')
+  t.equal(retried.json().status, 'accepted')
+  t.ok(closeRequests(s).filter((request) => request.path === '/v1/disputes/dp_open/close').every((request) => request.headers['idempotency-key'] === `dispute-${openId}:accept`))
 })
