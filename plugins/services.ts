@@ -63,6 +63,7 @@ export default fp(async (app) => {
     clock: app.clock,
     log: app.log,
     holdMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
+    actionTtlSeconds: app.config.ACTION_TTL_SECONDS,
     events
   }))
   app.decorate('refunds', refundService({ db: app.db, gateway: app.gateway, connectors: app.connectors, clock: app.clock, log: app.log, events }))

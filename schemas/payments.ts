@@ -135,6 +135,19 @@ export const NextAction = Type.Object({
   examples: [{ type: 'redirect', url: 'https://pay.example.com/simulated-bank?key=payment-019aa9f2', method: 'GET' }]
 })
 
+/** Adyen's Web Components' paymentMethod (state.data.paymentMethod): its card fields are encrypted for Adyen alone. */
+export const AdyenPaymentMethod = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 64, description: 'Adyen\'s payment method type, e.g. `scheme` for cards.' })
+}, {
+  additionalProperties: true,
+  maxProperties: 32,
+  title: 'Adyen payment method',
+  description: 'The `paymentMethod` object Adyen\'s Web Components produce (`state.data.paymentMethod`), passed to Adyen unchanged. Customer-present ' +
+    'payments (with `returnUrl`) only. Its card fields are encrypted for Adyen (`encryptedCardNumber`, …): a card number in clear (a `number` member, or ' +
+    'any value passing the card-number check) is refused with 400 and never logged. Kept only until Adyen answers, never shown.',
+  examples: [{ type: 'scheme', encryptedCardNumber: 'adyenjs_0_1_25$…', encryptedExpiryMonth: 'adyenjs_0_1_25$…', encryptedExpiryYear: 'adyenjs_0_1_25$…', encryptedSecurityCode: 'adyenjs_0_1_25$…' }]
+})
+
 export const ReturnUrl = Type.String({
   minLength: 1,
   maxLength: RETURN_URL_MAX_LENGTH,
@@ -247,13 +260,16 @@ export const CreatePaymentBody = Type.Object({
     '(USD 2, JPY 0, BHD 3, …). Simulated gateway: 2000.00–2999.99 are declined, 5001.00 is unavailable, 5002.00 times out, ' +
     '6001.00 asks for the shopper\'s authentication (with `returnUrl`: `requires_action`; without: declined `authentication_required`).', { number: 10.1, string: '10.10' }),
   captureMethod: Type.Optional(CaptureMethod),
-  paymentMethod: Type.Optional(Type.String({
+  paymentMethod: Type.Optional(Type.Union([Type.String({
     minLength: 1,
     maxLength: 255,
     description: 'An id the connector understands for the payment method (Stripe: a PaymentMethod `pm_…`, e.g. `pm_card_visa` in test mode). ' +
       'Never a card number: something that looks like one (13-19 digits passing the Luhn check) is refused with 400 and not logged. ' +
       'Optional for the simulated gateway.',
     examples: ['pm_card_visa']
+  }), AdyenPaymentMethod], {
+    description: 'A token the connector understands (Stripe: a PaymentMethod `pm_…`), or, for a customer-present Adyen payment, the ' +
+      '`paymentMethod` object Adyen\'s Web Components produce (the payment then goes to an Adyen connector only).'
   })),
   paymentMethods: Type.Optional(PaymentMethods),
   shopperReference: Type.Optional(Type.String({
@@ -270,7 +286,19 @@ export const CreatePaymentBody = Type.Object({
   }),
   metadata: Type.Optional(Metadata),
   customer: Type.Optional(PaymentCustomer),
-  returnUrl: Type.Optional(ReturnUrl)
+  returnUrl: Type.Optional(ReturnUrl),
+  browserInfo: Type.Optional(Type.Object({}, {
+    additionalProperties: true,
+    maxProperties: 32,
+    description: 'Customer-present Adyen payments: the shopper\'s `browserInfo` as Adyen\'s Web Components give it (for 3-D Secure 2), passed on unchanged.',
+    examples: [{ userAgent: 'Mozilla/5.0', acceptHeader: 'text/html', language: 'en-US', colorDepth: 24, screenHeight: 1080, screenWidth: 1920, timeZoneOffset: 0, javaEnabled: false }]
+  })),
+  origin: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 256,
+    description: 'Customer-present Adyen payments: the origin of the page the shopper pays on (scheme, host, port), passed on as Adyen\'s `origin`.',
+    examples: ['https://shop.example']
+  }))
 }, {
   $id: 'CreatePaymentRequest',
   title: 'Payment request',

@@ -1,5 +1,6 @@
-// What both browser test files share: the built service on a port the OS picks, and Chromium's launch settings.
+// What the browser test files share: the built service on a port the OS picks, and Chromium's launch settings.
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
@@ -43,4 +44,32 @@ export function startService (env = {}) {
       if (match !== null) { clearTimeout(timer); resolve({ url: match[1], stop }) }
     })
   })
+}
+
+/** A loopback port the OS has just handed out (and that is free again), for a service that must know its own URL. */
+export async function freePort () {
+  const probe = createServer()
+  await new Promise((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address()
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+/**
+ * Starts the service on a known loopback port with PUBLIC_BASE_URL set to its own URL, as customer-present payments
+ * need (the PSP, here the simulated bank, sends the shopper back to it). The port is free when picked; should
+ * another process take it before the service binds, the start is tried again on a new one.
+ */
+export async function startServiceWithPublicUrl (env = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}`
+    try {
+      const service = await startService({ ...env, PORT: String(port), PUBLIC_BASE_URL: url })
+      if (service.url !== url) throw new Error(`the service listens at ${service.url}, not at ${url}`)
+      return service
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test(String(err?.message))) throw err
+    }
+  }
 }

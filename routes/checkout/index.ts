@@ -21,7 +21,7 @@ function escapeHtml (value: string): string {
 
 function page (reply: FastifyReply, statusCode: number, title: string, body: string): FastifyReply {
   return reply.code(statusCode).header('cache-control', 'no-store').type('text/html; charset=utf-8')
-    .send(`<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title>` +
+    .send(`<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><link rel="icon" href="data:,"><title>${title}</title>` +
       `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem">${body}</body></html>`)
 }
 
@@ -106,6 +106,18 @@ const checkout: FastifyPluginAsyncTypebox = async (app) => {
   const bankDescription = 'The simulated gateway\'s bank page, for trying customer-present payments without a PSP account: a payment of ' +
     '6001.00 with `returnUrl` answers `requires_action` with `nextAction` pointing here. '
 
+  /**
+   * The bank page's form navigation ends, through the return address, on the merchant's returnUrl, and browsers check
+   * `form-action` against every redirect of a form's navigation: the page allows the merchant's origin beside its own.
+   */
+  const allowMerchantFormTarget = async (reply: FastifyReply, returnAddress: string): Promise<void> => {
+    const csp = reply.getHeader('content-security-policy')
+    const token = new URL(returnAddress).pathname.split('/').pop() ?? ''
+    const merchantUrl = await app.payments.returnUrlOfAction(token)
+    if (typeof csp !== 'string' || merchantUrl === undefined) return
+    reply.header('content-security-policy', csp.replace("form-action 'self'", `form-action 'self' ${new URL(merchantUrl).origin}`))
+  }
+
   app.get(SIMULATED_BANK_SEGMENT, {
     config: { auth: 'public' },
     schema: {
@@ -122,6 +134,7 @@ const checkout: FastifyPluginAsyncTypebox = async (app) => {
     if (!ownReturn(returnUrl)) return page(reply, 404, 'Not found', '<h1>Not found</h1><p>Nothing to authenticate.</p>')
     const hidden = (name: string, value: string | undefined) => value === undefined ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`
     const fields = hidden('key', key) + hidden('returnUrl', returnUrl) + hidden('account', account)
+    await allowMerchantFormTarget(reply, returnUrl)
     return page(reply, 200, 'Simulated bank', '<h1>Simulated bank</h1><p>Your bank asks you to confirm this payment (3-D Secure, simulated).</p>' +
       `<form method="post">${fields}<button name="outcome" value="succeed" id="succeed">Succeed</button> ` +
       '<button name="outcome" value="fail" id="fail">Fail</button></form>')

@@ -128,15 +128,15 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: [metadataGuard(), async (request) => {
       // Domain checks on the raw body, reported with the schema's errors (a lower-case currency with a negative amount: both);
       // a body that passes the schema has then been checked once and for all (throwNotedFieldErrors answers the rest).
-      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown, paymentMethods?: unknown, returnUrl?: unknown } | null
-      if (typeof body?.currency !== 'string') {
-        if (body !== null && typeof body === 'object') {
-          noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods, returnUrl: body.returnUrl }))
-        }
+      const body = request.body as { amount?: unknown, currency?: unknown, paymentMethod?: unknown, paymentMethods?: unknown, returnUrl?: unknown, browserInfo?: unknown, origin?: unknown } | null
+      if (body === null || typeof body !== 'object') return
+      const { paymentMethod, paymentMethods, returnUrl, browserInfo, origin } = body
+      if (typeof body.currency !== 'string') {
+        noteFieldErrors(request, validatePaymentInput({ amount: 1, currency: 'USD', paymentMethod, paymentMethods, returnUrl, browserInfo, origin }))
         return
       }
       noteFieldErrors(request, validatePaymentInput({
-        amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod: body.paymentMethod, paymentMethods: body.paymentMethods, returnUrl: body.returnUrl
+        amount: typeof body.amount === 'number' ? body.amount : 0, currency: body.currency, paymentMethod, paymentMethods, returnUrl, browserInfo, origin
       }, writtenDecimals.get(request)))
     }]
   }, async (request, reply) => {

@@ -43,6 +43,18 @@ export interface NextAction {
   data?: Readonly<Record<string, string>>
 }
 
+/**
+ * What a customer-present charge sends beside the token (Adyen's Checkout: the `paymentMethod` object its Web
+ * Components produce, with encrypted card fields; the shopper's `browserInfo` and the page's `origin` for 3-D
+ * Secure), kept only while the payment is pending so a lost answer can be asked again under the same key; erased
+ * (never rendered) once the PSP answered. Never a card number: validatePaymentInput refuses one.
+ */
+export interface CheckoutData {
+  paymentMethod?: Readonly<Record<string, unknown>>
+  browserInfo?: Readonly<Record<string, unknown>>
+  origin?: string
+}
+
 /** Most characters of a returnUrl. */
 export const RETURN_URL_MAX_LENGTH = 2048
 
@@ -97,7 +109,10 @@ export class CustomerPresentUnsupportedError extends ConflictError {
 }
 
 /** Connector types that take customer-present payments (returnUrl, `requires_action`). */
-export const CUSTOMER_PRESENT_CONNECTORS: ReadonlySet<string> = new Set(['simulated', 'stripe'])
+export const CUSTOMER_PRESENT_CONNECTORS: ReadonlySet<string> = new Set(['simulated', 'stripe', 'adyen'])
+
+/** Connector types that take a payment method object (Adyen's Web Components' `paymentMethod`) instead of a token. */
+export const PAYMENT_METHOD_OBJECT_CONNECTORS: ReadonlySet<string> = new Set(['adyen'])
 
 /** The upper bound on an amount, in major units of any currency. */
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000
@@ -157,6 +172,8 @@ export interface Payment {
   actionToken: string | null
   /** Where the shopper must go to authenticate, while `requires_action`. */
   nextAction: NextAction | null
+  /** Customer-present payments, while pending only: what the charge sends beside a token (see CheckoutData). */
+  checkoutData?: CheckoutData
   /** What the connector's answer says of the payment method (type, card brand, last 4, expiry, country); never more. */
   paymentMethodDetails?: PaymentMethodDetails
   /**
@@ -263,7 +280,9 @@ const NEEDS_PAYMENT_METHOD: ReadonlySet<string> = new Set(['stripe', 'adyen'])
  * else `paymentMethod`. `null`: the payment has none it can use (the connector is skipped);
  * undefined: the connector needs none (the simulated gateway).
  */
-export function paymentMethodFor (payment: Pick<Payment, 'paymentMethod' | 'paymentMethods'>, connector: ConnectorRef): string | null | undefined {
+export function paymentMethodFor (payment: Pick<Payment, 'paymentMethod' | 'paymentMethods' | 'checkoutData'>, connector: ConnectorRef): string | null | undefined {
+  // A payment method object (Adyen's Web Components) is that PSP's alone: charged there, never a token elsewhere.
+  if (payment.checkoutData?.paymentMethod !== undefined) return PAYMENT_METHOD_OBJECT_CONNECTORS.has(connector.type) ? undefined : null
   const method = (connector.id !== null ? payment.paymentMethods[connector.id] : undefined) ?? payment.paymentMethods[connector.type] ?? payment.paymentMethod ?? undefined
   if (method !== undefined) return method
   return NEEDS_PAYMENT_METHOD.has(connector.type) ? null : undefined
@@ -286,6 +305,22 @@ export class NoConnectorError extends ConflictError {
 }
 
 /** 13-19 digits passing the Luhn check, with or without spaces or dashes: what a card number looks like. */
+/** A card number anywhere in a payment method object: a `number` member (Adyen's unencrypted card field) or any string value that is one. */
+export function carriesCardNumber (value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return looksLikeCardNumber(value.trim())
+  if (value === null || typeof value !== 'object' || depth > 4) return false
+  return Object.entries(value).some(([key, member]) => (key === 'number' && member !== undefined && member !== null && member !== '') || carriesCardNumber(member, depth + 1))
+}
+
+function isOrigin (value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value.replace(/\/$/, '')
+  } catch {
+    return false
+  }
+}
+
 export function looksLikeCardNumber (value: string): boolean {
   if (!/^[0-9][0-9 -]{11,35}[0-9]$/.test(value)) return false
   const digits = value.replace(/[ -]/g, '')
@@ -471,7 +506,9 @@ export class PaymentNotCancelableError extends ConflictError {
  * `writtenDecimalPlaces`: the decimals of the amount as the client wrote it, when the transport
  * knows them (a JSON literal can carry more digits than the double it is parsed into).
  */
-export function validatePaymentInput (input: { amount: number, currency: string, paymentMethod?: unknown, paymentMethods?: unknown, returnUrl?: unknown }, writtenDecimalPlaces = 0): FieldErrors {
+export function validatePaymentInput (input: {
+  amount: number, currency: string, paymentMethod?: unknown, paymentMethods?: unknown, returnUrl?: unknown, browserInfo?: unknown, origin?: unknown
+}, writtenDecimalPlaces = 0): FieldErrors {
   const errors: FieldErrors = {}
   if (typeof input.returnUrl === 'string') {
     const problem = returnUrlProblem(input.returnUrl)
@@ -480,6 +517,21 @@ export function validatePaymentInput (input: { amount: number, currency: string,
   const cardMessage = (field: string) => `The ${field} field looks like a card number. Card numbers never enter this service: send the token your ` +
     'connector gave you for the card (Stripe: a PaymentMethod id such as pm_…; Adyen: a storedPaymentMethodId).'
   if (typeof input.paymentMethod === 'string' && looksLikeCardNumber(input.paymentMethod.trim())) errors.paymentMethod = [cardMessage('paymentMethod')]
+  if (input.paymentMethod !== null && typeof input.paymentMethod === 'object') {
+    if (input.returnUrl === undefined) {
+      errors.paymentMethod = ['A payment method object (Adyen\'s Web Components\' paymentMethod) is for customer-present payments: send it with returnUrl, ' +
+        'or send a stored payment method\'s token for an off-session payment.']
+    } else if (carriesCardNumber(input.paymentMethod)) {
+      errors.paymentMethod = ['The paymentMethod object carries a card number. Card numbers never enter this service: send the object Adyen\'s ' +
+        'Web Components produce, whose card fields are encrypted (encryptedCardNumber, encryptedExpiryMonth, …).']
+    }
+  }
+  for (const field of ['browserInfo', 'origin'] as const) {
+    if (input[field] !== undefined && input.returnUrl === undefined) errors[field] = [`The ${field} field is for customer-present payments: send it with returnUrl.`]
+  }
+  if (typeof input.origin === 'string' && errors.origin === undefined && !isOrigin(input.origin)) {
+    errors.origin = ['The origin field must be the origin of the shopper\'s page: scheme, host and port only (https://shop.example).']
+  }
   if (input.paymentMethods !== null && typeof input.paymentMethods === 'object') {
     for (const [key, value] of Object.entries(input.paymentMethods)) {
       if (typeof value === 'string' && looksLikeCardNumber(value.trim())) {
@@ -518,6 +570,7 @@ export function newPendingPayment (fields: {
   customer?: Customer
   returnUrl?: string
   actionToken?: string
+  checkoutData?: CheckoutData
 }): Payment {
   const captureMethod = fields.captureMethod ?? 'automatic'
   return {
@@ -548,6 +601,7 @@ export function newPendingPayment (fields: {
     returnUrl: fields.returnUrl ?? null,
     actionToken: fields.returnUrl === undefined ? null : fields.actionToken ?? null,
     nextAction: null,
+    ...(fields.returnUrl !== undefined && fields.checkoutData !== undefined && Object.keys(fields.checkoutData).length > 0 ? { checkoutData: fields.checkoutData } : {}),
     merchantId: fields.merchantId ?? null,
     createdAt: fields.at,
     updatedAt: fields.at

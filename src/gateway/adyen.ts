@@ -7,7 +7,8 @@ import { adyenTransport } from './adyen-transport'
 import { inCall } from './call'
 import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
 import { AUTHENTICATION_REQUIRED } from './stripe'
-import { GatewayError, type ChargeResult, type PaymentGateway } from './types'
+import { GatewayError, type ChargeRequest, type ChargeResult, type ChargeState, type PaymentGateway } from './types'
+import type { NextAction } from '../domain/payments'
 
 type PaymentResponse = Types.checkout.PaymentResponse
 type PaymentRequest = Types.checkout.PaymentRequest
@@ -97,9 +98,60 @@ export function adyenConnector (credentials: ConnectorCredentials, options: Adye
 }
 
 function adyenGateway (checkout: CheckoutAPI, disputes: DisputesAPI, merchantAccount: string): PaymentGateway {
+  /**
+   * A customer-present payment (issue 37): shopperInteraction Ecommerce on the Web channel with our return address,
+   * the Web Components' paymentMethod object (or a stored card of the shopper's), browserInfo and origin when given.
+   * Adyen redirects 3-D Secure by default (no native 3DS asked for): RedirectShopper → requires_action.
+   */
+  async function chargeCustomerPresent (request: ChargeRequest, returnUrl: string, signal: AbortSignal | undefined): Promise<ChargeResult> {
+    const stored = request.paymentMethod
+    const method = request.checkout?.paymentMethod
+    if (method === undefined && (stored === undefined || stored === '' || request.shopperReference === undefined)) {
+      throw new GatewayError('not_processed', 'a customer-present Adyen payment needs the Web Components\' paymentMethod, or a stored payment method and its shopper; nothing was sent',
+        'payment_method_missing')
+    }
+    let value: number
+    try {
+      value = toAdyenValue(request.amountMinor, request.currency)
+    } catch (error) {
+      if (error instanceof AmountNotExpressibleError) return { outcome: 'declined', chargeId: '', declineCode: 'invalid_amount' }
+      throw error
+    }
+    const manual = request.captureMethod === 'manual'
+    const payment = {
+      amount: { value, currency: request.currency.toUpperCase() },
+      reference: request.paymentId,
+      merchantAccount,
+      returnUrl,
+      channel: Types.checkout.PaymentRequest.ChannelEnum.Web,
+      shopperInteraction: Types.checkout.PaymentRequest.ShopperInteractionEnum.Ecommerce,
+      paymentMethod: method ?? { type: Types.checkout.CardDetails.TypeEnum.Scheme, storedPaymentMethodId: stored },
+      ...(method === undefined ? { recurringProcessingModel: Types.checkout.PaymentRequest.RecurringProcessingModelEnum.CardOnFile } : {}),
+      ...(request.shopperReference !== undefined ? { shopperReference: request.shopperReference } : {}),
+      ...(request.checkout?.browserInfo !== undefined ? { browserInfo: request.checkout.browserInfo } : {}),
+      ...(request.checkout?.origin !== undefined ? { origin: request.checkout.origin } : {}),
+      ...(manual ? { additionalData: { manualCapture: 'true' } } : { captureDelayHours: 0 })
+    } as unknown as PaymentRequest
+    try {
+      const response = await inCall(signal, async () => await checkout.PaymentsApi.payments(payment, keyed(request.idempotencyKey)))
+      if (response.resultCode === ResultCode.RedirectShopper || response.resultCode === ResultCode.ChallengeShopper || response.resultCode === ResultCode.IdentifyShopper) {
+        const nextAction = nextActionOf(response.action)
+        // An action only Adyen's own scripts can perform: the payment cannot go on here (it expires at Adyen, nothing is taken).
+        if (nextAction === undefined) return { outcome: 'declined', chargeId: response.pspReference ?? '', declineCode: AUTHENTICATION_REQUIRED }
+        return { outcome: 'requires_action', chargeId: response.pspReference ?? '', nextAction }
+      }
+      return chargeResultOf(response, manual)
+    } catch (error) {
+      const answer = validationAnswer(error)
+      if (answer !== undefined) return { outcome: 'declined', chargeId: '', declineCode: answer.errorCode }
+      throw adyenGatewayError(error)
+    }
+  }
+
   return {
     async charge (request, { signal } = {}) {
       if (signal?.aborted === true) throw new GatewayError('aborted', 'the charge was abandoned before it started (shutting down)')
+      if (request.returnUrl !== undefined) return await chargeCustomerPresent(request, request.returnUrl, signal)
       if (request.paymentMethod === undefined || request.paymentMethod === '') {
         throw new GatewayError('not_processed', 'an Adyen payment needs a stored payment method (storedPaymentMethodId); nothing was sent', 'payment_method_missing')
       }
@@ -172,7 +224,7 @@ function adyenGateway (checkout: CheckoutAPI, disputes: DisputesAPI, merchantAcc
       const key = keyed(`${request.chargeIdempotencyKey}:void`)
       const reference = request.paymentId ?? request.chargeIdempotencyKey
       try {
-        if (request.chargeReference !== undefined) {
+        if (request.chargeReference !== undefined && request.chargeReference !== '') {
           const pspReference = request.chargeReference
           await inCall(signal, async () => await checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(pspReference, { merchantAccount, reference }, key))
         } else if (request.paymentId !== undefined) {
@@ -188,8 +240,25 @@ function adyenGateway (checkout: CheckoutAPI, disputes: DisputesAPI, merchantAcc
       }
     },
 
-    async retrieve () {
-      throw new GatewayError('unavailable', 'Adyen\'s Checkout API has no read of a payment: its state comes from notifications', 'retrieve_not_supported')
+    async retrieve (request, { signal } = {}) {
+      const redirectResult = request.returnParams?.redirectResult
+      if (redirectResult === undefined || redirectResult === '') {
+        throw new GatewayError('unavailable', 'Adyen\'s Checkout API has no read of a payment: its state comes from notifications', 'retrieve_not_supported')
+      }
+      // The shopper came back from Adyen's redirect: /payments/details with what Adyen sent along (never trusted as the outcome
+      // itself), under a key derived from the payment, so a reload or a lost answer replays Adyen's first answer.
+      try {
+        const response = await inCall(signal, async () => await checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }, keyed(`${request.chargeIdempotencyKey}:details`)))
+        const state = chargeStateOfDetails(response, request.captureMethod === 'manual', request.amountMinor ?? 0)
+        const details = paymentMethodDetailsOfResponse(response)
+        return details === undefined || (state.state !== 'captured' && state.state !== 'authorized') ? state : { ...state, paymentMethodDetails: details }
+      } catch (error) {
+        if (error instanceof GatewayError) throw error
+        const answer = validationAnswer(error)
+        // Adyen refused the redirectResult (tampered, another payment's, expired): nothing is learned; the payment keeps waiting.
+        if (answer !== undefined) throw new GatewayError('unavailable', `Adyen refused the return's details (${answer.errorCode})`, 'details_refused')
+        throw adyenGatewayError(error)
+      }
     },
 
     async acceptDispute (request, { signal } = {}) {
@@ -209,6 +278,42 @@ function adyenGateway (checkout: CheckoutAPI, disputes: DisputesAPI, merchantAcc
   }
 }
 
+/** The shopper's authentication was not completed (refused by the issuer, canceled by the shopper): `authentication_failed`. */
+const AUTHENTICATION_FAILED = 'authentication_failed'
+
+/** Adyen's refusalReasonCode of "3D Not Authenticated". */
+const NOT_AUTHENTICATED_REASON = '11'
+
+/**
+ * What /payments/details says after the shopper's redirect: Authorised (captured at once unless manual), Refused or
+ * Cancelled (declined: `authentication_failed` when the authentication was the cause), or still waiting.
+ */
+export function chargeStateOfDetails (response: Types.checkout.PaymentDetailsResponse, manual: boolean, amountMinor: number): ChargeState {
+  const chargeId = response.pspReference ?? ''
+  const Code = Types.checkout.PaymentDetailsResponse.ResultCodeEnum
+  switch (response.resultCode) {
+    case Code.Authorised:
+      return manual ? { state: 'authorized', chargeId: modificationReference(response.pspReference), amountMinor } : { state: 'captured', chargeId: modificationReference(response.pspReference), amountCapturedMinor: amountMinor }
+    case Code.Refused:
+      return { state: 'declined', chargeId, declineCode: response.refusalReasonCode === NOT_AUTHENTICATED_REASON ? AUTHENTICATION_FAILED : response.refusalReasonCode ?? 'refused' }
+    case Code.Cancelled:
+    case Code.Error:
+      return { state: 'declined', chargeId, declineCode: AUTHENTICATION_FAILED }
+    default:
+      // Received, Pending, another action: the outcome comes later (Adyen's AUTHORISATION notification).
+      return { state: 'requires_action', chargeId }
+  }
+}
+
+/** Adyen's redirect action as our nextAction; undefined for an action the merchant's page cannot follow by itself (native 3-D Secure 2, an SDK). */
+export function nextActionOf (action: PaymentResponse['action']): NextAction | undefined {
+  if (action?.type !== 'redirect') return undefined
+  const redirect = action as Types.checkout.CheckoutRedirectAction
+  if (redirect.url === undefined || redirect.url === '') return undefined
+  const method = (redirect.method ?? 'GET').toUpperCase() === 'POST' ? 'POST' : 'GET'
+  return { type: 'redirect', url: redirect.url, method, ...(redirect.data !== undefined && method === 'POST' ? { data: { ...redirect.data } } : {}) }
+}
+
 function modificationReference (pspReference: string | undefined): string {
   if (pspReference === undefined || pspReference === '') throw new GatewayError('unavailable', 'Adyen accepted the request without a pspReference', 'reference_missing')
   return pspReference
@@ -218,7 +323,7 @@ function modificationReference (pspReference: string | undefined): string {
  * What a /payments answer says of the card: paymentMethod.brand (or additionalData.paymentMethod) and the
  * additionalData the account returns (cardSummary, expiryDate "M/YYYY", cardIssuingCountry); never the BIN or holder.
  */
-export function paymentMethodDetailsOfResponse (response: PaymentResponse): PaymentMethodDetails | undefined {
+export function paymentMethodDetailsOfResponse (response: PaymentResponse | Types.checkout.PaymentDetailsResponse): PaymentMethodDetails | undefined {
   const data = response.additionalData ?? {}
   const type = response.paymentMethod?.type ?? (data.cardSummary !== undefined ? 'scheme' : undefined)
   if (type === undefined) return undefined

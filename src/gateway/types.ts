@@ -1,5 +1,5 @@
 import type { PaymentMethodDetails } from '../domain/customers'
-import type { NextAction } from '../domain/payments'
+import type { CheckoutData, NextAction } from '../domain/payments'
 
 /**
  * A charge authorizes the amount and, with `captureMethod` automatic (the default), captures it at
@@ -25,6 +25,8 @@ export interface ChargeRequest {
    * sends the shopper after authentication (Stripe: `return_url`, never `off_session`). Absent: off-session, as always.
    */
   returnUrl?: string
+  /** Customer-present only: what the charge sends beside a token (Adyen: the Web Components' paymentMethod object, browserInfo, origin). */
+  checkout?: CheckoutData
 }
 
 /** A charge's outcome and what the connector's answer says of the payment method (when it says). */
@@ -73,13 +75,18 @@ export interface RetrieveRequest {
   chargeReference?: string
   /** What the PSP sent back with the shopper (query or form), for a PSP that needs it to finish the payment (Adyen: redirectResult). */
   returnParams?: Readonly<Record<string, string>>
+  /** The payment's capture method and amount: how a connector whose answer does not say reads an authorization (Adyen's /payments/details). */
+  captureMethod?: 'automatic' | 'manual'
+  amountMinor?: number
 }
 
 /**
  * none: nothing was charged under the key; authorized: held, not captured; captured: `amountCapturedMinor`
  * taken (an automatic charge or a capture); voided: released (or never made, and never to be); declined.
  */
-export type ChargeState =
+export type ChargeState = ChargeStates & { paymentMethodDetails?: PaymentMethodDetails }
+
+type ChargeStates =
   /** `lagMs`: found by a search that may miss charges made in the last `lagMs` (Stripe's search), so it proves nothing for a younger attempt. */
   | { state: 'none', lagMs?: number }
   | { state: 'authorized', chargeId: string, amountMinor: number }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { isGuid } from '../domain/ids'
 import { formatMinorUnits } from '../domain/money'
-import { PaymentNotCancelableError, transition, type CancellationReason, type Payment } from '../domain/payments'
+import { PaymentNotCancelableError, transition, DEFAULT_ACTION_TTL_SECONDS, type CancellationReason, type Payment } from '../domain/payments'
 import {
   applyCapture, CaptureFailedError, captureDownstreamKey, captureResourceId, PaymentNotCapturableError, releaseCapture, reserveCapture
 } from '../domain/captures'
@@ -28,6 +28,8 @@ export interface CaptureDeps {
   log: Logger
   /** How long a void holds an authorization (longer than a gateway call). */
   holdMs: number
+  /** ACTION_TTL_SECONDS: a payment waiting for its shopper longer than this was canceled as abandoned (the recovery worker's), else as requested. */
+  actionTtlSeconds?: number
   events?: EventFactory
 }
 
@@ -271,6 +273,11 @@ export function captureService (deps: CaptureDeps): CaptureService {
       if (payment === undefined || !onConnector(payment, connector)) return payment
       const at = nowIso()
       if (payment.status === 'pending') return await deps.db.payments.complete(transition(payment, 'canceled', at), undefined, deps.events?.payment)
+      if (payment.status === 'requires_action') {
+        // A cancel accepted by the PSP (the merchant's, or the recovery worker's for a shopper who never came back) of a payment waiting for its shopper.
+        const abandoned = deps.clock() - Date.parse(payment.createdAt) >= (deps.actionTtlSeconds ?? DEFAULT_ACTION_TTL_SECONDS) * 1000
+        return await deps.db.payments.complete({ ...transition(payment, 'canceled', at, abandoned ? 'abandoned' : 'requested'), nextAction: null }, undefined, deps.events?.payment, 'requires_action')
+      }
       if (payment.status !== 'requires_capture' || payment.capturePendingMinor !== null) return payment
       // A void is asked for by a cancel or by the expiry: past captureBefore it was the expiry's.
       const expired = payment.captureBefore !== null && Date.parse(payment.captureBefore) <= deps.clock()

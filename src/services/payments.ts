@@ -4,7 +4,8 @@ import { isGuid, newId } from '../domain/ids'
 import {
   moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
   CUSTOMER_PRESENT_CONNECTORS, CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS,
-  type AttemptOutcome, type CaptureMethod, type Payment, type PaymentAttempt, type PaymentStatus
+  type AttemptOutcome, type CaptureMethod, type Payment, type PaymentAttempt, type PaymentStatus,
+  type CheckoutData, PAYMENT_METHOD_OBJECT_CONNECTORS
 } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { exponentOf } from '../domain/currencies'
@@ -72,7 +73,11 @@ export interface PaymentInput {
   /** automatic (default): charged at once; manual: authorized, captured later (POST /api/payments/{id}/capture). */
   captureMethod?: CaptureMethod
   /** The connector's payment method token (Stripe: `pm_…`). */
-  paymentMethod?: string
+  /** A token, or (customer-present Adyen payments) the object Adyen's Web Components produce. */
+  paymentMethod?: string | Readonly<Record<string, unknown>>
+  /** Customer-present: the shopper's browser (Adyen's browserInfo) and the page's origin, passed on to a connector that takes them. */
+  browserInfo?: Readonly<Record<string, unknown>>
+  origin?: string
   /** Tokens per connector account id or connector type, for payments that may fail over between PSPs. */
   paymentMethods?: Readonly<Record<string, string>>
   /** The shopper whose stored payment method is charged (Adyen). */
@@ -155,6 +160,8 @@ export interface PaymentService {
    * worker settles it). NotFoundError for an unknown token.
    */
   completeAction: (actionToken: string, returnParams?: Readonly<Record<string, string>>) => Promise<Payment>
+  /** The merchant's returnUrl of the payment whose return address carries this token; undefined for an unknown token. */
+  returnUrlOfAction: (actionToken: string) => Promise<string | undefined>
   /**
    * The recovery worker's pass over payments waiting for their shopper: those unchanged for `askAfterSeconds` are
    * asked about at their connector; those older than `ttlSeconds` (ACTION_TTL_SECONDS) are canceled there and end
@@ -176,6 +183,17 @@ function normalizedMethodKeys (methods: Readonly<Record<string, string>>): Recor
 /** Thrown inside a settlement when the payment was settled by another writer meanwhile. */
 class SettledElsewhere extends Error {
   constructor (readonly payment: Payment) { super('settled elsewhere') }
+}
+
+/** What a customer-present charge sends beside a token (kept while pending): undefined when the request has none of it. */
+function checkoutDataOf (input: PaymentInput): CheckoutData | undefined {
+  if (input.returnUrl === undefined) return undefined
+  const data: CheckoutData = {
+    ...(input.paymentMethod !== undefined && typeof input.paymentMethod !== 'string' ? { paymentMethod: input.paymentMethod } : {}),
+    ...(input.browserInfo !== undefined ? { browserInfo: input.browserInfo } : {}),
+    ...(input.origin !== undefined ? { origin: input.origin } : {})
+  }
+  return Object.keys(data).length === 0 ? undefined : data
 }
 
 function connectorKey (connector: ConnectorRef): string {
@@ -207,8 +225,19 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     const candidates = eligible(input.returnUrl !== undefined, routed)
     const [first] = candidates
     if (first === undefined) throw new CustomerPresentUnsupportedError([...new Set(routed.map((candidate) => candidate.type))])
-    const methods = { paymentMethod: input.paymentMethod ?? null, paymentMethods: normalizedMethodKeys(input.paymentMethods ?? {}) }
+    const checkoutData = checkoutDataOf(input)
+    const methods = {
+      paymentMethod: typeof input.paymentMethod === 'string' ? input.paymentMethod : null,
+      paymentMethods: normalizedMethodKeys(input.paymentMethods ?? {}),
+      ...(checkoutData !== undefined ? { checkoutData } : {})
+    }
     if (candidates.every((candidate) => paymentMethodFor(methods, candidate) === null)) {
+      if (checkoutData?.paymentMethod !== undefined) {
+        throw new ValidationError({
+          paymentMethod: [`A payment method object is charged by ${[...PAYMENT_METHOD_OBJECT_CONNECTORS].join(' or ')} only, and none of your enabled connectors is: ` +
+            `send a token of ${[...new Set(candidates.map((candidate) => candidate.type))].join(' or ')} instead.`]
+        })
+      }
       throw new ValidationError({
         paymentMethod: [`None of your connectors can charge this payment without a payment method: send paymentMethod (or paymentMethods) with a token of ${
           [...new Set(candidates.map((candidate) => candidate.type))].join(' or ')}.`]
@@ -225,7 +254,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
   function pendingPayment (input: PaymentInput, connector: ConnectorRef): Payment {
     return newPendingPayment({
       ...(input.returnUrl !== undefined ? { returnUrl: input.returnUrl, actionToken: randomBytes(32).toString('base64url') } : {}),
-      paymentMethod: input.paymentMethod,
+      paymentMethod: typeof input.paymentMethod === 'string' ? input.paymentMethod : undefined,
+      checkoutData: checkoutDataOf(input),
       paymentMethods: input.paymentMethods === undefined ? undefined : normalizedMethodKeys(input.paymentMethods),
       shopperReference: input.shopperReference,
       customer: input.customer,
@@ -306,7 +336,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           amount: formatMinorUnits(current.amountMinor, exponentOf(current.currency)),
           currency: current.currency,
           captureMethod: current.captureMethod,
-          ...(current.actionToken !== null && deps.returnAddress !== undefined ? { returnUrl: deps.returnAddress(current.actionToken) } : {})
+          ...(current.actionToken !== null && deps.returnAddress !== undefined ? { returnUrl: deps.returnAddress(current.actionToken) } : {}),
+          ...(current.checkoutData !== undefined ? { checkout: current.checkoutData } : {})
         }, { signal })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
@@ -381,7 +412,12 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     try {
       const gateway = await directory.gatewayOf(payment.connector)
       state = await gateway.retrieve({
-        chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment), ...(returnParams !== undefined ? { returnParams } : {})
+        chargeIdempotencyKey: downstreamKeyFor(payment.id),
+        paymentId: payment.id,
+        ...referenceOf(payment),
+        ...(returnParams !== undefined ? { returnParams } : {}),
+        captureMethod: payment.captureMethod,
+        amountMinor: payment.amountMinor
       })
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err
@@ -400,6 +436,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       }
       default: return undefined
     }
+    if (state.paymentMethodDetails !== undefined) result = { ...result, paymentMethodDetails: state.paymentMethodDetails }
     const final = settledBy(payment, payment.connector, result)
     const stored = await deps.db.payments.complete(final, undefined, deps.events?.payment, 'requires_action')
     if (stored === final) deps.log.info({ paymentId: payment.id, status: final.status }, 'a payment waiting for its shopper settled')
@@ -678,6 +715,11 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       if (payment === undefined) throw new NotFoundError('No payment has this return address.')
       if (payment.status !== 'requires_action') return payment
       return await askAboutAction(payment, returnParams) ?? payment
+    },
+
+    async returnUrlOfAction (actionToken) {
+      const payment = ACTION_TOKEN.test(actionToken) ? await deps.db.payments.findByActionToken(actionToken) : undefined
+      return payment?.returnUrl ?? undefined
     },
 
     async recoverActions (options = {}) {

@@ -120,5 +120,12 @@ export const actionSchema: SchemaChange[] = [
     version: 125,
     name: 'customer-present payments: requires_action, return addresses',
     ddl: (d) => `${d.kind === 'sqlite' ? rebuildSqlite(d) : alterPostgres()}${NEW_INDEXES}`
+  },
+  {
+    // What a customer-present payment's charge must send again if its answer is lost (Adyen's Web Components
+    // paymentMethod, browserInfo, origin): kept only while the payment is pending, erased when the PSP answers.
+    version: 140,
+    name: 'customer-present payments: checkout data while pending',
+    ddl: () => 'ALTER TABLE payments ADD COLUMN checkout_data TEXT;'
   }
 ]

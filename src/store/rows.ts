@@ -5,7 +5,7 @@ import type { ApiKey, ApiKeyRole } from '../domain/api-keys'
 import type { Metadata } from '../domain/metadata'
 import { normalizedEmail, type Customer, type PaymentMethodDetails } from '../domain/customers'
 import type { Dispute } from '../domain/disputes'
-import type { NextAction } from '../domain/payments'
+import type { CheckoutData, NextAction } from '../domain/payments'
 
 /** Row shapes and mappers shared by the SQL implementations (same column names everywhere). */
 export interface IdempotencyRow {
@@ -75,6 +75,7 @@ export interface PaymentRow {
   return_url?: string | null
   action_token?: string | null
   next_action?: string | null
+  checkout_data?: string | null
   /** Epoch ms: the recovery worker's lease, or a void's hold on an authorization (see CaptureStore). */
   recovery_lease_until?: number | string | null
   metadata: string
@@ -120,6 +121,7 @@ export function paymentFromRow (row: PaymentRow): Payment {
     returnUrl: row.return_url ?? null,
     actionToken: row.action_token ?? null,
     nextAction: row.next_action === null || row.next_action === undefined ? null : JSON.parse(row.next_action) as NextAction,
+    ...(row.checkout_data === null || row.checkout_data === undefined ? {} : { checkoutData: JSON.parse(row.checkout_data) as CheckoutData }),
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
@@ -137,7 +139,7 @@ export const PAYMENT_COLUMNS = [
   'refund_pending_minor', 'metadata', 'merchant_id', 'created_at', 'updated_at',
   'capture_method', 'amount_captured_minor', 'capture_pending_minor', 'capture_attempts', 'capture_before', 'cancellation_reason',
   'payment_method', 'connector_id', 'connector_type', 'connector_reference', 'attempts', 'payment_methods', 'shopper_reference',
-  'customer', 'customer_email', 'payment_method_details', 'card_last4', 'return_url', 'action_token', 'next_action'
+  'customer', 'customer_email', 'payment_method_details', 'card_last4', 'return_url', 'action_token', 'next_action', 'checkout_data'
 ] as const
 
 export function paymentValues (payment: Payment): unknown[] {
@@ -150,7 +152,7 @@ export function paymentValues (payment: Payment): unknown[] {
     payment.customer === undefined ? null : JSON.stringify(payment.customer),
     payment.customer === undefined ? null : normalizedEmail(payment.customer.email),
     paymentMethodDetailsColumns(payment).details, paymentMethodDetailsColumns(payment).last4,
-    payment.returnUrl, payment.actionToken, nextActionColumn(payment)]
+    payment.returnUrl, payment.actionToken, nextActionColumn(payment), payment.checkoutData === undefined ? null : JSON.stringify(payment.checkoutData)]
 }
 
 /** The next action's column: its JSON while the payment has one. */

@@ -66,6 +66,16 @@ export interface FakeModification {
 
 interface Answer { status: number, body: unknown }
 
+/**
+ * Test encrypted cards of customer-present payments (Web Components' encryptedCardNumber, as the shopper's browser would
+ * encrypt them): what /payments answers with each. `test_3ds_*` ask for the shopper (RedirectShopper, a GET or a form POST).
+ */
+const ENCRYPTED_CARDS: Readonly<Record<string, { resultCode: string, method?: 'GET' | 'POST' }>> = {
+  test_encrypted_visa: { resultCode: 'Authorised' },
+  test_encrypted_3ds: { resultCode: 'RedirectShopper', method: 'GET' },
+  test_encrypted_3ds_post: { resultCode: 'RedirectShopper', method: 'POST' }
+}
+
 /** Test stored payment methods: what /payments answers with each (as Adyen's test refusal reasons). */
 const STORED_METHODS: Readonly<Record<string, { resultCode: string, refusalReasonCode?: string, refusalReason?: string }>> = {
   stored_visa: { resultCode: 'Authorised' },
@@ -84,6 +94,8 @@ export class FakeAdyen extends LocalPsp<Fault> {
   readonly modifications: FakeModification[] = []
   /** Disputes by pspReference (tests add them): the Disputes API accepts an open one once. */
   readonly disputes = new Map<string, 'open' | 'accepted' | 'closed'>()
+  /** The redirectResult Adyen gives the shopper's browser after authentication, and the payment it finishes. */
+  readonly redirectResults = new Map<string, string>()
   /** Requests held by holdBeforeWork whose caller closed the connection before the hold ended (nothing was done for them). */
   abandoned = 0
   /** API keys it accepts, and the merchant accounts each may use (others: 403 901). */
@@ -131,7 +143,8 @@ export class FakeAdyen extends LocalPsp<Fault> {
     if (fault === 'inProgress704') return send(error(422, '704', 'request already processed or in progress', 'validation'))
     if (fault === 'invalid167') return send(error(422, '167', 'Original pspReference required for this operation', 'validation'))
     if (request.path.startsWith(FAKE_ADYEN_DISPUTES_PATH)) return send(this.disputeService(request, accounts))
-    if (typeof body.merchantAccount !== 'string' || !accounts.has(body.merchantAccount)) return send(error(403, '901', 'Invalid Merchant Account', 'security'))
+    const isDetails = request.path === `/${FAKE_ADYEN_VERSION}/payments/details`
+    if (!isDetails && (typeof body.merchantAccount !== 'string' || !accounts.has(body.merchantAccount))) return send(error(403, '901', 'Invalid Merchant Account', 'security'))
     if (fault === 'holdBeforeWork') {
       await new Promise((resolve) => setTimeout(resolve, this.holdAnswerMs))
       if (req.socket.destroyed) { this.abandoned++; return }
@@ -172,6 +185,7 @@ export class FakeAdyen extends LocalPsp<Fault> {
     const route = path.slice(prefix.length)
     if (route === '/paymentMethods') return { status: 200, body: { paymentMethods: [{ type: 'scheme', name: 'Cards', brands: ['visa', 'mc', 'amex'] }] } }
     if (route === '/payments') return this.pay(body)
+    if (route === '/payments/details') return this.details(body)
     if (route === '/cancels') return this.cancelByReference(body)
     const match = /^\/payments\/([^/]+)\/(captures|refunds|cancels)$/.exec(route)
     if (match === null) return error(404, '000', 'Not Found', 'validation')
@@ -189,10 +203,91 @@ export class FakeAdyen extends LocalPsp<Fault> {
     return { value: amount.value, currency: amount.currency }
   }
 
+  /**
+   * The shopper finishes the authentication Adyen asked for (on Adyen's or the issuer's page): the payment is authorised
+   * (captured unless manual) or refused ("3D Not Authenticated", 11). Answers the redirectResult Adyen appends to the
+   * payment's returnUrl when it sends the browser back.
+   */
+  authenticate (pspReference: string, authenticated: boolean): string {
+    const payment = this.payments.get(pspReference)
+    if (payment?.status !== 'pending') throw new Error(`no payment ${pspReference} waits for its shopper`)
+    if (authenticated) {
+      payment.resultCode = 'Authorised'
+      payment.status = payment.manualCapture ? 'authorised' : 'captured'
+      payment.capturedValue = payment.manualCapture ? 0 : payment.amount.value
+    } else {
+      payment.resultCode = 'Refused'
+      payment.refusalReasonCode = '11'
+      payment.status = 'refused'
+    }
+    const redirectResult = `X6XtfGC3!${Buffer.from(`${pspReference}:${this.redirectResults.size}`).toString('base64url')}`
+    this.redirectResults.set(redirectResult, pspReference)
+    return redirectResult
+  }
+
+  /** /payments/details: the outcome of a payment the shopper came back from, by the redirectResult Adyen gave their browser. */
+  private details (body: Record<string, unknown>): Answer {
+    const details = (body.details ?? {}) as { redirectResult?: unknown }
+    const pspReference = typeof details.redirectResult === 'string' ? this.redirectResults.get(details.redirectResult) : undefined
+    const payment = pspReference === undefined ? undefined : this.payments.get(pspReference)
+    if (payment === undefined) return error(422, '101', 'Invalid redirectResult', 'validation')
+    return {
+      status: 200,
+      body: {
+        pspReference: payment.pspReference,
+        resultCode: payment.resultCode,
+        merchantReference: payment.merchantReference,
+        amount: payment.amount,
+        ...(payment.resultCode === 'Refused' ? { refusalReason: '3D Not Authenticated', refusalReasonCode: payment.refusalReasonCode } : {}),
+        ...(payment.resultCode === 'Authorised' ? { paymentMethod: { brand: 'visa', type: 'scheme' }, additionalData: { cardSummary: '0008', expiryDate: '3/2030', cardIssuingCountry: 'NL' } } : {})
+      }
+    }
+  }
+
+  /** A customer-present card payment (Ecommerce, the Web Components' encrypted fields): authorised, or waiting for the shopper's authentication. */
+  private payEcommerce (body: Record<string, unknown>, amount: { value: number, currency: string }, reference: string): Answer {
+    const method = body.paymentMethod as { encryptedCardNumber?: unknown } | undefined
+    const behaviour = typeof method?.encryptedCardNumber === 'string' ? ENCRYPTED_CARDS[method.encryptedCardNumber] : undefined
+    if (behaviour === undefined) return error(422, '174', 'Unable to decrypt data', 'validation')
+    if (typeof body.returnUrl !== 'string' || body.returnUrl === '') return error(422, '130', 'Required field \'returnUrl\' is not provided.', 'validation')
+    const manualCapture = ((body.additionalData ?? {}) as Record<string, unknown>).manualCapture === 'true'
+    const authorised = behaviour.resultCode === 'Authorised'
+    const payment: FakePayment = {
+      pspReference: this.nextReference(),
+      merchantReference: reference,
+      merchantAccount: String(body.merchantAccount),
+      shopperReference: typeof body.shopperReference === 'string' ? body.shopperReference : '',
+      storedPaymentMethodId: '',
+      amount,
+      resultCode: behaviour.resultCode,
+      manualCapture,
+      status: authorised ? (manualCapture ? 'authorised' : 'captured') : 'pending',
+      capturedValue: authorised && !manualCapture ? amount.value : 0,
+      refundedValue: 0
+    }
+    this.payments.set(payment.pspReference, payment)
+    const url = `${this.url}/threeds2/redirect?psp=${payment.pspReference}`
+    return {
+      status: 200,
+      body: {
+        pspReference: payment.pspReference,
+        resultCode: behaviour.resultCode,
+        merchantReference: reference,
+        amount,
+        ...(authorised ? { paymentMethod: { brand: 'visa', type: 'scheme' }, additionalData: { cardSummary: '0008', expiryDate: '3/2030', cardIssuingCountry: 'NL' } } : {}),
+        ...(behaviour.method === 'GET' ? { action: { type: 'redirect', method: 'GET', url, paymentMethodType: 'scheme' } } : {}),
+        ...(behaviour.method === 'POST' ? { action: { type: 'redirect', method: 'POST', url, data: { MD: `md-${payment.pspReference}`, PaReq: 'BQABAgA…', TermUrl: body.returnUrl }, paymentMethodType: 'scheme' } } : {})
+      }
+    }
+  }
+
   private pay (body: Record<string, unknown>): Answer {
     const amount = this.amountOf(body)
     if ('status' in amount) return amount
     if (typeof body.reference !== 'string' || body.reference === '') return error(422, '130', 'Required field \'reference\' is not provided.', 'validation')
+    if (body.shopperInteraction === 'Ecommerce' && typeof (body.paymentMethod as { encryptedCardNumber?: unknown } | undefined)?.encryptedCardNumber === 'string') {
+      return this.payEcommerce(body, amount, body.reference)
+    }
     const method = body.paymentMethod as { type?: unknown, storedPaymentMethodId?: unknown } | undefined
     const storedId = typeof method?.storedPaymentMethodId === 'string' ? method.storedPaymentMethodId : ''
     const shopperReference = typeof body.shopperReference === 'string' ? body.shopperReference : ''
@@ -296,7 +391,8 @@ export class FakeAdyen extends LocalPsp<Fault> {
   }
 
   private cancelPayment (payment: FakePayment | undefined, body: Record<string, unknown>, originalReference: string | undefined): Answer {
-    const failure = payment === undefined ? undefined : payment.status === 'authorised' || payment.status === 'cancelled' ? undefined : `Payment is ${payment.status}`
+    // An authorisation, or a payment still waiting for its shopper's authentication, can be canceled.
+    const failure = payment === undefined ? undefined : payment.status === 'authorised' || payment.status === 'cancelled' || payment.status === 'pending' ? undefined : `Payment is ${payment.status}`
     if (payment !== undefined && failure === undefined) payment.status = 'cancelled'
     return this.received('CANCELLATION', payment, body, { ...(originalReference === undefined ? {} : { originalReference }), success: failure === undefined, reason: failure ?? '' })
   }

@@ -1713,11 +1713,13 @@ export interface components {
              * @enum {string}
              */
             captureMethod?: "automatic" | "manual";
-            /**
-             * @description An id the connector understands for the payment method (Stripe: a PaymentMethod `pm_…`, e.g. `pm_card_visa` in test mode). Never a card number: something that looks like one (13-19 digits passing the Luhn check) is refused with 400 and not logged. Optional for the simulated gateway.
-             * @example pm_card_visa
-             */
-            paymentMethod?: string;
+            /** @description A token the connector understands (Stripe: a PaymentMethod `pm_…`), or, for a customer-present Adyen payment, the `paymentMethod` object Adyen's Web Components produce (the payment then goes to an Adyen connector only). */
+            paymentMethod?: string | ({
+                /** @description Adyen's payment method type, e.g. `scheme` for cards. */
+                type: string;
+            } & {
+                [key: string]: unknown;
+            });
             /**
              * @description Payment method tokens per connector, for a payment that may fail over between PSPs (a Stripe `pm_…` means nothing at Adyen): keys are connector types (`stripe`, `adyen`) or connector account ids. For a connector, its id's entry is used, else its type's, else `paymentMethod`; routing skips a connector that has none (attempt `skipped`, `no_payment_method`). Never card numbers.
              * @example {
@@ -1779,6 +1781,27 @@ export interface components {
              * @example https://shop.example.com/checkout/complete?order=A-1042
              */
             returnUrl?: string;
+            /**
+             * @description Customer-present Adyen payments: the shopper's `browserInfo` as Adyen's Web Components give it (for 3-D Secure 2), passed on unchanged.
+             * @example {
+             *       "userAgent": "Mozilla/5.0",
+             *       "acceptHeader": "text/html",
+             *       "language": "en-US",
+             *       "colorDepth": 24,
+             *       "screenHeight": 1080,
+             *       "screenWidth": 1920,
+             *       "timeZoneOffset": 0,
+             *       "javaEnabled": false
+             *     }
+             */
+            browserInfo?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Customer-present Adyen payments: the origin of the page the shopper pays on (scheme, host, port), passed on as Adyen's `origin`.
+             * @example https://shop.example
+             */
+            origin?: string;
         };
         /**
          * Capture request

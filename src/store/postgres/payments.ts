@@ -23,7 +23,7 @@ function finalizeMember (p: Params, final: Payment, from: string): string {
       connector_id = ${p.add(final.connector.id)}, connector_type = ${p.add(final.connector.type)},
       connector_reference = ${p.add(final.connectorReference)}, attempts = ${p.add(JSON.stringify(final.attempts))},
       payment_method_details = ${p.add(paymentMethodDetailsColumns(final).details)}, card_last4 = ${p.add(paymentMethodDetailsColumns(final).last4)},
-      next_action = ${p.add(nextActionColumn(final))}
+      next_action = ${p.add(nextActionColumn(final))}, checkout_data = NULL
     WHERE id = ${p.add(final.id)} AND status = ${p.add(from)} RETURNING id)`
 }
 

@@ -17,7 +17,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
       amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason,
       connector_id = @connectorId, connector_type = @connectorType, connector_reference = @connectorReference, attempts = @attempts,
-      payment_method_details = @paymentMethodDetails, card_last4 = @cardLast4, next_action = @nextAction
+      payment_method_details = @paymentMethodDetails, card_last4 = @cardLast4, next_action = @nextAction, checkout_data = NULL
     WHERE id = @id AND status = @from`)
   const leaseCandidates = db.prepare<{ createdBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p

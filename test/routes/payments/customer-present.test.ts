@@ -36,6 +36,8 @@ async function bankChooses (t: Test, app: App, bankUrl: URL, outcome: 'succeed' 
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /^text\/html/)
   t.match(page.body, /value="succeed"/)
+  // The form's navigation ends on the merchant's page (through the return address): its origin may be a form target.
+  t.match(page.headers['content-security-policy'], /form-action 'self' https:\/\/shop\.example\.com[;\s]/)
   const form = new URLSearchParams({ key: bankUrl.searchParams.get('key') ?? '', returnUrl: bankUrl.searchParams.get('returnUrl') ?? '', outcome })
   const account = bankUrl.searchParams.get('account')
   if (account !== null) form.set('account', account)
@@ -212,7 +214,7 @@ function cases (t: Test, backend: Backend): void {
     t.same(await eventTypes(app, abandoned.id), ['payment.requires_action', 'payment.canceled'])
   })
 
-  t.test('connectors: an Adyen-only merchant is 409 customer-present-unsupported; routing skips Adyen to a simulated account, whose bank decides on its own ledger', async (t) => {
+  t.test('connectors: a stored Adyen card is charged customer-present (Ecommerce, CardOnFile); a payment without a token skips Adyen to a simulated account, whose bank decides on its own ledger', async (t) => {
     const adyen = await FakeAdyen.start()
     t.teardown(async () => { await adyen.close() })
     const app = await buildTestApp(t, { ...await backend(t), ...env, ADYEN_CHECKOUT_URL: adyen.url })
@@ -224,19 +226,25 @@ function cases (t: Test, backend: Backend): void {
     }
     await addConnector({ type: 'adyen', credentials: { apiKey: FAKE_ADYEN_API_KEY, merchantAccount: FAKE_ADYEN_MERCHANT, hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' }, priority: 0 })
     const pay = async (body: Record<string, unknown>) => await app.inject({ method: 'POST', url: '/api/payments', headers: merchant.auth, payload: body })
-    const paymentsAtAdyen = () => adyen.requests.filter((request) => request.path.endsWith('/payments')).length
-    const before = paymentsAtAdyen()
-    const refused = await pay({ amount: ACTION, currency: 'EUR', paymentMethod: '8415718415172204', returnUrl: RETURN })
-    t.equal(refused.statusCode, 409)
-    t.equal(refused.json().type, 'urn:problem-type:customer-present-unsupported')
-    t.same((await pay({ amount: ACTION, currency: 'EUR', paymentMethod: '8415718415172204', returnUrl: RETURN })).json().type, 'urn:problem-type:customer-present-unsupported')
-    t.equal(paymentsAtAdyen(), before, 'Adyen never asked')
+    const paymentsAtAdyen = () => adyen.requests.filter((request) => request.path.endsWith('/payments'))
+    const stored = await pay({ amount: ACTION, currency: 'EUR', paymentMethod: 'stored_3ds', shopperReference: 'shopper-8812', returnUrl: RETURN })
+    t.equal(stored.statusCode, 201, stored.body)
+    t.match(stored.json(), { status: 'requires_action', connector: { type: 'adyen' }, nextAction: { type: 'redirect', method: 'GET' } })
+    t.match(paymentsAtAdyen().at(-1)?.body, {
+      shopperInteraction: 'Ecommerce',
+      channel: 'Web',
+      recurringProcessingModel: 'CardOnFile',
+      shopperReference: 'shopper-8812',
+      paymentMethod: { type: 'scheme', storedPaymentMethodId: 'stored_3ds' },
+      returnUrl: /\/checkout\/return\//
+    })
+    const before = paymentsAtAdyen().length
     const simulatedId = await addConnector({ type: 'simulated', priority: 1 })
-    const res = await pay({ amount: ACTION, currency: 'EUR', paymentMethod: '8415718415172204', returnUrl: RETURN })
+    const res = await pay({ amount: ACTION, currency: 'EUR', returnUrl: RETURN })
     t.equal(res.statusCode, 201)
     const payment = res.json()
-    t.match(payment, { status: 'requires_action', connector: { id: simulatedId, type: 'simulated' }, attempts: [{ outcome: 'requires_action', connectorId: simulatedId }] })
-    t.equal(paymentsAtAdyen(), before, 'never sent off-session to Adyen')
+    t.match(payment, { status: 'requires_action', connector: { id: simulatedId, type: 'simulated' }, attempts: [{ outcome: 'skipped', code: 'no_payment_method' }, { outcome: 'requires_action', connectorId: simulatedId }] })
+    t.equal(paymentsAtAdyen().length, before, 'Adyen, without a token, is not asked')
     const bankUrl = new URL(payment.nextAction.url)
     t.equal(bankUrl.searchParams.get('account'), simulatedId)
     await bankChooses(t, app, bankUrl, 'succeed')
