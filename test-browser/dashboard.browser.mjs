@@ -6,7 +6,8 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, launchChromium, startService } from './harness.mjs'
+import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, launchChromium, startService, startServiceWithPublicUrl } from './harness.mjs'
+import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated.js'
 import { AxeBuilder } from '@axe-core/playwright'
 
 /** Committed, shown in README "Dashboard". */
@@ -24,6 +25,10 @@ let paymentOfB
 /** Merchant C sells mostly in USD: 8 of its 9 settled payments, two authorizations to capture, one EUR payment. */
 let merchantC
 const ofC = {}
+/** Merchant D takes payments at its shoppers' checkout: two wait for their shopper (requires_action), one succeeded. */
+let merchantD
+const ofD = {}
+const SHOP_RETURN = 'https://shop.example.com/checkout/complete'
 
 /** A webhook receiver on loopback: answers 500 to the first delivery, 200 afterwards. */
 async function startReceiver () {
@@ -65,7 +70,8 @@ async function createPayment (owner, body) {
 }
 
 before(async () => {
-  server = await startService({
+  // PUBLIC_BASE_URL (the service's own URL): customer-present payments need it.
+  server = await startServiceWithPublicUrl({
     // The test's webhook receiver is plain http on loopback; a failed delivery waits an hour, so only Retry resends it.
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     WEBHOOK_RETRY_DELAYS: '1h',
@@ -93,6 +99,13 @@ before(async () => {
   ofC.declined = declinedC.body.paymentId
   ofC.auth10 = await createPayment(merchantC, { amount: 10, currency: 'USD', captureMethod: 'manual' })
   ofC.auth50 = await createPayment(merchantC, { amount: 50, currency: 'USD', captureMethod: 'manual' })
+
+  merchantD = await merchant('Checkout Shop')
+  ofD.paid = await createPayment(merchantD, { amount: 15, currency: 'EUR' })
+  // The simulated gateway's authentication amount with a returnUrl: 201 requires_action, nextAction to its bank's page.
+  ofD.waiting = await createPayment(merchantD, { amount: SIMULATED_ACTION_AMOUNT, currency: 'EUR', returnUrl: `${SHOP_RETURN}?order=D-1`, metadata: { order_id: 'D-1' } })
+  ofD.abandoned = await createPayment(merchantD, { amount: SIMULATED_ACTION_AMOUNT, currency: 'EUR', returnUrl: `${SHOP_RETURN}?order=D-2`, metadata: { order_id: 'D-2' } })
+  for (const payment of [ofD.waiting, ofD.abandoned]) assert.equal(payment.status, 'requires_action')
 })
 
 after(async () => {
@@ -598,6 +611,7 @@ test('refunds: every refund of the merchant\'s payments, filtered from the URL, 
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.waitForURL(/status=pending/)
     await page.getByText('No refunds match.').waitFor()
+    assert.equal(await page.getByLabel('Status').inputValue(), 'pending', 'the filter shows what the URL selects')
     await page.goBack()
     await row.getByRole('link', { name: ofC.usd35.id }).click()
     await page.getByRole('heading', { level: 1, name: ofC.usd35.id }).waitFor()
@@ -623,6 +637,7 @@ test('events: filtered by type and by payment from the URL, each with its JSON',
     await page.getByLabel('Type').selectOption('payment.succeeded')
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.waitForURL(/type=payment\.succeeded/)
+    assert.equal(await page.getByLabel('Type').inputValue(), 'payment.succeeded', 'the filter shows what the URL selects')
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=events] li').length === 1, undefined, { timeout: 5000 }).catch(() => {})
     assert.equal(await items.count(), 1)
     await items.first().locator('summary').click()
@@ -635,5 +650,74 @@ test('events: filtered by type and by payment from the URL, each with its JSON',
     await page.getByLabel('Payment id').fill('not-an-id')
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.getByRole('alert').filter({ hasText: 'is not a payment id' }).waitFor()
+  })
+})
+
+// Issue 37: customer-present payments wait for their shopper (requires_action) until the bank's authentication.
+
+test('a payment waiting for the shopper (requires_action): its status filter, its page says so, no capture or refund, canceled from there', async () => {
+  await onPage([], async (page) => {
+    await signIn(page, merchantD.secret)
+    await openPage(page, '/payments', 'Payments')
+    const waitingRow = page.getByRole('row').filter({ hasText: ofD.waiting.id })
+    await waitingRow.waitFor()
+    assert.match(await waitingRow.innerText(), /€6,001\.00\s+waiting for the shopper/)
+    assert.equal(await waitingRow.locator('.badge').getAttribute('class'), 'badge status-requires_action')
+
+    // The status filter offers it and asks the API for status=requires_action: the succeeded payment is gone.
+    await page.getByLabel('Status').selectOption({ label: 'waiting for the shopper' })
+    await page.getByRole('button', { name: 'Apply' }).click()
+    await page.waitForURL(/status=requires_action/)
+    await page.waitForFunction((id) => ![...document.querySelectorAll('table.list tbody tr')].some((row) => row.textContent.includes(id)), ofD.paid.id)
+    const rows = await page.locator('table.list tbody tr').allInnerTexts()
+    assert.deepEqual(rows.map((row) => [ofD.abandoned.id, ofD.waiting.id].find((id) => row.includes(id))), [ofD.abandoned.id, ofD.waiting.id], 'both, newest first, nothing else')
+    assert.ok(rows.every((row) => row.includes('waiting for the shopper')))
+    assert.equal(await page.getByLabel('Status').inputValue(), 'requires_action', 'the filter stays chosen (from the URL)')
+    await assertAccessible(page, 'payments, waiting for the shopper')
+
+    // Its page: the state in words and by its API name, what the shopper has to do and where, only Cancel.
+    await waitingRow.getByRole('link', { name: ofD.waiting.id }).click()
+    await page.getByRole('heading', { level: 1, name: ofD.waiting.id }).waitFor()
+    assert.equal(await page.getByTestId('payment-status').innerText(), 'waiting for the shopper')
+    await page.getByRole('definition').filter({ hasText: 'requires_action' }).waitFor()
+    await page.getByRole('heading', { level: 2, name: 'Waiting for the shopper' }).waitFor()
+    assert.match(await page.getByTestId('awaiting-shopper').innerText(), /has to authenticate this payment with their bank/)
+    assert.equal(await page.getByTestId('next-action').innerText(), `GET ${ofD.waiting.nextAction.url}`, 'the API\'s nextAction')
+    assert.match(ofD.waiting.nextAction.url, new RegExp(`^${base}/checkout/simulated-bank\\?`), 'the simulated bank on PUBLIC_BASE_URL')
+    assert.equal(await page.getByTestId('return-url').innerText(), `${SHOP_RETURN}?order=D-1`)
+    await page.getByRole('button', { name: 'Cancel payment' }).waitFor()
+    assert.equal(await page.getByRole('button', { name: /^(Capture|Refund)$/ }).count(), 0, 'no capture, no refund')
+    assert.equal(await page.getByLabel(/Capture amount|Refund amount/).count(), 0)
+    await page.getByTestId('timeline').getByText('payment.requires_action').waitFor()
+    await assertAccessible(page, 'payment waiting for the shopper')
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-requires-action.png'), fullPage: true })
+
+    // The other one is canceled from its page: the API's cancel, canceled at the (simulated) PSP, reason "requested".
+    await page.evaluate((id) => { window.location.hash = `#/payments/${id}` }, ofD.abandoned.id)
+    await page.getByRole('heading', { level: 1, name: ofD.abandoned.id }).waitFor()
+    await page.getByTestId('payment-status').getByText('waiting for the shopper').waitFor()
+    await page.getByRole('button', { name: 'Cancel payment' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Cancel payment?' })
+    await dialog.waitFor()
+    assert.match(await dialog.innerText(), /while it waits for the shopper/)
+    await dialog.getByRole('button', { name: 'Cancel payment' }).click()
+    await page.getByRole('status').filter({ hasText: /^The payment is now canceled\.$/ }).waitFor()
+    await page.getByTestId('payment-status').getByText('canceled').waitFor()
+    assert.equal(await page.getByTestId('awaiting-shopper').count(), 0, 'nothing left for the shopper')
+    await page.getByRole('definition').filter({ hasText: /^requested$/ }).waitFor()
+    const canceled = await call('GET', `/api/payments/${ofD.abandoned.id}`, merchantD.auth)
+    assert.equal(canceled.body.status, 'canceled')
+    assert.equal(canceled.body.cancellationReason, 'requested')
+    assert.equal(canceled.body.nextAction, undefined)
+    assert.equal((await call('GET', `/api/payments/${ofD.waiting.id}`, merchantD.auth)).body.status, 'requires_action', 'the other still waits')
+
+    // The events page filters on the new type.
+    await openPage(page, '/events', 'Events')
+    await page.getByLabel('Type').selectOption('payment.requires_action')
+    await page.getByRole('button', { name: 'Apply' }).click()
+    await page.waitForURL(/type=payment\.requires_action/)
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=events] li').length === 2, undefined, { timeout: 5000 }).catch(() => {})
+    assert.deepEqual(await page.getByTestId('events').locator('summary code').allInnerTexts(), [ofD.abandoned.id, ofD.waiting.id])
   })
 })

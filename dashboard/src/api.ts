@@ -133,6 +133,8 @@ export interface Payment {
   amountCaptured: number
   amountCapturable: number
   amountCapturePending?: number
+  /** Present once the payment had a dispute: the money the PSP took back and has not reinstated. */
+  amountDisputed?: number
   captureMethod?: string
   declineCode?: string
   failureCode?: string
@@ -143,6 +145,10 @@ export interface Payment {
   metadata?: Record<string, string>
   customer?: { email: string, name?: string, reference?: string }
   paymentMethodDetails?: { type: string, card?: { brand: string, last4: string, expMonth?: number, expYear?: number, country?: string } }
+  /** A customer-present payment's: where the shopper lands after authenticating (the merchant's page). */
+  returnUrl?: string
+  /** While `requires_action`: where the merchant's checkout sends the shopper to authenticate (3-D Secure, a bank's page). */
+  nextAction?: { type: 'redirect', url: string, method: 'GET' | 'POST', data?: Record<string, string> }
   createdAt: string
   updatedAt: string
 }
@@ -156,6 +162,25 @@ export interface Refund {
   reason?: string
   failureCode?: string
   createdAt: string
+}
+
+export type DisputeStatus = 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted'
+
+/** A dispute a PSP reported on one of the merchant's payments (GET /api/disputes). */
+export interface Dispute {
+  id: string
+  paymentId: string
+  amount: number
+  currency: string
+  /** The PSP's reason as given (Stripe's `reason`, Adyen's chargeback reason code); absent when it gave none. */
+  reason?: string
+  status: DisputeStatus
+  fundsWithdrawn: boolean
+  evidenceDueBy?: string
+  connector: { id: string, type: string }
+  connectorReference: string
+  createdAt: string
+  updatedAt: string
 }
 
 export interface ApiEvent {

@@ -16,8 +16,11 @@ export function utcDay (daysAgo = 0): string {
   return new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10)
 }
 
+/** Statuses whose API name does not say it to a person: requires_action waits for the shopper, not for the merchant. */
+const STATUS_LABELS: Record<string, string> = { requires_action: 'waiting for the shopper' }
+
 export function statusLabel (status: string): string {
-  return status.replace(/_/g, ' ')
+  return STATUS_LABELS[status] ?? status.replace(/_/g, ' ')
 }
 
 export function newKey (): string {

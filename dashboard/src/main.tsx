@@ -10,6 +10,7 @@ import { Overview } from './pages/overview'
 import { Payments } from './pages/payments'
 import { PaymentPage } from './pages/payment'
 import { Refunds } from './pages/refunds'
+import { Disputes } from './pages/disputes'
 import { Events } from './pages/events'
 import { Webhooks } from './pages/webhooks'
 import { Developers } from './pages/developers'
@@ -51,13 +52,14 @@ interface NavItem { path: string, label: string }
 
 function navFor (session: Session): NavItem[] {
   if (session.principal.kind === 'admin') {
-    // Payments, refunds and events answer the admin key 403: the operator's navigation does not offer them.
+    // Payments, refunds, disputes and events answer the admin key 403: the operator's navigation does not offer them.
     return [{ path: '/operator', label: 'Merchants' }]
   }
   return [
     { path: '/overview', label: 'Overview' },
     { path: '/payments', label: 'Payments' },
     { path: '/refunds', label: 'Refunds' },
+    { path: '/disputes', label: 'Disputes' },
     { path: '/events', label: 'Events' },
     { path: '/webhooks', label: 'Webhooks' },
     { path: '/developers', label: 'Developers' }
@@ -102,7 +104,7 @@ function Page ({ session, route }: { session: Session, route: Route }) {
   const [first, second, third] = route.path
   const principal = session.principal
   if (principal.kind === 'admin') {
-    if (first === 'payments' || first === 'refunds' || first === 'events') return <MerchantsOnly />
+    if (first === 'payments' || first === 'refunds' || first === 'disputes' || first === 'events') return <MerchantsOnly />
     if (first === 'merchants' && second !== undefined && third === 'webhooks') return <Webhooks merchantId={second} operator />
     if (first === 'merchants' && second !== undefined && third === 'developers') return <Developers merchantId={second} />
     if (first === undefined || first === 'operator') return <Operator route={route} />
@@ -111,6 +113,7 @@ function Page ({ session, route }: { session: Session, route: Route }) {
   if (first === 'payments' && second !== undefined) return <PaymentPage key={second} id={second} />
   if (first === 'payments') return <Payments route={route} />
   if (first === 'refunds') return <Refunds route={route} />
+  if (first === 'disputes') return <Disputes route={route} />
   if (first === 'events') return <Events route={route} />
   if (first === undefined || first === 'overview') return <Overview route={route} />
   if (first === 'webhooks') return <Webhooks merchantId={principal.merchantId} />
@@ -124,7 +127,7 @@ function MerchantsOnly () {
     <>
       <h1 tabIndex={-1}>Payments</h1>
       <Notice kind='info'>
-        Payments, refunds and events belong to a merchant: the API lets only the merchant's own key read them, and the admin key
+        Payments, refunds, disputes and events belong to a merchant: the API lets only the merchant's own key read them, and the admin key
         cannot. Sign in with a merchant key to see them; the <a href={href('/operator')}>Merchants</a> page manages merchants.
       </Notice>
     </>

@@ -4,7 +4,7 @@ import { dateTime } from '../format'
 import { href, navigate, type Route } from '../router'
 
 /** The API's event types (GET /api/events `type`). */
-const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.failed', 'payment.canceled',
+const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.requires_action', 'payment.failed', 'payment.canceled',
   'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const PAGE_SIZE = 20
@@ -35,9 +35,9 @@ export function Events ({ route }: { route: Route }) {
       <h1 tabIndex={-1}>Events</h1>
       <form key={q.toString()} class='filters' onSubmit={apply} aria-label='Filter events'>
         <Field label='Type'>
-          <select name='type' defaultValue={type}>
-            <option value=''>any</option>
-            {EVENT_TYPES.map((name) => <option key={name} value={name}>{name}</option>)}
+          <select name='type'>
+            <option value='' selected={type === ''}>any</option>
+            {EVENT_TYPES.map((name) => <option key={name} value={name} selected={name === type}>{name}</option>)}
           </select>
         </Field>
         <Field label='Payment id' hint='Its events and its refunds’.'><input type='text' name='payment' defaultValue={payment} size={38} /></Field>

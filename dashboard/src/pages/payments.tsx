@@ -4,7 +4,7 @@ import { Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
 
-const STATUSES = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded']
+const STATUSES = ['pending', 'requires_action', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const AMOUNT = /^[^\d\s-]{0,3}\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s?(?:[A-Za-z]{3})?$/
 const PAGE_SIZE = 20
@@ -144,9 +144,10 @@ export function Payments ({ route }: { route: Route }) {
           <input type='search' name='search' defaultValue={filters.q} placeholder='jane@example.com, 35.00, 4242, order_id=1234' />
         </Field>
         <Field label='Status'>
-          <select name='status' defaultValue={filters.status}>
-            <option value=''>any</option>
-            {STATUSES.map((status) => <option key={status} value={status}>{statusLabel(status)}</option>)}
+          {/* The chosen option from the URL: Preact sets no defaultValue on a select, an option's `selected` it does. */}
+          <select name='status'>
+            <option value='' selected={filters.status === ''}>any</option>
+            {STATUSES.map((status) => <option key={status} value={status} selected={status === filters.status}>{statusLabel(status)}</option>)}
           </select>
         </Field>
         <Field label='Created from (UTC day)'><input type='date' name='from' defaultValue={filters.from} /></Field>

@@ -45,9 +45,9 @@ export function Refunds ({ route }: { route: Route }) {
       <h1 tabIndex={-1}>Refunds</h1>
       <form key={q.toString()} class='filters' onSubmit={apply} aria-label='Filter refunds'>
         <Field label='Status'>
-          <select name='status' defaultValue={filters.status}>
-            <option value=''>any</option>
-            {STATUSES.map((status) => <option key={status} value={status}>{statusLabel(status)}</option>)}
+          <select name='status'>
+            <option value='' selected={filters.status === ''}>any</option>
+            {STATUSES.map((status) => <option key={status} value={status} selected={status === filters.status}>{statusLabel(status)}</option>)}
           </select>
         </Field>
         <Field label='Created from (UTC day)'><input type='date' name='from' defaultValue={filters.from} /></Field>
