@@ -80,6 +80,7 @@ export default fp(async (app) => {
     db: app.db,
     accounts,
     payments: app.payments,
+    captures: app.captures,
     refunds: app.refunds,
     disputes: app.disputes,
     clock: app.clock,

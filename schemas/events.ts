@@ -27,6 +27,7 @@ export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
   description: 'payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), ' +
     'payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.requires_action (a customer-present payment waits for its ' +
     'shopper\'s authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), ' +
+    'payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), ' +
     'refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.',
   examples: ['payment.succeeded']
 })
@@ -65,6 +66,9 @@ export function eventFactory (deps: { clock: () => number, newId?: () => string 
       if (type === undefined || payment.merchantId === null) return undefined
       return make({ type, merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id, data: data(toPublicPayment(payment)) })
     },
+    captureFailed: (payment) => payment.merchantId === null
+      ? undefined
+      : make({ type: 'payment.capture_failed', merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id, data: data(toPublicPayment(payment)) }),
     refund: ({ refund, payment }) => {
       if (payment.merchantId === null || refund.status === 'pending') return undefined
       return make({ type: refund.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', merchantId: payment.merchantId, resourceType: 'refund', resourceId: refund.id, data: data(toPublicRefund(refund)) })

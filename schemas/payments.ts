@@ -172,7 +172,13 @@ export const Payment = Type.Object({
   amountDisputed: Type.Optional(Type.Number({ description: 'Present once the payment has a dispute (GET /api/disputes?paymentId=…): the money the PSP took back for its disputes and has not reinstated, in major units. `amountRefunded + amountDisputed` never exceeds `amountCaptured`; while a dispute is not `won` a refund is 409 `payment-disputed`.', examples: [10.1] })),
   amountCapturePending: Type.Optional(Type.Number({ description: 'Present while a capture of this amount awaits the connector\'s outcome (major units): an outage (503, resumed under the same key) or a connector that answers later (Adyen, 202).', examples: [7.5] })),
   captureBefore: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'Manual capture: when the authorization expires (creation + AUTHORIZATION_TTL_SECONDS); the recovery worker then voids it.', examples: ['2026-01-22T09:30:00.000Z'] })),
-  cancellationReason: Type.Optional(Type.Unsafe<typeof CANCELLATION_REASONS[number]>({ type: 'string', enum: [...CANCELLATION_REASONS], description: 'Present when `status` is `canceled`: `requested` (a cancel) or `authorization_expired` (not captured before `captureBefore`).', examples: ['requested'] })),
+  cancellationReason: Type.Optional(Type.Unsafe<typeof CANCELLATION_REASONS[number]>({
+    type: 'string',
+    enum: [...CANCELLATION_REASONS],
+    description: 'Present when `status` is `canceled`: `requested` (a cancel), `authorization_expired` (not captured before `captureBefore`), ' +
+    '`abandoned` (the shopper never finished authenticating) or `connector` (canceled at the PSP: Stripe\'s Dashboard, Adyen\'s Customer Area).',
+    examples: ['requested']
+  })),
   declineCode: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9_]+$', description: 'Present when `status` is `declined`.', examples: ['card_declined'] })),
   failureCode: Type.Optional(Type.String({
     maxLength: 64,

@@ -80,6 +80,17 @@ export function applyCapture (payment: Payment, amountMinor: number, at: string)
   return transition({ ...payment, amountCapturedMinor: amountMinor, capturePendingMinor: null }, 'succeeded', at)
 }
 
+/**
+ * A capture the PSP had confirmed failed later (Adyen's CAPTURE_FAILED after CAPTURE): the money was not taken after all.
+ * The payment requires capture again (while its authorization lasts); undefined when money already went out of it
+ * (refunds, disputes): that is for a person to resolve with the PSP.
+ */
+export function revertCapture (payment: Payment, at: string): Payment | undefined {
+  if (payment.status !== 'succeeded' || payment.captureMethod !== 'manual' || payment.capturePendingMinor !== null) return undefined
+  if (payment.amountRefundedMinor > 0 || payment.refundPendingMinor > 0 || (payment.amountDisputedMinor ?? 0) > 0) return undefined
+  return transition({ ...payment, amountCapturedMinor: 0 }, 'requires_capture', at)
+}
+
 /** The gateway refused the capture: the reservation is released, the payment still requires capture. */
 export function releaseCapture (payment: Payment, at: string): Payment {
   return { ...payment, capturePendingMinor: null, updatedAt: at }
@@ -88,6 +99,11 @@ export function releaseCapture (payment: Payment, at: string): Payment {
 /** The downstream key of a payment's n-th capture: the same on every retry of that capture, new for the next after a refusal. */
 export function captureDownstreamKey (paymentId: string, attempt: number): string {
   return `payment-${paymentId}-capture-${attempt}`
+}
+
+/** Whether `reference` is one of this payment's capture keys (the reference Adyen's notifications name our captures by). */
+export function isCaptureKeyOf (paymentId: string, reference: string): boolean {
+  return reference.startsWith(`payment-${paymentId}-capture-`) && /^\d+$/.test(reference.slice(`payment-${paymentId}-capture-`.length))
 }
 
 /** What an Idempotency-Key of a capture request records as its resource: the payment's n-th capture. */

@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'payment.requires_action',
   'payment.failed',
   'payment.canceled',
+  'payment.capture_failed',
   'refund.succeeded',
   'refund.failed',
   'dispute.created',

@@ -46,6 +46,8 @@ export type EventOf<T> = (stored: T) => NewEvent | undefined
 export interface EventFactory {
   /** payment.succeeded / declined / failed / canceled / pending, from the payment's status; none for payments without a merchant. */
   payment: EventOf<Payment>
+  /** payment.capture_failed: a capture the PSP had confirmed failed later (Adyen's CAPTURE_FAILED); the payment requires capture again. */
+  captureFailed: EventOf<Payment>
   /** refund.succeeded / refund.failed. */
   refund: EventOf<{ refund: Refund, payment: Payment }>
   /** dispute.created / dispute.updated / dispute.closed (issue 40); `previous` undefined: the change created it. */

@@ -15,9 +15,10 @@ export type CaptureMethod = typeof CAPTURE_METHODS[number]
 
 /**
  * Why a payment ended `canceled`: the merchant asked, its authorization passed `captureBefore`, or the shopper
- * never finished the authentication the connector asked for (`requires_action` past ACTION_TTL_SECONDS).
+ * never finished the authentication the connector asked for (`requires_action` past ACTION_TTL_SECONDS), or someone
+ * canceled it at the PSP (Stripe's Dashboard, Adyen's Customer Area: `connector`, issue 40).
  */
-export const CANCELLATION_REASONS = ['requested', 'authorization_expired', 'abandoned'] as const
+export const CANCELLATION_REASONS = ['requested', 'authorization_expired', 'abandoned', 'connector'] as const
 export type CancellationReason = typeof CANCELLATION_REASONS[number]
 
 /** How long an authorization may wait for its capture by default: 7 days, as card networks and Stripe. */
@@ -342,7 +343,7 @@ export function looksLikeCardNumber (value: string): boolean {
  *   pending → succeeded | declined | failed | canceled | requires_capture | requires_action
  *   requires_action → succeeded | requires_capture | declined | canceled (the shopper authenticated, failed, or never came back)
  *   requires_capture → succeeded (captured) | canceled (voided or expired)
- *   succeeded → partially_refunded | refunded
+ *   succeeded → partially_refunded | refunded | requires_capture (a manual capture the PSP confirmed failed later; nothing refunded)
  *   partially_refunded → partially_refunded | refunded
  * declined, failed, canceled and refunded are terminal.
  */
@@ -350,7 +351,7 @@ const allowedMoves: Record<PaymentStatus, readonly PaymentStatus[]> = {
   pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture', 'requires_action'],
   requires_action: ['succeeded', 'requires_capture', 'declined', 'canceled'],
   requires_capture: ['succeeded', 'canceled'],
-  succeeded: ['partially_refunded', 'refunded'],
+  succeeded: ['partially_refunded', 'refunded', 'requires_capture'],
   partially_refunded: ['partially_refunded', 'refunded'],
   declined: [],
   failed: [],

@@ -35,7 +35,8 @@ export const STRIPE_DISPUTE_STATUSES: Readonly<Record<string, { status: DisputeS
 /** What a verified event says about our records, in connector-neutral words. */
 export type StripeEventEffect =
   /** A PaymentIntent reached an outcome: the same outcome the connector would answer when it resumed the charge. */
-  | { kind: 'charge', reference: string, paymentId: string | undefined, amountMinor: number, currency: string, result: ChargeResult }
+  /** `amountReceivedMinor`: what Stripe took of it (a capture, made here or in Stripe's Dashboard, may take less than `amountMinor`). */
+  | { kind: 'charge', reference: string, paymentId: string | undefined, amountMinor: number, amountReceivedMinor: number, currency: string, result: ChargeResult }
   /** A refund reached an outcome; `refundId`/`paymentId` from its metadata (refunds made before they were sent have none). */
   | {
     kind: 'refund'
@@ -99,15 +100,17 @@ function chargeEffect (intent: Stripe.PaymentIntent): StripeEventEffect {
   if (stringOr(intent.id) === undefined || typeof intent.amount !== 'number' || typeof intent.currency !== 'string') return { kind: 'none' }
   let result: ChargeResult
   let amountMinor: number
+  let amountReceivedMinor: number
   try {
     result = stripeConnector().chargeResultOf(intent)
     amountMinor = fromStripeAmount(intent.amount, intent.currency)
+    amountReceivedMinor = typeof intent.amount_received === 'number' ? fromStripeAmount(intent.amount_received, intent.currency) : 0
   } catch {
     // Still processing (or any state that is not an outcome), or a currency we do not know: nothing to settle.
     return { kind: 'none' }
   }
   const metadata = isRecord(intent.metadata) ? intent.metadata : {}
-  return { kind: 'charge', reference: intent.id, paymentId: stringOr(metadata.payment_id), amountMinor, currency: intent.currency.toUpperCase(), result }
+  return { kind: 'charge', reference: intent.id, paymentId: stringOr(metadata.payment_id), amountMinor, amountReceivedMinor, currency: intent.currency.toUpperCase(), result }
 }
 
 function refundEffect (refund: Stripe.Refund): StripeEventEffect {

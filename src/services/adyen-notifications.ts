@@ -122,17 +122,15 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.reference)
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
-    if (payment.capturePendingMinor === null) {
-      // Settled by an earlier notification (or never asked for by us): nothing to do; a contrary one is for a person.
-      if (effect.success && payment.status === 'requires_capture') deps.log.error({ ...context, paymentId: payment.id }, 'Adyen reports a capture this service did not reserve; left unchanged, needs follow-up')
-      return
-    }
     if (effect.success && effect.currency !== payment.currency) {
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen CAPTURE currency differs from the payment; not settled, needs follow-up')
     }
-    const outcome = effect.success ? { captured: true as const, amountMinor: effect.amountMinor } : { captured: false as const, failureCode: reasonCodeOf(effect.reason, 'capture_failed') }
+    const outcome = effect.success
+      ? { captured: true as const, amountMinor: effect.amountMinor, reference: effect.reference }
+      : { captured: false as const, failureCode: reasonCodeOf(effect.reason, 'capture_failed'), reference: effect.reference }
+    // Ours in flight settles; with none in flight, a capture made in the Customer Area, or a confirmed one that failed later (issue 40).
     const stored = await deps.captures.applyConnectorCapture(payment.id, { id: account.id, type: account.type }, outcome)
-    if (!effect.success) deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a capture; the payment still requires capture')
+    if (!effect.success && payment.capturePendingMinor !== null) deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a capture; the payment still requires capture')
     deps.log.info({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a capture')
   }
 
@@ -165,7 +163,8 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     if (!effect.success) {
       return deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a cancel; the payment is left as it is')
     }
-    const stored = await deps.captures.applyConnectorVoid(payment.id, { id: account.id, type: account.type })
+    // Ours carry our payment's id as their reference; a cancel made in the Customer Area does not (issue 40: reason `connector`).
+    const stored = await deps.captures.applyConnectorVoid(payment.id, { id: account.id, type: account.type }, { madeAtConnector: effect.reference.toLowerCase() !== payment.id })
     if (stored?.status !== 'canceled') {
       // CANCEL_OR_REFUND of a captured payment refunded it: we never ask for that, so it is for a person.
       deps.log.error({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen reports a cancel of a payment that cannot be canceled here; left unchanged, needs follow-up')

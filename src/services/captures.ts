@@ -4,7 +4,7 @@ import { isGuid } from '../domain/ids'
 import { formatMinorUnits } from '../domain/money'
 import { PaymentNotCancelableError, transition, DEFAULT_ACTION_TTL_SECONDS, type CancellationReason, type Payment } from '../domain/payments'
 import {
-  applyCapture, CaptureFailedError, captureDownstreamKey, captureResourceId, PaymentNotCapturableError, releaseCapture, reserveCapture
+  applyCapture, CaptureFailedError, captureDownstreamKey, captureResourceId, PaymentNotCapturableError, isCaptureKeyOf, releaseCapture, reserveCapture, revertCapture
 } from '../domain/captures'
 import { GatewayError, type CaptureResult, type PaymentGateway } from '../gateway/types'
 import type { Database, StoredResponse } from '../store/types'
@@ -84,11 +84,14 @@ export interface CaptureService {
    * (requires_capture, no capture reserved) or a pending payment of `connector` becomes `canceled`
    * (payment.canceled). Any other payment is returned unchanged; undefined: no such payment.
    */
-  applyConnectorVoid: (paymentId: string, connector: ConnectorRef) => Promise<Payment | undefined>
+  applyConnectorVoid: (paymentId: string, connector: ConnectorRef, options?: { madeAtConnector?: boolean }) => Promise<Payment | undefined>
 }
 
 /** A capture's outcome as its connector reported it by itself. */
-export type ConnectorCaptureOutcome = { captured: true, amountMinor: number } | { captured: false, failureCode: string }
+export type ConnectorCaptureOutcome = ({ captured: true, amountMinor: number } | { captured: false, failureCode: string }) & {
+  /** The reference the capture was made under when the report gives one (Adyen's merchantReference: ours are our capture keys). */
+  reference?: string
+}
 
 function onConnector (payment: Payment, connector: ConnectorRef): boolean {
   return payment.connector.id === connector.id && payment.connector.type === connector.type
@@ -113,6 +116,51 @@ export function captureService (deps: CaptureDeps): CaptureService {
   }
 
   const render = (outcome: CaptureOutcome, key: Keyed): StoredResponse | undefined => key?.respond(outcome)
+
+  /**
+   * A capture outcome the connector reports with no capture of ours in flight (issue 40): a capture made at the PSP
+   * (its dashboard, Customer Area) of an authorization → succeeded, as if captured here; a capture the PSP had
+   * confirmed that failed later (Adyen's CAPTURE_FAILED after CAPTURE) → requires capture again, payment.capture_failed.
+   * The same report again, or one that contradicts a payment money already left, changes nothing (the latter logged).
+   */
+  async function applyMadeAtConnector (payment: Payment, outcome: ConnectorCaptureOutcome): Promise<Payment> {
+    const at = nowIso()
+    const ours = outcome.reference !== undefined && isCaptureKeyOf(payment.id, outcome.reference)
+    if (outcome.captured && payment.status === 'requires_capture' && ours) {
+      // A late report of one of our own captures whose failure was recorded first (duplicated, reordered): the failure stands.
+      deps.log.warn({ paymentId: payment.id, reference: outcome.reference }, 'a connector reports a capture of ours after its failure was recorded; left unchanged, needs follow-up')
+      return payment
+    }
+    if (outcome.captured && payment.status === 'requires_capture') {
+      if (outcome.amountMinor <= 0 || outcome.amountMinor > payment.amountMinor) {
+        deps.log.error({ paymentId: payment.id, amountMinor: outcome.amountMinor }, 'a connector reports a capture this authorization cannot hold; left unchanged, needs follow-up')
+        return payment
+      }
+      const stored = await deps.db.captures.applyConnectorChange(applyCapture(payment, outcome.amountMinor, at), { status: 'requires_capture', amountCapturedMinor: 0 }, deps.events?.payment)
+      deps.log.info({ paymentId: payment.id, status: stored.status, amountCapturedMinor: stored.amountCapturedMinor }, 'a capture made at the connector was recorded')
+      return stored
+    }
+    if (!outcome.captured && payment.status === 'succeeded' && payment.captureMethod === 'manual' && outcome.reference !== captureDownstreamKey(payment.id, payment.captureAttempts)) {
+      // Not the capture that took the money (an earlier attempt's failure, repeated or late): nothing to undo.
+      deps.log.info({ paymentId: payment.id, reference: outcome.reference }, 'a connector reports the failure of a capture that is not the one recorded; nothing changed')
+      return payment
+    }
+    if (!outcome.captured && payment.status === 'succeeded' && payment.captureMethod === 'manual') {
+      const reverted = revertCapture(payment, at)
+      if (reverted === undefined) {
+        deps.log.error({ paymentId: payment.id, failureCode: outcome.failureCode }, 'a connector reports a confirmed capture failed after money went out of the payment; left unchanged, needs follow-up')
+        return payment
+      }
+      const stored = await deps.db.captures.applyConnectorChange(reverted, { status: 'succeeded', amountCapturedMinor: payment.amountCapturedMinor }, deps.events?.captureFailed)
+      deps.log.warn({ paymentId: payment.id, failureCode: outcome.failureCode, status: stored.status },
+        'a capture the connector had confirmed failed later: the payment requires capture again while its authorization lasts')
+      return stored
+    }
+    if (!outcome.captured && payment.status === 'succeeded') {
+      deps.log.error({ paymentId: payment.id, failureCode: outcome.failureCode }, 'a connector reports the capture of an automatic payment failed; left unchanged, needs follow-up')
+    }
+    return payment
+  }
 
   /** Asks the gateway to capture the reserved amount under the capture's downstream key, then records the outcome. */
   async function captureReserved (payment: Payment, key: Keyed): Promise<Payment> {
@@ -259,7 +307,8 @@ export function captureService (deps: CaptureDeps): CaptureService {
 
     async applyConnectorCapture (paymentId, connector, outcome) {
       const payment = await deps.db.payments.get(paymentId)
-      if (payment === undefined || payment.capturePendingMinor === null || !onConnector(payment, connector)) return payment
+      if (payment === undefined || !onConnector(payment, connector)) return payment
+      if (payment.capturePendingMinor === null) return await applyMadeAtConnector(payment, outcome)
       const at = nowIso()
       const final = outcome.captured ? applyCapture(payment, outcome.amountMinor, at) : releaseCapture(payment, at)
       const stored = await deps.db.captures.settle(final, undefined, outcome.captured ? deps.events?.payment : undefined)
@@ -268,7 +317,7 @@ export function captureService (deps: CaptureDeps): CaptureService {
       return stored
     },
 
-    async applyConnectorVoid (paymentId, connector) {
+    async applyConnectorVoid (paymentId, connector, options = {}) {
       const payment = await deps.db.payments.get(paymentId)
       if (payment === undefined || !onConnector(payment, connector)) return payment
       const at = nowIso()
@@ -281,7 +330,8 @@ export function captureService (deps: CaptureDeps): CaptureService {
       if (payment.status !== 'requires_capture' || payment.capturePendingMinor !== null) return payment
       // A void is asked for by a cancel or by the expiry: past captureBefore it was the expiry's.
       const expired = payment.captureBefore !== null && Date.parse(payment.captureBefore) <= deps.clock()
-      return await deps.db.captures.finishVoid(transition(payment, 'canceled', at, expired ? 'authorization_expired' : 'requested'), deps.events?.payment)
+      const reason = options.madeAtConnector === true ? 'connector' : expired ? 'authorization_expired' : 'requested'
+      return await deps.db.captures.finishVoid(transition(payment, 'canceled', at, reason), deps.events?.payment)
     },
 
     async recover (options) {

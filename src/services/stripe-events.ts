@@ -5,6 +5,7 @@ import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directo
 import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect, type VerifiedStripeEvent } from '../gateway/stripe-events'
 import type { Database } from '../store/types'
 import type { Logger, PaymentService } from './payments'
+import type { CaptureService } from './captures'
 import type { RefundService } from './refunds'
 import type { DisputeService } from './disputes'
 
@@ -13,6 +14,7 @@ export interface StripeEventDeps {
   /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
   accounts: Pick<ConnectorAccountSource, 'byId'>
   payments: Pick<PaymentService, 'applyConnectorOutcome'>
+  captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
   refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund'>
   disputes: Pick<DisputeService, 'applyConnectorReport'>
   clock: () => number
@@ -86,6 +88,18 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
     }
     if (payment.amountMinor !== effect.amountMinor || payment.currency !== effect.currency) {
       deps.log.error({ ...context, paymentId: payment.id }, 'Stripe event\'s PaymentIntent amount or currency differs from the payment; not applied, needs follow-up')
+      return
+    }
+    if (effect.result.outcome === 'succeeded' && (payment.status === 'requires_capture' || payment.capturePendingMinor !== null) && payment.connectorReference === effect.reference) {
+      // The authorization was captured: ours in flight settles with what Stripe took; none in flight, a capture made in Stripe's Dashboard (issue 40).
+      const captured = await deps.captures.applyConnectorCapture(payment.id, { id: account.id, type: account.type }, { captured: true, amountMinor: effect.amountReceivedMinor })
+      deps.log.info({ ...context, paymentId: payment.id, status: captured?.status }, 'Stripe event applied to an authorization')
+      return
+    }
+    if (event.type === 'payment_intent.canceled' && payment.status === 'requires_capture' && payment.connectorReference === effect.reference) {
+      // The authorization was canceled in Stripe's Dashboard (ours record themselves when Stripe answers): released, canceled here too.
+      const canceled = await deps.captures.applyConnectorVoid(payment.id, { id: account.id, type: account.type }, { madeAtConnector: true })
+      deps.log.info({ ...context, paymentId: payment.id, status: canceled?.status }, 'Stripe event canceled an authorization')
       return
     }
     // Every report is applied: it settles a payment pending here, and money reported for an attempt the payment left is given back.

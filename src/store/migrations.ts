@@ -14,6 +14,7 @@ import { heldMoneySchema } from './held-money-migrations'
 import { customerSchema } from './customer-migrations'
 import { disputeSchema } from './dispute-migrations'
 import { actionSchema } from './action-migrations'
+import { cancellationSchema } from './cancellation-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -157,7 +158,8 @@ const schema: SchemaChange[] = [
   ...heldMoneySchema,
   ...customerSchema,
   ...disputeSchema,
-  ...actionSchema
+  ...actionSchema,
+  ...cancellationSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -280,6 +280,12 @@ export interface CaptureStore {
   holdExpired: (options: { now: number, leaseUntil: number, limit: number }) => Promise<Payment[]>
   /** Writes the voided authorization (`final`, canceled) and its event, only while it requires capture with no capture in flight. */
   finishVoid: (final: Payment, event?: EventOf<Payment>) => Promise<Payment>
+  /**
+   * Records a change of the capture its connector made by itself (a capture at the PSP's dashboard, a capture that failed
+   * after the PSP confirmed it): `final`'s status and captured amount, only while the payment is still as `from` says,
+   * with no capture in flight and nothing refunded; with `event`. Returns what is stored afterwards.
+   */
+  applyConnectorChange: (final: Payment, from: { status: Payment['status'], amountCapturedMinor: number }, event?: EventOf<Payment>) => Promise<Payment>
   /** Ends a hold without a change (the gateway could not be asked). */
   releaseHold: (paymentId: string) => Promise<void>
   /**

@@ -15,7 +15,7 @@ t.test('the transition table: exactly the documented moves', async (t) => {
     pending: ['succeeded', 'declined', 'failed', 'canceled', 'requires_capture', 'requires_action'],
     requires_action: ['succeeded', 'requires_capture', 'declined', 'canceled'],
     requires_capture: ['succeeded', 'canceled'],
-    succeeded: ['partially_refunded', 'refunded'],
+    succeeded: ['partially_refunded', 'refunded', 'requires_capture'],
     partially_refunded: ['partially_refunded', 'refunded'],
     declined: [],
     failed: [],

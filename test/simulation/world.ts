@@ -522,6 +522,10 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       const previous = lastSeen.get(id)
       // Several moves may happen between two looks (a step settles and captures): each look must be reachable from the one before.
       if (previous !== undefined && !reachable(previous).has(payment.status)) violated(5, `payment ${id} moved ${previous} → ${payment.status}`)
+      // succeeded → requires_capture is on the diagram only for a capture that failed later, which gives all of it back.
+      if (payment.status === 'requires_capture' && (payment.amountCapturedMinor > 0 || payment.amountRefundedMinor > 0)) {
+        violated(5, `payment ${id} requires capture with ${payment.amountCapturedMinor} captured and ${payment.amountRefundedMinor} refunded`)
+      }
       lastSeen.set(id, payment.status)
       if (payment.amountRefundedMinor + payment.refundPendingMinor + disputedOf(payment) > payment.amountCapturedMinor) violated(7, `payment ${id}: refunded ${payment.amountRefundedMinor} + pending ${payment.refundPendingMinor} + disputed ${disputedOf(payment)} > captured ${payment.amountCapturedMinor}`)
       if (payment.amountCapturedMinor > payment.amountMinor) violated(7, `payment ${id}: captured ${payment.amountCapturedMinor} > authorized ${payment.amountMinor}`)

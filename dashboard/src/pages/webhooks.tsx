@@ -4,7 +4,7 @@ import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '
 import { dateTime } from '../format'
 
 /** The API's event types (an endpoint's `enabledEvents`; `*` is all of them). */
-const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.failed', 'payment.canceled',
+const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.requires_action', 'payment.failed', 'payment.canceled', 'payment.capture_failed',
   'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled']
 
 /** A merchant's webhook endpoints (own key, or the operator for any merchant), each with its delivery log. */

@@ -908,8 +908,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Receive payment.authorized, payment.succeeded, payment.declined, payment.pending, payment.requires_action, payment.failed, payment.canceled
-         * @description What the service POSTs to your endpoint when `payment.authorized`, `payment.succeeded`, `payment.declined`, `payment.pending`, `payment.requires_action`, `payment.failed`, `payment.canceled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`PaymentEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`PaymentEventBody20261101`); `webhook-api-version` says which. Either way `data` is the Payment as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         * Receive payment.authorized, payment.succeeded, payment.declined, payment.pending, payment.requires_action, payment.failed, payment.canceled, payment.capture_failed
+         * @description What the service POSTs to your endpoint when `payment.authorized`, `payment.succeeded`, `payment.declined`, `payment.pending`, `payment.requires_action`, `payment.failed`, `payment.canceled`, `payment.capture_failed` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`PaymentEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`PaymentEventBody20261101`); `webhook-api-version` says which. Either way `data` is the Payment as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
          */
         post: operations["receivePaymentEvent"];
         delete?: never;
@@ -1285,11 +1285,11 @@ export interface components {
              */
             captureBefore?: string;
             /**
-             * @description Present when `status` is `canceled`: `requested` (a cancel) or `authorization_expired` (not captured before `captureBefore`).
+             * @description Present when `status` is `canceled`: `requested` (a cancel), `authorization_expired` (not captured before `captureBefore`), `abandoned` (the shopper never finished authenticating) or `connector` (canceled at the PSP: Stripe's Dashboard, Adyen's Customer Area).
              * @example requested
              * @enum {string}
              */
-            cancellationReason?: "requested" | "authorization_expired" | "abandoned";
+            cancellationReason?: "requested" | "authorization_expired" | "abandoned" | "connector";
             /**
              * @description Present when `status` is `declined`.
              * @example card_declined
@@ -2617,7 +2617,7 @@ export interface components {
             /** @description Your label. */
             description?: string;
             /** @description The event types sent here; `["*"]`: every type. */
-            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /** @description A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled). */
             disabled: boolean;
             /**
@@ -2693,7 +2693,7 @@ export interface components {
             /** @description Your label. */
             description?: string;
             /** @description The event types sent here; `["*"]`: every type. */
-            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /** @description A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled). */
             disabled: boolean;
             /**
@@ -2746,7 +2746,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /**
              * @description A label.
              * @example order fulfilment
@@ -2777,7 +2777,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
+            enabledEvents?: ("*" | "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled")[];
             /** @description A label; null removes it. */
             description?: string | null;
             /** @description true disables the endpoint; false enables it again (also after an automatic disable). */
@@ -4066,10 +4066,10 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled";
+            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed";
             /**
              * Format: date-time
              * @description When the change was committed.
@@ -4103,7 +4103,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "refund.succeeded" | "refund.failed";
@@ -4140,7 +4140,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "dispute.created" | "dispute.updated" | "dispute.closed";
@@ -4177,7 +4177,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "merchant.updated";
@@ -4214,7 +4214,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "webhook_endpoint.disabled";
@@ -4246,11 +4246,11 @@ export interface components {
          */
         PaymentEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example payment.authorized
              * @enum {string}
              */
-            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled";
+            type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed";
             /**
              * Format: date-time
              * @description When the change was committed (the event's `createdAt`).
@@ -4269,7 +4269,7 @@ export interface components {
          */
         RefundEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example refund.succeeded
              * @enum {string}
              */
@@ -4292,7 +4292,7 @@ export interface components {
          */
         DisputeEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example dispute.created
              * @enum {string}
              */
@@ -4315,7 +4315,7 @@ export interface components {
          */
         MerchantEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example merchant.updated
              * @enum {string}
              */
@@ -4338,7 +4338,7 @@ export interface components {
          */
         WebhookEndpointEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
              * @example webhook_endpoint.disabled
              * @enum {string}
              */
@@ -5979,10 +5979,10 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
                  * @example payment.succeeded
                  */
-                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
+                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
                 /**
                  * @description Only events created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -6208,10 +6208,10 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
                  * @example payment.succeeded
                  */
-                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
+                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
                 /**
                  * @description Only events created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z

@@ -99,6 +99,23 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
       })
     },
 
+    async applyConnectorChange (final, from, event) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<Payment> => {
+        const row = await lockPayment(client, final.id)
+        if (row === undefined) throw new Error(`payment ${final.id} vanished while its connector's change was recorded`)
+        const current = paymentFromRow(row)
+        if (current.status !== from.status || current.amountCapturedMinor !== from.amountCapturedMinor || current.capturePendingMinor !== null ||
+          current.amountRefundedMinor !== 0 || current.refundPendingMinor !== 0) return current
+        await client.query({
+          name: 'capture-connector-change',
+          text: 'UPDATE payments SET status = $2, amount_captured_minor = $3, updated_at = $4, recovery_lease_until = NULL WHERE id = $1',
+          values: [final.id, final.status, final.amountCapturedMinor, final.updatedAt]
+        })
+        await appendEventOf(client, event, final)
+        return final
+      })
+    },
+
     async releaseHold (paymentId) {
       await pool.query({ name: 'capture-release', text: 'UPDATE payments SET recovery_lease_until = NULL WHERE id = $1', values: [paymentId] })
     },

@@ -27,6 +27,9 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
     UPDATE payments SET status = ?, cancellation_reason = ?, updated_at = ?, recovery_lease_until = NULL
     WHERE id = ? AND status = 'requires_capture' AND capture_pending_minor IS NULL`)
   const release = db.prepare('UPDATE payments SET recovery_lease_until = NULL WHERE id = ?')
+  const saveConnectorChange = db.prepare(`
+    UPDATE payments SET status = ?, amount_captured_minor = ?, updated_at = ?, recovery_lease_until = NULL
+    WHERE id = ? AND status = ? AND amount_captured_minor = ? AND capture_pending_minor IS NULL AND amount_refunded_minor = 0 AND refund_pending_minor = 0`)
   const inFlightCandidates = db.prepare<{ updatedBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
     WHERE p.capture_pending_minor IS NOT NULL AND p.updated_at < @updatedBefore
@@ -82,6 +85,15 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
     async finishVoid (final, event) {
       return await writes.run(() => {
         const saved = saveVoid.run(final.status, final.cancellationReason, final.updatedAt, final.id).changes === 1
+        if (!saved) return read(final.id) as Payment
+        outbox.appendOf(event, final)
+        return final
+      })
+    },
+
+    async applyConnectorChange (final, from, event) {
+      return await writes.run(() => {
+        const saved = saveConnectorChange.run(final.status, final.amountCapturedMinor, final.updatedAt, final.id, from.status, from.amountCapturedMinor).changes === 1
         if (!saved) return read(final.id) as Payment
         outbox.appendOf(event, final)
         return final

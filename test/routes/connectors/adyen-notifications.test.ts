@@ -152,6 +152,69 @@ t.test('CAPTURE_FAILED releases the reservation: still requires_capture, captura
   t.equal(retry.statusCode, 202, 'a new capture may be asked for')
 })
 
+t.test('a capture made in the Customer Area (a CAPTURE we never asked for) moves the authorization as a capture made here, once', async (t) => {
+  const s = await setup(t)
+  const created = await pay(s, { captureMethod: 'manual' })
+  const paymentId = created.json().id as string
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  const capture = notificationItem({ eventCode: 'CAPTURE', merchantReference: 'captured-in-customer-area', originalReference: reference, amount: { value: 600, currency: 'USD' } })
+  t.equal((await deliver(s, capture)).body, '[accepted]')
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 6, amountCapturable: 0 })
+  t.equal((await deliver(s, capture)).statusCode, 200, 'Adyen repeats it')
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded'], 'applied once')
+  t.equal(s.gateway.captures.length, 0, 'nothing asked of Adyen')
+  const refund = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/refunds`, headers: s.merchant.auth, payload: { amount: 6.01 } })
+  t.equal(refund.statusCode, 409, 'refunds are bounded by what Adyen captured')
+})
+
+t.test('CAPTURE_FAILED after a confirmed CAPTURE: captured amount back, capturable again, payment.capture_failed and a warning; once', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  const fields = { merchantReference: `payment-${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' } }
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...fields }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 7.5 })
+  const failed = notificationItem({ eventCode: 'CAPTURE_FAILED', ...fields, reason: 'Capture refused by the scheme' })
+  t.equal((await deliver(s, failed)).body, '[accepted]')
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0, amountCapturable: 10 })
+  t.ok(s.lines.some((line) => line.includes('"level":40') && line.includes('failed later')), 'a warning in the log')
+  t.equal((await deliver(s, failed)).statusCode, 200, 'Adyen repeats it')
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded', 'payment.capture_failed'], 'the merchant learns it once')
+  const again = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/capture`, headers: s.merchant.auth, payload: { amount: 7.5 } })
+  t.equal(again.statusCode, 202, 'capturable again while the authorization lasts')
+})
+
+t.test('a late report of an earlier capture of ours changes nothing: the failure of a first capture after a second one succeeded; its success after its failure', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  t.equal(s.gateway.captures[0]?.idempotencyKey, `payment-${paymentId}-capture-1`, 'Adyen names our captures by their key')
+  const first = { merchantReference: `payment-${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' } }
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...first }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 })
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...first }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 }, 'the failure recorded first stands (for a person)')
+  t.equal((await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/capture`, headers: s.merchant.auth, payload: { amount: 5 } })).statusCode, 202)
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...first, merchantReference: `payment-${paymentId}-capture-2`, amount: { value: 500, currency: 'USD' } }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 5 })
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...first }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 5 }, 'the first capture\'s failure, repeated, undoes nothing')
+  t.notOk((await eventTypes(s, paymentId)).includes('payment.capture_failed'))
+})
+
+t.test('CAPTURE_FAILED after money went out of the payment (a refund) leaves it unchanged, for a person (an error in the log)', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  const fields = { merchantReference: `payment-${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' } }
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...fields }))
+  t.equal((await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/refunds`, headers: s.merchant.auth, payload: { amount: 2 } })).statusCode, 202)
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...fields }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 7.5 })
+  t.ok(s.lines.some((line) => line.includes('"level":50') && line.includes('needs follow-up')))
+  t.notOk((await eventTypes(s, paymentId)).includes('payment.capture_failed'))
+})
+
 t.test('REFUND settles the pending refund (refund.succeeded); REFUND_FAILED fails it and releases the hold (refund.failed)', async (t) => {
   const s = await setup(t)
   const first = await refundReceived(s)
@@ -174,6 +237,18 @@ t.test('REFUND settles the pending refund (refund.succeeded); REFUND_FAILED fail
     { status: 'failed', failureCode: 'insufficient_balance' })
   t.match(await paymentOf(s, second.paymentId), { status: 'succeeded', amountRefunded: 0 }, 'the held amount is released')
   t.same(await eventTypes(s, second.refundId), ['refund.failed'])
+})
+
+t.test('a cancel made in the Customer Area (a CANCELLATION not naming our payment) cancels the authorization: reason connector, once', async (t) => {
+  const s = await setup(t)
+  const created = await pay(s, { captureMethod: 'manual' })
+  const paymentId = created.json().id as string
+  const canceled = notificationItem({ eventCode: 'CANCELLATION', merchantReference: 'canceled-in-customer-area', originalReference: pspOf(paymentId) })
+  t.equal((await deliver(s, canceled)).statusCode, 200)
+  t.match(await paymentOf(s, paymentId), { status: 'canceled', cancellationReason: 'connector' })
+  t.equal((await deliver(s, canceled)).statusCode, 200, 'Adyen repeats it')
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.canceled'])
+  t.equal(s.gateway.voids.length, 0, 'nothing asked of Adyen')
 })
 
 t.test('CANCELLATION cancels an authorization whose void Adyen received; a REFUND after it names no refund of ours', async (t) => {
