@@ -306,11 +306,17 @@ export class NoConnectorError extends ConflictError {
 }
 
 /** 13-19 digits passing the Luhn check, with or without spaces or dashes: what a card number looks like. */
-/** A card number anywhere in a payment method object: a `number` member (Adyen's unencrypted card field) or any string value that is one. */
+/**
+ * A card number anywhere in an object a browser produced: a `number` member (Adyen's unencrypted card field), or any
+ * string, number or member name that is one. Deeper than a card form ever nests counts as carrying one (refused).
+ */
 export function carriesCardNumber (value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return looksLikeCardNumber(value.trim())
-  if (value === null || typeof value !== 'object' || depth > 4) return false
-  return Object.entries(value).some(([key, member]) => (key === 'number' && member !== undefined && member !== null && member !== '') || carriesCardNumber(member, depth + 1))
+  if (typeof value === 'number' || typeof value === 'bigint') return looksLikeCardNumber(String(value))
+  if (value === null || typeof value !== 'object') return false
+  if (depth > 6) return true
+  return Object.entries(value).some(([key, member]) =>
+    (key === 'number' && member !== undefined && member !== null && member !== '') || looksLikeCardNumber(key.trim()) || carriesCardNumber(member, depth + 1))
 }
 
 function isOrigin (value: string): boolean {
@@ -526,6 +532,9 @@ export function validatePaymentInput (input: {
       errors.paymentMethod = ['The paymentMethod object carries a card number. Card numbers never enter this service: send the object Adyen\'s ' +
         'Web Components produce, whose card fields are encrypted (encryptedCardNumber, encryptedExpiryMonth, …).']
     }
+  }
+  if (input.returnUrl !== undefined && input.browserInfo !== null && typeof input.browserInfo === 'object' && carriesCardNumber(input.browserInfo)) {
+    errors.browserInfo = ['The browserInfo object carries a card number. Card numbers never enter this service.']
   }
   for (const field of ['browserInfo', 'origin'] as const) {
     if (input[field] !== undefined && input.returnUrl === undefined) errors[field] = [`The ${field} field is for customer-present payments: send it with returnUrl.`]

@@ -76,7 +76,9 @@ export function signatureOf (item: AdyenNotificationItem, hmacKey: string): stri
 
 /** The inbox id of an item: Adyen repeats a notification with the same pspReference, eventCode and success. */
 export function notificationIdOf (item: AdyenNotificationItem): string {
-  return `${item.pspReference}:${item.eventCode}:${item.success}`
+  // Adyen re-captures after a technical failure and says so in a second CAPTURE of the same modification.
+  const recaptured = item.eventCode === 'CAPTURE' && item.reason === 'Transaction Recaptured' ? ':recaptured' : ''
+  return `${item.pspReference}:${item.eventCode}:${item.success}${recaptured}`
 }
 
 /** What an item says about our records, in connector-neutral words. */

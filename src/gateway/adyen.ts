@@ -246,9 +246,10 @@ function adyenGateway (checkout: CheckoutAPI, disputes: DisputesAPI, merchantAcc
         throw new GatewayError('unavailable', 'Adyen\'s Checkout API has no read of a payment: its state comes from notifications', 'retrieve_not_supported')
       }
       // The shopper came back from Adyen's redirect: /payments/details with what Adyen sent along (never trusted as the outcome
-      // itself), under a key derived from the payment, so a reload or a lost answer replays Adyen's first answer.
+      // itself), under a key derived from the payment and that redirectResult: a reload or a lost answer replays Adyen's first
+      // answer, and a forged redirectResult's refusal is never replayed to the real one.
       try {
-        const response = await inCall(signal, async () => await checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }, keyed(`${request.chargeIdempotencyKey}:details`)))
+        const response = await inCall(signal, async () => await checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }, keyed(`${request.chargeIdempotencyKey}:rr-${createHash('sha256').update(redirectResult).digest('base64url').slice(0, 12)}`)))
         const state = chargeStateOfDetails(response, request.captureMethod === 'manual', request.amountMinor ?? 0)
         const details = paymentMethodDetailsOfResponse(response)
         return details === undefined || (state.state !== 'captured' && state.state !== 'authorized') ? state : { ...state, paymentMethodDetails: details }

@@ -111,8 +111,10 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     if (payment.amountMinor !== effect.amountMinor || payment.currency !== effect.currency) {
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen AUTHORISATION amount or currency differs from the payment; not applied, needs follow-up')
     }
+    // A shopper's authentication that failed (or that they canceled) reads as the return reads it: authentication_failed.
+    const authentication = payment.status === 'requires_action' && /^(3D Not Authenticated|Cancelled)/i.test(effect.reason ?? '')
     const result = !effect.success
-      ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: reasonCodeOf(effect.reason, 'refused') }
+      ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: authentication ? 'authentication_failed' : reasonCodeOf(effect.reason, 'refused') }
       : { outcome: payment.captureMethod === 'manual' ? 'authorized' as const : 'succeeded' as const, chargeId: effect.pspReference }
     // Every report is applied: it settles a payment pending here, and an authorisation for an attempt the payment left is given back.
     const applied = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)

@@ -125,41 +125,46 @@ export function captureService (deps: CaptureDeps): CaptureService {
    */
   async function applyMadeAtConnector (payment: Payment, outcome: ConnectorCaptureOutcome): Promise<Payment> {
     const at = nowIso()
+    const context = { paymentId: payment.id, reference: outcome.reference, status: payment.status }
+    // Adyen names our captures by their key: the last one is the capture that took (or was to take) the money.
     const ours = outcome.reference !== undefined && isCaptureKeyOf(payment.id, outcome.reference)
-    if (outcome.captured && payment.status === 'requires_capture' && ours) {
-      // A late report of one of our own captures whose failure was recorded first (duplicated, reordered): the failure stands.
-      deps.log.warn({ paymentId: payment.id, reference: outcome.reference }, 'a connector reports a capture of ours after its failure was recorded; left unchanged, needs follow-up')
-      return payment
-    }
+    const last = outcome.reference === captureDownstreamKey(payment.id, payment.captureAttempts)
+    const captured = payment.status === 'succeeded' || payment.status === 'partially_refunded' || payment.status === 'refunded'
     if (outcome.captured && payment.status === 'requires_capture') {
-      if (outcome.amountMinor <= 0 || outcome.amountMinor > payment.amountMinor) {
-        deps.log.error({ paymentId: payment.id, amountMinor: outcome.amountMinor }, 'a connector reports a capture this authorization cannot hold; left unchanged, needs follow-up')
+      if (ours && !last) {
+        deps.log.warn(context, 'a connector reports an earlier capture of ours after a later one was asked for; left unchanged, needs follow-up')
         return payment
       }
+      if (outcome.amountMinor <= 0 || outcome.amountMinor > payment.amountMinor) {
+        deps.log.error({ ...context, amountMinor: outcome.amountMinor }, 'a connector reports a capture this authorization cannot hold; left unchanged, needs follow-up')
+        return payment
+      }
+      // Not ours: made at the PSP. Ours: its failure was recorded, and the PSP took it after all (Adyen re-captures after a technical failure).
       const stored = await deps.db.captures.applyConnectorChange(applyCapture(payment, outcome.amountMinor, at), { status: 'requires_capture', amountCapturedMinor: 0 }, deps.events?.payment)
-      deps.log.info({ paymentId: payment.id, status: stored.status, amountCapturedMinor: stored.amountCapturedMinor }, 'a capture made at the connector was recorded')
+      deps.log.info({ ...context, status: stored.status, amountCapturedMinor: stored.amountCapturedMinor },
+        ours ? 'a capture of ours whose failure was recorded was taken after all' : 'a capture made at the connector was recorded')
       return stored
     }
-    if (!outcome.captured && payment.status === 'succeeded' && payment.captureMethod === 'manual' && outcome.reference !== captureDownstreamKey(payment.id, payment.captureAttempts)) {
-      // Not the capture that took the money (an earlier attempt's failure, repeated or late): nothing to undo.
-      deps.log.info({ paymentId: payment.id, reference: outcome.reference }, 'a connector reports the failure of a capture that is not the one recorded; nothing changed')
+    if (outcome.captured && captured && !ours) {
+      deps.log.error({ ...context, amountMinor: outcome.amountMinor }, 'a connector reports a capture beyond the one recorded; left unchanged, needs follow-up')
       return payment
     }
-    if (!outcome.captured && payment.status === 'succeeded' && payment.captureMethod === 'manual') {
-      const reverted = revertCapture(payment, at)
-      if (reverted === undefined) {
-        deps.log.error({ paymentId: payment.id, failureCode: outcome.failureCode }, 'a connector reports a confirmed capture failed after money went out of the payment; left unchanged, needs follow-up')
-        return payment
-      }
-      const stored = await deps.db.captures.applyConnectorChange(reverted, { status: 'succeeded', amountCapturedMinor: payment.amountCapturedMinor }, deps.events?.captureFailed)
-      deps.log.warn({ paymentId: payment.id, failureCode: outcome.failureCode, status: stored.status },
-        'a capture the connector had confirmed failed later: the payment requires capture again while its authorization lasts')
-      return stored
+    if (outcome.captured || !captured) return payment
+    if (ours && !last) {
+      // An earlier attempt's failure, repeated or late: not the capture that took the money, nothing to undo.
+      deps.log.info(context, 'a connector reports the failure of a capture that is not the one recorded; nothing changed')
+      return payment
     }
-    if (!outcome.captured && payment.status === 'succeeded') {
-      deps.log.error({ paymentId: payment.id, failureCode: outcome.failureCode }, 'a connector reports the capture of an automatic payment failed; left unchanged, needs follow-up')
+    const reverted = (ours || payment.captureAttempts === 0) ? revertCapture(payment, at) : undefined
+    if (reverted === undefined) {
+      deps.log.error({ ...context, failureCode: outcome.failureCode },
+        'a connector reports a confirmed capture failed, of an automatic payment, of one money went out of, or not the one recorded; left unchanged, needs follow-up')
+      return payment
     }
-    return payment
+    const stored = await deps.db.captures.applyConnectorChange(reverted, { status: 'succeeded', amountCapturedMinor: payment.amountCapturedMinor }, deps.events?.captureFailed)
+    deps.log.warn({ ...context, failureCode: outcome.failureCode, status: stored.status },
+      'a capture the connector had confirmed failed later: the payment requires capture again while its authorization lasts')
+    return stored
   }
 
   /** Asks the gateway to capture the reserved amount under the capture's downstream key, then records the outcome. */
@@ -330,7 +335,8 @@ export function captureService (deps: CaptureDeps): CaptureService {
       if (payment.status !== 'requires_capture' || payment.capturePendingMinor !== null) return payment
       // A void is asked for by a cancel or by the expiry: past captureBefore it was the expiry's.
       const expired = payment.captureBefore !== null && Date.parse(payment.captureBefore) <= deps.clock()
-      const reason = options.madeAtConnector === true ? 'connector' : expired ? 'authorization_expired' : 'requested'
+      // Past captureBefore the authorization expired whoever released it (Stripe cancels uncaptured PaymentIntents itself after 7 days).
+      const reason = expired ? 'authorization_expired' : options.madeAtConnector === true ? 'connector' : 'requested'
       return await deps.db.captures.finishVoid(transition(payment, 'canceled', at, reason), deps.events?.payment)
     },
 

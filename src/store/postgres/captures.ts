@@ -105,7 +105,7 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
         if (row === undefined) throw new Error(`payment ${final.id} vanished while its connector's change was recorded`)
         const current = paymentFromRow(row)
         if (current.status !== from.status || current.amountCapturedMinor !== from.amountCapturedMinor || current.capturePendingMinor !== null ||
-          current.amountRefundedMinor !== 0 || current.refundPendingMinor !== 0) return current
+          current.amountRefundedMinor !== 0 || current.refundPendingMinor !== 0 || (current.amountDisputedMinor ?? 0) !== 0) return current
         await client.query({
           name: 'capture-connector-change',
           text: 'UPDATE payments SET status = $2, amount_captured_minor = $3, updated_at = $4, recovery_lease_until = NULL WHERE id = $1',

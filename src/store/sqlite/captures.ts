@@ -29,7 +29,8 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
   const release = db.prepare('UPDATE payments SET recovery_lease_until = NULL WHERE id = ?')
   const saveConnectorChange = db.prepare(`
     UPDATE payments SET status = ?, amount_captured_minor = ?, updated_at = ?, recovery_lease_until = NULL
-    WHERE id = ? AND status = ? AND amount_captured_minor = ? AND capture_pending_minor IS NULL AND amount_refunded_minor = 0 AND refund_pending_minor = 0`)
+    WHERE id = ? AND status = ? AND amount_captured_minor = ? AND capture_pending_minor IS NULL AND amount_refunded_minor = 0 AND refund_pending_minor = 0
+      AND COALESCE(amount_disputed_minor, 0) = 0`)
   const inFlightCandidates = db.prepare<{ updatedBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
     WHERE p.capture_pending_minor IS NOT NULL AND p.updated_at < @updatedBefore

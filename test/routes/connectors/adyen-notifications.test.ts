@@ -184,22 +184,47 @@ t.test('CAPTURE_FAILED after a confirmed CAPTURE: captured amount back, capturab
   t.equal(again.statusCode, 202, 'capturable again while the authorization lasts')
 })
 
-t.test('a late report of an earlier capture of ours changes nothing: the failure of a first capture after a second one succeeded; its success after its failure', async (t) => {
+t.test('Adyen re-captures after a technical failure (CAPTURE, Transaction Recaptured): the payment is succeeded again, once', async (t) => {
   const s = await setup(t)
   const paymentId = await captureReceived(s)
   const reference = (await paymentOf(s, paymentId)).connectorReference as string
   t.equal(s.gateway.captures[0]?.idempotencyKey, `payment-${paymentId}-capture-1`, 'Adyen names our captures by their key')
+  const fields = { merchantReference: `payment-${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' }, pspReference: 'CAPTURE-1' }
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...fields }))
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...fields, reason: 'Capture rejected by card scheme because of a technical issue' }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 })
+  const recaptured = notificationItem({ eventCode: 'CAPTURE', ...fields, reason: 'Transaction Recaptured' })
+  t.equal((await deliver(s, recaptured)).body, '[accepted]')
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 7.5 }, 'the same modification, taken after all')
+  await deliver(s, recaptured)
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded', 'payment.capture_failed', 'payment.succeeded'])
+})
+
+t.test('a late report of an earlier capture of ours changes nothing: the failure of a first capture after a second one succeeded, repeated', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
   const first = { merchantReference: `payment-${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' } }
   await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...first }))
-  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 })
-  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...first }))
-  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 }, 'the failure recorded first stands (for a person)')
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 }, 'our capture in flight failed: released')
   t.equal((await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/capture`, headers: s.merchant.auth, payload: { amount: 5 } })).statusCode, 202)
   await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...first, merchantReference: `payment-${paymentId}-capture-2`, amount: { value: 500, currency: 'USD' } }))
   t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 5 })
   await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...first }))
-  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 5 }, 'the first capture\'s failure, repeated, undoes nothing')
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...first }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 5 }, 'the first capture\'s reports, late, change nothing')
   t.notOk((await eventTypes(s, paymentId)).includes('payment.capture_failed'))
+})
+
+t.test('a capture made in the Customer Area that fails later: requires capture again, payment.capture_failed', async (t) => {
+  const s = await setup(t)
+  const paymentId = (await pay(s, { captureMethod: 'manual' })).json().id as string
+  const fields = { merchantReference: 'captured-in-customer-area', originalReference: pspOf(paymentId), amount: { value: 1000, currency: 'USD' } }
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...fields }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 10 })
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...fields }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 })
+  t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded', 'payment.capture_failed'])
 })
 
 t.test('CAPTURE_FAILED after money went out of the payment (a refund) leaves it unchanged, for a person (an error in the log)', async (t) => {

@@ -126,7 +126,7 @@ function cases (t: Test, backend: Backend): void {
     t.equal(back.searchParams.get('order'), 'A-7')
     const [details] = detailsSent(s)
     t.same(details?.body, { details: { redirectResult } }, 'only what Adyen gave the browser')
-    t.equal(details?.headers['idempotency-key'], `payment-${id}:details`, 'under a key derived from the payment')
+    t.match(details?.headers['idempotency-key'], new RegExp(`^payment-${id}:rr-[A-Za-z0-9_-]{12}$`), 'under a key derived from the payment and the redirectResult')
     await notify(t, s, { eventCode: 'AUTHORISATION', merchantReference: id, pspReference })
     t.equal((await shopperReturns(t, s, returnAddress, redirectResult, true)).searchParams.get('status'), 'succeeded', 'a second return (a form post) only redirects')
     t.equal(detailsSent(s).length, 1, 'a settled payment is not asked about again')
@@ -155,6 +155,10 @@ function cases (t: Test, backend: Backend): void {
     await notify(t, s, { eventCode: 'AUTHORISATION', merchantReference: failed.id, pspReference: failed.pspReference, success: 'false', reason: '3D Not Authenticated' })
     t.same(await eventTypes(s, failed.id), ['payment.requires_action', 'payment.declined'])
 
+    const notified = await waiting(t, s)
+    await notify(t, s, { eventCode: 'AUTHORISATION', merchantReference: notified.id, pspReference: notified.pspReference, success: 'false', reason: '3D Not Authenticated' })
+    t.match(await paymentOf(s, notified.id), { status: 'declined', declineCode: 'authentication_failed' }, 'the notification first reads as the return would')
+
     const posted = await waiting(t, s, { paymentMethod: { ...CARD_3DS, encryptedCardNumber: 'test_encrypted_3ds_post' } })
     t.match(posted.nextAction, { method: 'POST', data: { MD: `md-${posted.pspReference}`, TermUrl: posted.returnAddress } }, 'the form the page posts for the shopper')
 
@@ -174,6 +178,9 @@ function cases (t: Test, backend: Backend): void {
     t.match(res.headers['content-type'], /text\/html/)
     t.equal((await shopperReturns(t, s, returnAddress, 'X6XtfGC3!forged')).searchParams.get('status'), 'requires_action')
     t.equal((await paymentOf(s, id)).status, 'requires_action')
+    // The real return after a forged one: Adyen's refusal of the forgery is never replayed to it.
+    const redirectResult = s.fake.authenticate((await paymentOf(s, id)).connectorReference, true)
+    t.equal((await shopperReturns(t, s, returnAddress, redirectResult)).searchParams.get('status'), 'succeeded')
   })
 
   t.test('cancel while waiting: canceled at Adyen under a derived key; its CANCELLATION → canceled requested', async (t) => {
@@ -226,12 +233,17 @@ function cases (t: Test, backend: Backend): void {
     const s = await setup(t, backend, {}, true)
     const before = paymentsSent(s).length
     const pay = async (body: Record<string, unknown>) => await s.app.inject({ method: 'POST', url: '/api/payments', headers: s.merchant.auth, payload: { amount: 25, currency: 'EUR', returnUrl: RETURN, ...body } })
-    for (const paymentMethod of [{ type: 'scheme', number: '4111111111111111', cvc: '737' }, { type: 'scheme', encryptedCardNumber: '4111 1111 1111 1111' }]) {
+    const deep = { type: 'scheme', a: { b: { c: { d: { e: { f: { g: { h: 'x' } } } } } } } }
+    for (const paymentMethod of [{ type: 'scheme', number: '4111111111111111', cvc: '737' }, { type: 'scheme', encryptedCardNumber: '4111 1111 1111 1111' },
+      { type: 'scheme', card: 4111111111111111 }, { type: 'scheme', 4111111111111111: 'x' }, deep]) {
       const res = await pay({ paymentMethod })
       t.equal(res.statusCode, 400)
       t.match(res.json(), { status: 400, errors: { paymentMethod: [/card number/] } })
       t.notMatch(res.body, /4111/)
     }
+    const browser = await pay({ paymentMethod: CARD_3DS, browserInfo: { ...BROWSER, userAgent: '4111111111111111' } })
+    t.equal(browser.statusCode, 400)
+    t.match(browser.json(), { errors: { browserInfo: [/card number/] } })
     const offSession = await s.app.inject({ method: 'POST', url: '/api/payments', headers: s.merchant.auth, payload: { amount: 25, currency: 'EUR', paymentMethod: CARD_3DS } })
     t.equal(offSession.statusCode, 400)
     t.match(offSession.json(), { errors: { paymentMethod: [/customer-present/] } })
