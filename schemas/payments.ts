@@ -86,7 +86,8 @@ export const PaymentAttempt = Type.Object({
       'reported money for an attempt the payment had left (or for a canceled, declined or failed payment), being given back; `released`: ' +
       'given back (code `refunded`, `voided`, or `release_received` when the connector confirms later); `release_refused`: the connector ' +
       'refused to give it back (code: its reason, such as `charge_disputed`), asked again later under a new key. `pending`: being asked. ' +
-      '`skipped`: not asked (no payment method for it).'
+      '`skipped`: not asked (no payment method for it). `cancel_requested`: the payment was canceled while its outcome was unknown and ' +
+      'the connector reports the cancel later (Adyen); should it find the charge captured, the charge is refunded in full.'
   }),
   code: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The decline code, or why the attempt failed (connection_refused, authentication_failed, rate_limited, timeout, server_error, …).' }),
   at: Type.String({ format: 'date-time', maxLength: 64 }),

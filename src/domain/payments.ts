@@ -202,9 +202,12 @@ export interface Payment {
  *   canceled or declined) and giving it back is not confirmed yet; `released`: it was given back (code
  *   `refunded`, `voided`, or `release_received` when the connector confirms later); `release_refused`: the
  *   connector refused to give it back (code: its reason, such as `charge_disputed`): the money stays `held` and
- *   the release is asked again later under a new key derived from the number of refusals.
+ *   the release is asked again later under a new key derived from the number of refusals;
+ * - `cancel_requested`: the merchant canceled the payment while its outcome was unknown and the connector accepted
+ *   the cancel, whose outcome it reports later (Adyen): should it report the cancel impossible because the charge
+ *   was captured, the charge is refunded in full (code `requested`).
  */
-export const ATTEMPT_OUTCOMES = ['pending', 'requires_action', 'succeeded', 'authorized', 'declined', 'not_processed', 'skipped', 'unknown', 'not_found', 'held', 'released', 'release_refused'] as const
+export const ATTEMPT_OUTCOMES = ['pending', 'requires_action', 'succeeded', 'authorized', 'declined', 'not_processed', 'skipped', 'unknown', 'not_found', 'held', 'released', 'release_refused', 'cancel_requested'] as const
 export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number]
 
 export interface PaymentAttempt {
@@ -267,7 +270,12 @@ export function moneyHeldBy (attempts: readonly PaymentAttempt[]): PaymentAttemp
 
 /** True when an attempt of the payment was made on `connector` (any outcome but skipped: it was asked). */
 export function wasAskedOf (payment: Pick<Payment, 'attempts'>, connector: ConnectorRef): boolean {
-  return payment.attempts.some((attempt) => attempt.outcome !== 'skipped' && isSameConnector(attempt, connector))
+  return payment.attempts.some((attempt) => attempt.outcome !== 'skipped' && attempt.outcome !== 'cancel_requested' && isSameConnector(attempt, connector))
+}
+
+/** True when the merchant canceled the payment while its outcome was unknown and the connector reports the cancel later. */
+export function isCancelRequested (payment: Pick<Payment, 'attempts'>): boolean {
+  return payment.attempts.some((attempt) => attempt.outcome === 'cancel_requested')
 }
 
 /** A key of `paymentMethods`: a connector type or a connector account id. */

@@ -76,17 +76,28 @@ export function signatureOf (item: AdyenNotificationItem, hmacKey: string): stri
 
 /** The inbox id of an item: Adyen repeats a notification with the same pspReference, eventCode and success. */
 export function notificationIdOf (item: AdyenNotificationItem): string {
-  // Adyen re-captures after a technical failure and says so in a second CAPTURE of the same modification.
-  const recaptured = item.eventCode === 'CAPTURE' && item.reason === 'Transaction Recaptured' ? ':recaptured' : ''
-  return `${item.pspReference}:${item.eventCode}:${item.success}${recaptured}`
+  return `${item.pspReference}:${item.eventCode}:${item.success}${isRecapture(item) ? ':recaptured' : ''}`
+}
+
+/** Adyen re-captures after a technical failure and says so in a second CAPTURE of the same modification. */
+function isRecapture (item: AdyenNotificationItem): boolean {
+  return item.eventCode === 'CAPTURE' && item.reason === 'Transaction Recaptured'
+}
+
+/** The inbox ids a capture's CAPTURE_FAILED is recorded under (Adyen sends it with success "true"; "false" is read the same). */
+export function captureFailureIdsOf (capturePspReference: string): string[] {
+  return [`${capturePspReference}:CAPTURE_FAILED:true`, `${capturePspReference}:CAPTURE_FAILED:false`]
 }
 
 /** What an item says about our records, in connector-neutral words. */
 export type AdyenNotificationEffect =
   /** A payment's authorisation: `paymentId` is our payment id (the `reference` of /payments); `pspReference` the charge's id. */
   | { kind: 'authorisation', paymentId: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
-  /** A capture (CAPTURE / CAPTURE_FAILED) of the payment whose pspReference is `paymentReference`. */
-  | { kind: 'capture', paymentReference: string | undefined, reference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
+  /**
+   * A capture (CAPTURE / CAPTURE_FAILED) of the payment whose pspReference is `paymentReference`; `pspReference` the
+   * capture's own (its CAPTURE and CAPTURE_FAILED share it); `recaptured`: Adyen's second CAPTURE after a technical failure.
+   */
+  | { kind: 'capture', paymentReference: string | undefined, reference: string, pspReference: string, recaptured: boolean, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
   /** A refund (REFUND / REFUND_FAILED): `reference` is the modification's reference, our refund id. */
   | { kind: 'refund', paymentReference: string | undefined, reference: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
   /** A cancel (CANCELLATION, TECHNICAL_CANCEL; CANCEL_OR_REFUND when it canceled an uncaptured payment). */
@@ -157,9 +168,9 @@ export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect 
   switch (item.eventCode) {
     case 'AUTHORISATION':
       return { kind: 'authorisation', paymentId: item.merchantReference, pspReference: item.pspReference, success, reason, ...money }
-    case 'CAPTURE': return { kind: 'capture', ...modification, ...money }
+    case 'CAPTURE': return { kind: 'capture', ...modification, pspReference: item.pspReference, recaptured: isRecapture(item), ...money }
     // A CAPTURE_FAILED arrives with success "true" (the failure happened): it is a failure either way.
-    case 'CAPTURE_FAILED': return { kind: 'capture', ...modification, success: false, ...money }
+    case 'CAPTURE_FAILED': return { kind: 'capture', ...modification, pspReference: item.pspReference, recaptured: false, success: false, ...money }
     case 'REFUND': return { kind: 'refund', ...modification, pspReference: item.pspReference, ...money }
     case 'REFUND_FAILED': return { kind: 'refund', ...modification, pspReference: item.pspReference, success: false, ...money }
     case 'CANCELLATION': return { kind: 'cancellation', ...modification, orRefund: false }

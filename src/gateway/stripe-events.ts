@@ -49,6 +49,11 @@ export type StripeEventEffect =
     amountMinor: number | undefined
     currency: string | undefined
   }
+  /**
+   * A charge was refunded, in full or in part (charge.refunded): what Stripe took back in all (`amountRefundedMinor`), and
+   * the refunds the charge carries (API versions before 2022-11-15 list them; later ones send each as refund.* events).
+   */
+  | { kind: 'charge_refunded', paymentIntent: string | undefined, amountRefundedMinor: number, currency: string, refunds: Array<Extract<StripeEventEffect, { kind: 'refund' }>> }
   /** A dispute of the charge of PaymentIntent `paymentIntent` changed (charge.dispute.*). */
   | { kind: 'dispute', paymentIntent: string | undefined, report: DisputeReport }
   | { kind: 'none' }
@@ -93,7 +98,23 @@ function effectOf (type: string, object: Record<string, unknown>): StripeEventEf
   if (CHARGE_EVENTS.has(type) && object.object === 'payment_intent') return chargeEffect(object as unknown as Stripe.PaymentIntent)
   if (REFUND_EVENTS.has(type) && object.object === 'refund') return refundEffect(object as unknown as Stripe.Refund)
   if (DISPUTE_EVENTS.has(type) && object.object === 'dispute') return disputeEffect(type, object as unknown as Stripe.Dispute)
+  if (type === 'charge.refunded' && object.object === 'charge') return chargeRefundedEffect(object as unknown as Stripe.Charge)
   return { kind: 'none' }
+}
+
+function chargeRefundedEffect (charge: Stripe.Charge): StripeEventEffect {
+  if (typeof charge.amount_refunded !== 'number' || typeof charge.currency !== 'string') return { kind: 'none' }
+  let amountRefundedMinor: number
+  try {
+    amountRefundedMinor = fromStripeAmount(charge.amount_refunded, charge.currency)
+  } catch {
+    return { kind: 'none' }
+  }
+  const listed = isRecord(charge.refunds) && Array.isArray(charge.refunds.data) ? charge.refunds.data as unknown[] : []
+  const refunds = listed.filter(isRecord).map((refund) => refundEffect(refund as unknown as Stripe.Refund))
+    .filter((effect): effect is Extract<StripeEventEffect, { kind: 'refund' }> => effect.kind === 'refund')
+  const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : isRecord(charge.payment_intent) ? stringOr(charge.payment_intent.id) : undefined
+  return { kind: 'charge_refunded', paymentIntent: intent, amountRefundedMinor, currency: charge.currency.toUpperCase(), refunds }
 }
 
 function chargeEffect (intent: Stripe.PaymentIntent): StripeEventEffect {

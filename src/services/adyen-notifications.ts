@@ -1,10 +1,10 @@
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { AdyenNotificationUnverifiedError } from '../domain/adyen-notifications'
 import { isGuid } from '../domain/ids'
-import type { Payment } from '../domain/payments'
+import { isCancelRequested, type Payment } from '../domain/payments'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
 import {
-  AdyenNotificationFormatError, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
+  AdyenNotificationFormatError, captureFailureIdsOf, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
   type AdyenNotificationEffect, type AdyenNotificationItem
 } from '../gateway/adyen-notifications'
 import type { AwaitingOutcome, Database } from '../store/types'
@@ -20,7 +20,7 @@ export interface AdyenNotificationDeps {
   accounts: Pick<ConnectorAccountSource, 'byId'>
   payments: Pick<PaymentService, 'applyConnectorOutcome'>
   captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
-  refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund'>
+  refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund' | 'refundCanceledCharge'>
   disputes: Pick<DisputeService, 'applyConnectorReport'>
   clock: () => number
   log: Logger
@@ -121,11 +121,23 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     if (payment.status === 'pending') deps.log.info({ ...context, paymentId: payment.id, status: applied?.status }, 'Adyen notification applied to a pending payment')
   }
 
+  /** True when the inbox holds the CAPTURE_FAILED of this capture (the same pspReference). */
+  async function capturedFailedFirst (account: RoutableAccount, capturePspReference: string): Promise<boolean> {
+    for (const id of captureFailureIdsOf(capturePspReference)) {
+      if (await deps.db.connectorEvents.get(account.id, id) !== undefined) return true
+    }
+    return false
+  }
+
   async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.reference)
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
     if (effect.success && effect.currency !== payment.currency) {
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen CAPTURE currency differs from the payment; not settled, needs follow-up')
+    }
+    if (effect.success && !effect.recaptured && await capturedFailedFirst(account, effect.pspReference)) {
+      // Its CAPTURE_FAILED overtook it: the failure came after the capture at Adyen and stands (a re-capture says so itself).
+      return deps.log.warn({ ...context, paymentId: payment.id }, 'Adyen CAPTURE arrived after the failure of the same capture; the failure stands, nothing changed')
     }
     const outcome = effect.success
       ? { captured: true as const, amountMinor: effect.amountMinor, reference: effect.reference }
@@ -162,9 +174,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   async function applyCancellation (account: RoutableAccount, effect: Effect<'cancellation'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.reference)
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
-    if (!effect.success) {
-      return deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a cancel; the payment is left as it is')
-    }
+    if (!effect.success) return await applyRefusedCancel(payment, effect, context)
     // Ours carry our payment's id as their reference; a cancel made in the Customer Area does not (issue 40: reason `connector`).
     const stored = await deps.captures.applyConnectorVoid(payment.id, { id: account.id, type: account.type }, { madeAtConnector: effect.reference.toLowerCase() !== payment.id })
     if (stored?.status !== 'canceled') {
@@ -173,6 +183,27 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
       return
     }
     deps.log.info({ ...context, paymentId: payment.id, status: stored.status }, 'Adyen notification canceled a payment')
+  }
+
+  /**
+   * Adyen could not cancel: for an automatic payment the merchant canceled while its outcome was unknown (issue 40), the
+   * charge was captured (a cancel cannot undo a capture), so it is refunded in full, as a cancel of a charged payment is on
+   * Stripe. Until the AUTHORISATION is recorded the payment is still pending here: the notification waits (503, Adyen and
+   * the recovery worker send it again). Anything else is left as it is.
+   */
+  async function applyRefusedCancel (payment: Payment, effect: Effect<'cancellation'>, context: object): Promise<void> {
+    const ours = effect.reference.toLowerCase() === payment.id && isCancelRequested(payment)
+    if (ours && payment.captureMethod === 'automatic') {
+      if (payment.status === 'pending' || payment.status === 'requires_action') {
+        deps.log.info({ ...context, paymentId: payment.id }, 'Adyen refused the cancel of a payment whose authorisation is not recorded yet; answered 503 for Adyen to send it again')
+        throw new ConnectorEventNotMatchedError()
+      }
+      if (payment.status === 'succeeded' || payment.status === 'partially_refunded') {
+        const refund = await deps.refunds.refundCanceledCharge(payment.id)
+        return deps.log.warn({ ...context, paymentId: payment.id, refundId: refund?.id, reason: effect.reason }, 'Adyen refused the cancel of a captured payment; refunded in full')
+      }
+    }
+    deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a cancel; the payment is left as it is')
   }
 
   /** A dispute of a payment of ours on this account (by the disputed payment's pspReference, else our id in merchantReference). */

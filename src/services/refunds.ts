@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { DomainError, GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import { formatMinorUnits } from '../domain/money'
-import { applyConnectorRefund, applySucceededRefund, PaymentNotCancelableError, refundableMinor, releaseFailedRefund, reserveRefund, transition, type Payment } from '../domain/payments'
+import {
+  applyConnectorRefund, applySucceededRefund, isCancelRequested, PaymentNotCancelableError, refundableMinor, releaseFailedRefund, reserveRefund, transition,
+  type Payment, type PaymentAttempt
+} from '../domain/payments'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { refundAmountMinor, transitionRefund, type Refund } from '../domain/refunds'
 import type { Metadata } from '../domain/metadata'
@@ -78,6 +81,13 @@ export interface RefundService {
    * recorded (no such payment, another currency, more than remains): logged as an error for a person.
    */
   recordConnectorRefund: (paymentId: string, report: ConnectorRefundReport) => Promise<Refund | undefined>
+  /**
+   * Refunds in full the charge of a payment the merchant canceled while its outcome was unknown, which the connector
+   * then reported captured (its cancel impossible): the refund with reason CANCEL_REFUND_REASON, resumed when one
+   * exists (once per payment). Undefined when nothing is left to refund or the payment refuses a refund (a dispute):
+   * logged as an error for a person.
+   */
+  refundCanceledCharge: (paymentId: string) => Promise<Refund | undefined>
 }
 
 /** A refund made at the PSP, as its report says. */
@@ -117,13 +127,33 @@ export function refundService (deps: RefundDeps): RefundService {
     return new GatewayUnavailableError(message, paymentId, GATEWAY_RETRY_AFTER_SECONDS)
   }
 
+  /** The refund of a cancel whose charge had gone through, unless it failed. */
+  async function cancelRefundOf (paymentId: string): Promise<Refund | undefined> {
+    const refunds = await deps.db.refunds.list(paymentId, { limit: 100 })
+    return refunds.data.find((candidate) => candidate.reason === CANCEL_REFUND_REASON && candidate.status !== 'failed')
+  }
+
   /** Resumes the refund of a cancel whose charge had gone through (a retry of the cancel). */
   async function resumeCancelRefund (payment: Payment): Promise<Payment | undefined> {
-    const refunds = await deps.db.refunds.list(payment.id, { limit: 100 })
-    const refund = refunds.data.find((candidate) => candidate.reason === CANCEL_REFUND_REASON && candidate.status !== 'failed')
+    const refund = await cancelRefundOf(payment.id)
     if (refund === undefined) return undefined
     await settle(refund)
     return await deps.db.payments.get(payment.id)
+  }
+
+  /**
+   * Remembers on the payment that the merchant canceled it while the connector reports the cancel later, so that a
+   * report of the charge captured after all (the cancel impossible) is refunded instead of kept (refundCanceledCharge).
+   */
+  async function recordCancelRequest (payment: Payment): Promise<Payment> {
+    let current: Payment | undefined = payment
+    for (let tries = 0; tries < 10 && current !== undefined && !isCancelRequested(current); tries++) {
+      const attempt: PaymentAttempt = { connectorId: current.connector.id, connectorType: current.connector.type, outcome: 'cancel_requested', code: 'requested', at: nowIso() }
+      if (await deps.db.payments.appendAttempt(current, attempt)) return { ...current, attempts: [...current.attempts, attempt], updatedAt: attempt.at }
+      // Another writer changed the attempts meanwhile: read them again.
+      current = await deps.db.payments.get(payment.id)
+    }
+    return current ?? payment
   }
 
   /**
@@ -237,7 +267,7 @@ export function refundService (deps: RefundDeps): RefundService {
       }
       const at = nowIso()
       // Accepted; the connector's notification settles it (the payment stays pending meanwhile).
-      if (result.outcome === 'received') return payment
+      if (result.outcome === 'received') return await recordCancelRequest(payment)
       if (result.outcome === 'voided') {
         const stored = await deps.db.payments.complete({ ...transition(payment, 'canceled', at), nextAction: null }, undefined, deps.events?.payment, from)
         if (stored.status !== 'canceled') throw new PaymentNotCancelableError(stored.id, stored.status)
@@ -327,6 +357,23 @@ export function refundService (deps: RefundDeps): RefundService {
         const raced = await deps.db.refunds.getByConnectorReference(paymentId, report.connectorReference)
         if (raced !== undefined) return raced
         throw err
+      }
+    },
+
+    async refundCanceledCharge (paymentId) {
+      const existing = await cancelRefundOf(paymentId)
+      if (existing !== undefined) return await settle(existing)
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined || refundableMinor(payment) <= 0) return undefined
+      try {
+        const refund = await service.create({ paymentId, reason: CANCEL_REFUND_REASON })
+        deps.log.warn({ paymentId, refundId: refund.id, status: refund.status }, 'a payment canceled while its outcome was unknown had been captured; refunding it in full')
+        return refund
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err
+        // A dispute opened meanwhile (409 payment-disputed), or another refund took the rest: for a person.
+        deps.log.error({ paymentId, err }, 'a payment canceled while its outcome was unknown had been captured and cannot be refunded here; needs follow-up')
+        return undefined
       }
     },
 

@@ -40,6 +40,7 @@ export interface StripeEventService {
 type ChargeEffect = Extract<StripeEventEffect, { kind: 'charge' }>
 type RefundEffect = Extract<StripeEventEffect, { kind: 'refund' }>
 type DisputeEffect = Extract<StripeEventEffect, { kind: 'dispute' }>
+type ChargeRefundedEffect = Extract<StripeEventEffect, { kind: 'charge_refunded' }>
 
 /**
  * Stripe's own webhooks: what changed at Stripe after we stopped asking (a PaymentIntent settled while
@@ -153,6 +154,22 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
     deps.log.info({ ...context, paymentId: payment.id, refundId: recorded?.id }, 'Stripe event names no refund of ours: a refund made at Stripe, recorded if it fits the payment')
   }
 
+  /**
+   * charge.refunded: the refunds the charge lists go the way of refund.* events (ours settle, one made at Stripe is
+   * recorded). A charge that lists none (API versions since 2022-11-15) says only how much Stripe took back in all: each
+   * refund arrives as its own refund.* event, which records it; a total beyond what is recorded here is logged.
+   */
+  async function applyChargeRefunded (account: RoutableAccount, event: VerifiedStripeEvent, effect: ChargeRefundedEffect): Promise<void> {
+    for (const refund of effect.refunds) await applyRefund(account, event, refund)
+    const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
+    if (payment === undefined || payment.currency !== effect.currency) return
+    const recorded = payment.amountRefundedMinor + payment.refundPendingMinor
+    if (effect.amountRefundedMinor > recorded) {
+      deps.log.warn({ connectorId: account.id, eventId: event.id, paymentId: payment.id, stripeRefundedMinor: effect.amountRefundedMinor, recordedMinor: recorded },
+        'Stripe reports more refunded on the charge than recorded here; its refund.created events record each refund (the endpoint must receive them)')
+    }
+  }
+
   /** A dispute of a charge of ours on this account: recorded, merged with what is recorded (any order of events ends in the same state). */
   async function applyDispute (account: RoutableAccount, event: VerifiedStripeEvent, effect: DisputeEffect): Promise<void> {
     const context = { connectorId: account.id, eventId: event.id, eventType: event.type, stripeDispute: effect.report.connectorReference, paymentIntent: effect.paymentIntent }
@@ -177,6 +194,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
       if (event.effect.kind === 'charge') await applyCharge(account, event, event.effect)
       if (event.effect.kind === 'refund') await applyRefund(account, event, event.effect)
       if (event.effect.kind === 'dispute') await applyDispute(account, event, event.effect)
+      if (event.effect.kind === 'charge_refunded') await applyChargeRefunded(account, event, event.effect)
       await deps.db.connectorEvents.markProcessed(account.id, event.id, nowIso())
       return { eventId: event.id, type: event.type, duplicate: false }
     }

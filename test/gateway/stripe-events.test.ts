@@ -66,3 +66,16 @@ t.test('disputes (issue 40): Stripe\'s statuses as ours, money movements from ba
   }
   t.same(read({ id: 'evt_obj', type: 'charge.dispute.created', data: { object: { ...dispute, object: 'charge' } } }).effect, { kind: 'none' }, 'not a Dispute')
 })
+
+t.test('charge.refunded (issue 40): the total Stripe took back, the refunds the charge lists (older API versions), its PaymentIntent', async (t) => {
+  const refund = { id: 're_1', object: 'refund', amount: 300, currency: 'usd', payment_intent: 'pi_1', status: 'succeeded', metadata: {} }
+  const charge = { id: 'ch_1', object: 'charge', amount: 1000, amount_refunded: 300, currency: 'usd', payment_intent: 'pi_1', refunds: { object: 'list', data: [refund, { ...refund, id: 're_2', status: 'pending' }, 'x'] } }
+  t.match(read({ id: 'evt_r1', type: 'charge.refunded', data: { object: charge } }).effect, {
+    kind: 'charge_refunded', paymentIntent: 'pi_1', amountRefundedMinor: 300, currency: 'USD', refunds: [{ kind: 'refund', gatewayRefundId: 're_1', paymentIntent: 'pi_1', amountMinor: 300 }]
+  })
+  t.equal((read({ id: 'evt_r1b', type: 'charge.refunded', data: { object: charge } }).effect as { refunds: unknown[] }).refunds.length, 1, 'a pending refund is not an outcome yet')
+  t.match(read({ id: 'evt_r2', type: 'charge.refunded', data: { object: { ...charge, refunds: undefined, payment_intent: { id: 'pi_2' } } } }).effect,
+    { kind: 'charge_refunded', paymentIntent: 'pi_2', refunds: [] }, 'later API versions list none')
+  t.same(read({ id: 'evt_r3', type: 'charge.refunded', data: { object: { ...charge, currency: 'zzz' } } }).effect, { kind: 'none' }, 'an unknown currency')
+  t.same(read({ id: 'evt_r4', type: 'charge.refunded', data: { object: { ...charge, amount_refunded: '3' } } }).effect, { kind: 'none' }, 'malformed')
+})

@@ -539,7 +539,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     const open = new Map<string, boolean>()
     for (const attempt of payment.attempts) {
       const on = `${attempt.connectorType}:${attempt.connectorId ?? ''}`
-      if (attempt.outcome === 'held' || attempt.outcome === 'released' || attempt.outcome === 'release_refused') continue
+      if (attempt.outcome === 'held' || attempt.outcome === 'released' || attempt.outcome === 'release_refused' || attempt.outcome === 'cancel_requested') continue
       for (const [other, mayHaveCharged] of open) {
         if (other !== on && mayHaveCharged && attempt.outcome !== 'skipped') violated(1, `payment ${payment.id} went to ${on} after an unknown outcome at ${other}`)
       }

@@ -200,6 +200,21 @@ t.test('Adyen re-captures after a technical failure (CAPTURE, Transaction Recapt
   t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded', 'payment.capture_failed', 'payment.succeeded'])
 })
 
+t.test('a CAPTURE_FAILED that overtakes its CAPTURE: the failure stands (the late CAPTURE changes nothing); a re-capture still counts', async (t) => {
+  const s = await setup(t)
+  const paymentId = await captureReceived(s)
+  const reference = (await paymentOf(s, paymentId)).connectorReference as string
+  const fields = { merchantReference: `payment-${paymentId}-capture-1`, originalReference: reference, amount: { value: 750, currency: 'USD' }, pspReference: 'CAPTURE-OVERTAKEN' }
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE_FAILED', ...fields, reason: 'Capture refused by the scheme' }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 }, 'our capture in flight failed')
+  t.equal((await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...fields }))).body, '[accepted]')
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', amountCaptured: 0 }, 'the CAPTURE it overtook is not taken for a re-capture')
+  t.ok(s.lines.some((line) => line.includes('"level":40') && line.includes('after the failure of the same capture')))
+  t.same(await eventTypes(s, paymentId), ['payment.authorized'])
+  await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...fields, reason: 'Transaction Recaptured' }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 7.5 }, 'Adyen\'s re-capture says so itself')
+})
+
 t.test('a late report of an earlier capture of ours changes nothing: the failure of a first capture after a second one succeeded, repeated', async (t) => {
   const s = await setup(t)
   const paymentId = await captureReceived(s)
@@ -313,6 +328,48 @@ t.test('TECHNICAL_CANCEL (a cancel by our reference) cancels a payment left pend
   t.equal((await deliver(s, late)).statusCode, 200)
   t.match(await paymentOf(s, paymentId), { status: 'canceled' }, 'the authorisation Adyen canceled stays canceled')
   t.same(await eventTypes(s, paymentId), ['payment.pending', 'payment.canceled'], 'one cancel, nothing after it')
+})
+
+/** An automatic payment whose outcome was lost (pending), canceled by the merchant: Adyen received the cancel by our reference. */
+async function canceledWhileUnknown (t: Test, s: Setup): Promise<string> {
+  s.charge.next = async () => { throw new GatewayError('timeout', 'Adyen did not answer') }
+  const pending = await pay(s)
+  t.equal(pending.statusCode, 503)
+  const paymentId = pending.json().paymentId as string
+  const cancel = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/cancel`, headers: s.merchant.auth })
+  t.equal(cancel.statusCode, 202, cancel.body)
+  t.match(cancel.json().attempts.at(-1), { outcome: 'cancel_requested', code: 'requested' }, 'the cancel request is remembered')
+  const again = await s.app.inject({ method: 'POST', url: `/api/payments/${paymentId}/cancel`, headers: s.merchant.auth })
+  t.equal(again.json().attempts.filter((a: { outcome: string }) => a.outcome === 'cancel_requested').length, 1, 'once')
+  return paymentId
+}
+
+t.test('a cancel Adyen could not make (the automatic payment was captured) refunds the charge in full, once, whichever arrives first', async (t) => {
+  const s = await setup(t)
+  const paymentId = await canceledWhileUnknown(t, s)
+  const refused = notificationItem({ eventCode: 'TECHNICAL_CANCEL', merchantReference: paymentId, pspReference: 'TECH-REFUSED', success: 'false', reason: 'Transaction already captured' })
+  t.equal((await deliver(s, refused)).statusCode, 503, 'before the AUTHORISATION: Adyen is asked to send it again')
+  t.match(await paymentOf(s, paymentId), { status: 'pending' })
+  t.equal(s.gateway.refunds.length, 0)
+  await deliver(s, notificationItem({ eventCode: 'AUTHORISATION', merchantReference: paymentId, pspReference: 'AUTH-CAPTURED' }))
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', connectorReference: 'AUTH-CAPTURED' })
+  t.equal((await deliver(s, refused)).statusCode, 200, 'sent again: now acted on')
+  t.equal((await deliver(s, refused)).statusCode, 200, 'and again: a duplicate')
+  t.equal(s.gateway.refunds.length, 1, 'one refund asked of Adyen')
+  t.match(s.gateway.refunds[0], { chargeReference: 'AUTH-CAPTURED', amountMinor: 1000 }, 'the whole charge')
+  const refunds = (await s.app.inject({ method: 'GET', url: `/api/payments/${paymentId}/refunds`, headers: s.merchant.auth })).json().data
+  t.match(refunds, [{ reason: 'payment_canceled', amount: 10, status: 'pending' }])
+  await deliver(s, notificationItem({ eventCode: 'REFUND', merchantReference: refunds[0].id, originalReference: 'AUTH-CAPTURED' }))
+  t.match(await paymentOf(s, paymentId), { status: 'refunded', amountRefunded: 10 }, 'no money left captured on a payment the merchant canceled')
+})
+
+t.test('a refused cancel nobody asked for here (the expiry\'s or a Customer Area one) leaves a succeeded payment as it is', async (t) => {
+  const s = await setup(t)
+  s.charge.next = async (request) => ({ outcome: 'succeeded', chargeId: pspOf(request.paymentId) })
+  const paid = (await pay(s)).json().id as string
+  await deliver(s, notificationItem({ eventCode: 'CANCELLATION', merchantReference: paid, originalReference: pspOf(paid), success: 'false' }))
+  t.match(await paymentOf(s, paid), { status: 'succeeded' }, 'no cancel was asked here: left as it is')
+  t.equal(s.gateway.refunds.length, 0)
 })
 
 t.test('unknown references are accepted and logged; a notification for another merchant account is ignored', async (t) => {

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import Stripe from 'stripe'
+import { Writable } from 'node:stream'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } from '../../helpers/app'
 import { FakeStripe } from '../../helpers/fake-stripe'
 import { spyGateway } from '../../helpers/gateway'
@@ -53,6 +54,42 @@ t.test('Stripe: a refund made in the Dashboard is recorded once it succeeded, on
   t.match((await s.app.inject({ method: 'GET', url: `/api/payments/${paymentId}`, headers: s.merchant.auth })).json(), { status: 'partially_refunded', amountRefunded: 5 })
   const events = (await s.app.db.events.list({ merchantId: s.merchant.merchantId, limit: 100, type: 'refund.succeeded' })).data
   t.equal(events.length, 2, 'refund.succeeded for ours and for the one made at Stripe')
+})
+
+t.test('Stripe charge.refunded: the refunds a charge lists are recorded like refund.* events, once; a total beyond ours without a list is logged', async (t) => {
+  const lines: string[] = []
+  const fake = await FakeStripe.start()
+  t.teardown(async () => { await fake.close() })
+  fake.keys.add(SECRET_KEY)
+  const logger = { level: 'info', stream: new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } }) }
+  const app = await buildTestApp(t, { STRIPE_API_URL: fake.url }, { logger })
+  const merchant = await merchantWithKey(app)
+  const account = await app.inject({ method: 'POST', url: `/merchants/${merchant.merchantId}/connectors`, headers: ADMIN_AUTH, payload: { type: 'stripe', credentials: { secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET } } })
+  const url = `/connectors/${String(account.json().id)}/stripe-events`
+  const paid = await app.inject({ method: 'POST', url: '/api/payments', headers: merchant.auth, payload: { amount: 10, currency: 'USD', paymentMethod: 'pm_card_visa' } })
+  const paymentId = paid.json().id as string
+  const pi = paid.json().connectorReference as string
+  const send = async (charge: Record<string, unknown>) => {
+    const payload = JSON.stringify(event('charge.refunded', { id: 'ch_refunded1', object: 'charge', payment_intent: pi, currency: 'usd', amount: 1000, refunded: false, ...charge }))
+    const res = await app.inject({ method: 'POST', url, headers: { ...NO_KEY, 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET }) }, payload })
+    t.equal(res.statusCode, 200, res.body)
+  }
+  const atStripe = { id: 're_listed1', object: 'refund', amount: 300, currency: 'usd', payment_intent: pi, charge: 'ch_refunded1', status: 'succeeded', metadata: {}, created: 1 }
+  // An API version before 2022-11-15: the charge lists its refunds.
+  await send({ amount_refunded: 300, refunds: { object: 'list', data: [atStripe] } })
+  await send({ amount_refunded: 300, refunds: { object: 'list', data: [atStripe] } })
+  // The same refund's own event, after the charge's (any order ends the same).
+  const refundEvent = JSON.stringify(event('refund.updated', atStripe))
+  t.equal((await app.inject({ method: 'POST', url, headers: { ...NO_KEY, 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: refundEvent, secret: WEBHOOK_SECRET }) }, payload: refundEvent })).statusCode, 200)
+  const list = (await app.inject({ method: 'GET', url: `/api/payments/${paymentId}/refunds`, headers: merchant.auth })).json()
+  t.equal(list.data.length, 1, 'recorded once')
+  t.match(list.data[0], { origin: 'connector', connectorReference: 're_listed1', amount: 3, status: 'succeeded' })
+  t.match((await app.inject({ method: 'GET', url: `/api/payments/${paymentId}`, headers: merchant.auth })).json(), { status: 'partially_refunded', amountRefunded: 3 })
+  t.notOk(lines.some((line) => line.includes('more refunded on the charge')), 'the total matches: nothing to say')
+  // A later API version: no list, only the total; the refund itself arrives as refund.created.
+  await send({ amount_refunded: 500 })
+  t.equal((await app.db.refunds.list(paymentId, { limit: 10 })).data.length, 1, 'nothing invented from a total')
+  t.ok(lines.some((line) => line.includes('"level":40') && line.includes('more refunded on the charge')), 'the gap is logged for a person')
 })
 
 t.test('Adyen: a REFUND we never asked for is recorded once by its pspReference; one that does not fit is not', async (t) => {

@@ -517,6 +517,7 @@ function cases (t: Test, backend: Backend): void {
       status: 'canceled',
       attempts: [
         { connectorId: s.adyenId, outcome: 'unknown' },
+        { connectorId: s.adyenId, outcome: 'cancel_requested', code: 'requested' },
         { connectorId: s.adyenId, outcome: 'held', connectorReference: 'ADYENLATE0001' },
         { connectorId: s.adyenId, outcome: 'released', code: 'release_received', connectorReference: 'ADYENLATE0001' }
       ]
