@@ -110,10 +110,12 @@ function chargeRefundedEffect (charge: Stripe.Charge): StripeEventEffect {
   } catch {
     return { kind: 'none' }
   }
+  const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : isRecord(charge.payment_intent) ? stringOr(charge.payment_intent.id) : undefined
   const listed = isRecord(charge.refunds) && Array.isArray(charge.refunds.data) ? charge.refunds.data as unknown[] : []
+  // A listed refund belongs to this charge: its PaymentIntent is the charge's when the refund does not say.
   const refunds = listed.filter(isRecord).map((refund) => refundEffect(refund as unknown as Stripe.Refund))
     .filter((effect): effect is Extract<StripeEventEffect, { kind: 'refund' }> => effect.kind === 'refund')
-  const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : isRecord(charge.payment_intent) ? stringOr(charge.payment_intent.id) : undefined
+    .map((effect) => ({ ...effect, paymentIntent: effect.paymentIntent ?? intent }))
   return { kind: 'charge_refunded', paymentIntent: intent, amountRefundedMinor, currency: charge.currency.toUpperCase(), refunds }
 }
 

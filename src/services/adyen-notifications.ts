@@ -195,6 +195,11 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     const ours = effect.reference.toLowerCase() === payment.id && isCancelRequested(payment)
     if (ours && payment.captureMethod === 'automatic') {
       if (payment.status === 'pending' || payment.status === 'requires_action') {
+        // Adyen sends an AUTHORISATION within minutes; a payment it never received has none to send: the wait is bounded.
+        if (deps.clock() - Date.parse(payment.createdAt) >= AWAITING_NOTIFICATION_AFTER_SECONDS * 1000) {
+          return deps.log.error({ ...context, paymentId: payment.id, reason: effect.reason },
+            'Adyen refused the cancel of a payment whose authorisation never arrived; if Adyen captured it, refund it there; needs follow-up')
+        }
         deps.log.info({ ...context, paymentId: payment.id }, 'Adyen refused the cancel of a payment whose authorisation is not recorded yet; answered 503 for Adyen to send it again')
         throw new ConnectorEventNotMatchedError()
       }

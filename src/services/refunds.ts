@@ -153,6 +153,7 @@ export function refundService (deps: RefundDeps): RefundService {
       // Another writer changed the attempts meanwhile: read them again.
       current = await deps.db.payments.get(payment.id)
     }
+    if (current !== undefined && !isCancelRequested(current) && current.status === 'pending') deps.log.error({ paymentId: payment.id }, 'the cancel request could not be recorded on the payment; needs follow-up')
     return current ?? payment
   }
 
@@ -371,6 +372,9 @@ export function refundService (deps: RefundDeps): RefundService {
         return refund
       } catch (err) {
         if (!(err instanceof DomainError)) throw err
+        // The same report processed at once elsewhere made the refund (or the gateway left it pending: recovery resumes it).
+        const made = await cancelRefundOf(paymentId)
+        if (made !== undefined) return made
         // A dispute opened meanwhile (409 payment-disputed), or another refund took the rest: for a person.
         deps.log.error({ paymentId, err }, 'a payment canceled while its outcome was unknown had been captured and cannot be refunded here; needs follow-up')
         return undefined

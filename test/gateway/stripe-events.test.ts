@@ -76,6 +76,8 @@ t.test('charge.refunded (issue 40): the total Stripe took back, the refunds the 
   t.equal((read({ id: 'evt_r1b', type: 'charge.refunded', data: { object: charge } }).effect as { refunds: unknown[] }).refunds.length, 1, 'a pending refund is not an outcome yet')
   t.match(read({ id: 'evt_r2', type: 'charge.refunded', data: { object: { ...charge, refunds: undefined, payment_intent: { id: 'pi_2' } } } }).effect,
     { kind: 'charge_refunded', paymentIntent: 'pi_2', refunds: [] }, 'later API versions list none')
+  t.match(read({ id: 'evt_r2b', type: 'charge.refunded', data: { object: { ...charge, refunds: { data: [{ ...refund, payment_intent: null }] } } } }).effect,
+    { refunds: [{ gatewayRefundId: 're_1', paymentIntent: 'pi_1' }] }, 'a listed refund that names no PaymentIntent is the charge\'s')
   t.same(read({ id: 'evt_r3', type: 'charge.refunded', data: { object: { ...charge, currency: 'zzz' } } }).effect, { kind: 'none' }, 'an unknown currency')
   t.same(read({ id: 'evt_r4', type: 'charge.refunded', data: { object: { ...charge, amount_refunded: '3' } } }).effect, { kind: 'none' }, 'malformed')
 })

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } from '../../helpers/app'
 import { spyGateway, type SpyGateway } from '../../helpers/gateway'
+import { manualClock } from '../../helpers/payments'
 import { adyenAccount, HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
 import type { App } from '../../../src/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
@@ -24,7 +25,7 @@ interface Setup {
 const pspOf = (paymentId: string): string => `PSP-${paymentId}`
 
 /** An app whose adyen account's gateway answers captures, refunds and cancels `received`, as Adyen does. */
-async function setup (t: Test): Promise<Setup> {
+async function setup (t: Test, overrides: { clock?: () => number } = {}): Promise<Setup> {
   const charge: Setup['charge'] = {
     next: async (request) => ({ outcome: request.captureMethod === 'manual' ? 'authorized' : 'succeeded', chargeId: pspOf(request.paymentId) })
   }
@@ -37,7 +38,7 @@ async function setup (t: Test): Promise<Setup> {
   const factory: ConnectorFactory = () => ({ gateway, verify: async () => {} })
   const lines: string[] = []
   const logger = { level: 'info', stream: new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } }) }
-  const app = await buildTestApp(t, {}, { connectorFactory: factory, logger })
+  const app = await buildTestApp(t, {}, { connectorFactory: factory, logger, ...overrides })
   const merchant = await merchantWithKey(app)
   const connectorId = await adyenAccount(app, merchant.merchantId)
   return { app, gateway, merchant, connectorId, url: `/connectors/${connectorId}/adyen-notifications`, lines, charge }
@@ -361,6 +362,19 @@ t.test('a cancel Adyen could not make (the automatic payment was captured) refun
   t.match(refunds, [{ reason: 'payment_canceled', amount: 10, status: 'pending' }])
   await deliver(s, notificationItem({ eventCode: 'REFUND', merchantReference: refunds[0].id, originalReference: 'AUTH-CAPTURED' }))
   t.match(await paymentOf(s, paymentId), { status: 'refunded', amountRefunded: 10 }, 'no money left captured on a payment the merchant canceled')
+})
+
+t.test('a refused cancel whose AUTHORISATION never comes waits an hour at most, then is left for a person (an error in the log)', async (t) => {
+  const clock = manualClock(Date.now())
+  const s = await setup(t, { clock: clock.read })
+  const paymentId = await canceledWhileUnknown(t, s)
+  const refused = notificationItem({ eventCode: 'TECHNICAL_CANCEL', merchantReference: paymentId, pspReference: 'TECH-NOTHING', success: 'false' })
+  t.equal((await deliver(s, refused)).statusCode, 503, 'within the hour: waits for the AUTHORISATION')
+  clock.now += 3600_000
+  t.equal((await deliver(s, refused)).body, '[accepted]', 'then accepted: Adyen stops sending it, the worker stops draining it')
+  t.ok(s.lines.some((line) => line.includes('"level":50') && line.includes('authorisation never arrived')))
+  t.match(await paymentOf(s, paymentId), { status: 'pending' })
+  t.equal(s.gateway.refunds.length, 0)
 })
 
 t.test('a refused cancel nobody asked for here (the expiry\'s or a Customer Area one) leaves a succeeded payment as it is', async (t) => {
