@@ -363,7 +363,8 @@ export function refundService (deps: RefundDeps): RefundService {
 
     async refundCanceledCharge (paymentId) {
       const existing = await cancelRefundOf(paymentId)
-      if (existing !== undefined) return await settle(existing)
+      // Made already: one still pending is the refund recovery worker's to resume (under its own key), never asked twice here.
+      if (existing !== undefined) return existing
       const payment = await deps.db.payments.get(paymentId)
       if (payment === undefined || refundableMinor(payment) <= 0) return undefined
       try {
