@@ -391,6 +391,11 @@ export function isSettled (status: PaymentStatus): boolean {
   return status !== 'pending'
 }
 
+/** No outcome of the charge recorded yet: pending, or waiting for the shopper (a PSP may already have charged). */
+export function awaitsChargeOutcome (status: PaymentStatus): boolean {
+  return status === 'pending' || status === 'requires_action'
+}
+
 /**
  * The one function through which a payment changes status. `code` is the
  * decline code of a `declined` payment, the failure code of a `failed` one or the

@@ -1,7 +1,7 @@
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { AdyenNotificationUnverifiedError } from '../domain/adyen-notifications'
 import { isGuid } from '../domain/ids'
-import { isCancelRequested, type Payment } from '../domain/payments'
+import { awaitsChargeOutcome, isCancelRequested, type Payment } from '../domain/payments'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
 import {
   AdyenNotificationFormatError, captureFailureIdsOf, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
@@ -134,6 +134,13 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
     if (effect.success && effect.currency !== payment.currency) {
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen CAPTURE currency differs from the payment; not settled, needs follow-up')
+    }
+    if (effect.success && awaitsChargeOutcome(payment.status)) {
+      // It overtook the AUTHORISATION (a capture made in the Customer Area at once): applied when Adyen sends it again, once
+      // the authorisation is recorded. The wait is bounded by the payment, which leaves these states by itself (recorded,
+      // expired or abandoned); past them the capture applies or is ignored as any other.
+      deps.log.info({ ...context, paymentId: payment.id, status: payment.status }, 'Adyen CAPTURE of a payment whose authorisation is not recorded yet; answered 503 for Adyen to send it again')
+      throw new ConnectorEventNotMatchedError()
     }
     if (effect.success && !effect.recaptured && await capturedFailedFirst(account, effect.pspReference)) {
       // Its CAPTURE_FAILED overtook it: the failure came after the capture at Adyen and stands (a re-capture says so itself).

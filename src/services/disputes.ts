@@ -4,6 +4,7 @@ import { isGuid, newId } from '../domain/ids'
 import { ACCEPTED_STAGE, DisputeNotAcceptableError, mergeDispute, unrecordedDisputedMinor, withDisputes, type Dispute, type DisputeReport } from '../domain/disputes'
 import type { EventOf } from '../domain/events'
 import type { Page } from '../domain/pagination'
+import { awaitsChargeOutcome } from '../domain/payments'
 import type { ConnectorRef } from '../domain/routing'
 import type { Database, DisputeChange, DisputeListQuery } from '../store/types'
 import type { ConnectorDirectory } from '../gateway/connectors'
@@ -82,7 +83,7 @@ export function disputeService (deps: DisputeDeps): DisputeService {
         const unrecorded = unrecordedDisputedMinor(next, disputes)
         // Money withdrawn from a payment whose charge, capture or refunds are not all recorded here yet (an answer lost, a
         // refund in flight): applied when the PSP sends the report again, once they are (nothing is capped away for good).
-        if (unrecorded > 0 && (payment.status === 'pending' || payment.status === 'requires_capture' || payment.refundPendingMinor > 0)) {
+        if (unrecorded > 0 && (awaitsChargeOutcome(payment.status) || payment.status === 'requires_capture' || payment.refundPendingMinor > 0)) {
           throw new ConnectorEventNotMatchedError()
         }
         if (unrecorded > 0) {

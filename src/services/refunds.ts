@@ -3,7 +3,7 @@ import { DomainError, GatewayUnavailableError, NotFoundError, ValidationError } 
 import { isGuid, newId } from '../domain/ids'
 import { formatMinorUnits } from '../domain/money'
 import {
-  applyConnectorRefund, applySucceededRefund, isCancelRequested, PaymentNotCancelableError, refundableMinor, releaseFailedRefund, reserveRefund, transition,
+  applyConnectorRefund, applySucceededRefund, awaitsChargeOutcome, isCancelRequested, PaymentNotCancelableError, refundableMinor, releaseFailedRefund, reserveRefund, transition,
   type Payment, type PaymentAttempt
 } from '../domain/payments'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
@@ -326,7 +326,7 @@ export function refundService (deps: RefundDeps): RefundService {
           // Our records lag the PSP's (a charge or capture answer lost, a refund of ours in flight): the PSP sends it again.
           // A dispute recorded here may have been won at the PSP already (its reinstatement not told yet): the same.
           const inFlight = payment.refundPendingMinor > 0 || (payment.amountDisputedMinor ?? 0) > 0
-          const lagging = payment.status === 'pending' || payment.status === 'requires_capture' || (inFlight && report.amountMinor > refundableMinor(payment))
+          const lagging = awaitsChargeOutcome(payment.status) || payment.status === 'requires_capture' || (inFlight && report.amountMinor > refundableMinor(payment))
           if (lagging) throw new ConnectorEventNotMatchedError()
           return {
             payment: applyConnectorRefund(payment, report.amountMinor, at),

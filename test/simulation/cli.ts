@@ -45,7 +45,7 @@ async function withSchema<T> (run: (url: string) => Promise<T>): Promise<T> {
   try {
     await admin.query(`CREATE SCHEMA ${name}`)
     const url = new URL(base)
-    url.searchParams.set('options', `-c search_path=${name}`)
+    url.searchParams.set('options', `-c search_path=${name} -c synchronous_commit=off`)
     return await run(url.toString())
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`).catch(() => {})

@@ -17,7 +17,10 @@ export interface PspCharge {
   amountMinor: number
   currency: string
   manual: boolean
-  status: 'authorized' | 'captured' | 'voided' | 'declined'
+  /** `action`: waiting for the shopper to authenticate (a customer-present charge), nothing authorized yet. */
+  status: 'action' | 'authorized' | 'captured' | 'voided' | 'declined'
+  /** Customer-present: where the PSP sends the shopper back (the service's return address). */
+  returnUrl?: string
   capturedMinor: number
   refundedMinor: number
   /** Taken back by a dispute and not reinstated. */
@@ -42,6 +45,8 @@ export type PspReport =
   | { kind: 'dispute', psp: PspKind, charge: PspCharge, dispute: SimDispute }
   /** A refund someone made at the PSP (its dashboard), not through the service. */
   | { kind: 'refund_at_psp', psp: PspKind, charge: PspCharge, refundId: string, amountMinor: number }
+  /** A capture or a cancel of an authorization someone made at the PSP (its dashboard), not through the service. */
+  | { kind: 'capture_at_psp' | 'cancel_at_psp', psp: PspKind, charge: PspCharge, reference: string }
 
 /** The seeded fault plan shared by the PSPs: off during quiescence. */
 export interface FaultPlan {
@@ -52,6 +57,9 @@ export interface FaultPlan {
 }
 
 /** Amounts whose minor units end in 7 are declined by both PSPs (deterministic, so failover never changes a decline). */
+/** Where the PSP's authentication pages live (a charge's id follows). */
+const AUTHENTICATION_PAGE = 'https://psp.simulation.example/authenticate/'
+
 export const isDeclinedAmount = (amountMinor: number): boolean => amountMinor % 10 === 7
 
 const FAULT_WEIGHTS: Readonly<Record<CallFault, number>> = {
@@ -76,7 +84,11 @@ export class SimPsp {
   /** Called when a refund request arrives, before anything is done (the world checks our records then). */
   beforeRefund?: (paymentId: string) => Promise<void>
 
-  constructor (readonly kind: PspKind, private readonly faults: FaultPlan) {}
+  /**
+   * @param shoppers customer-present charges ask for the shopper's authentication (drawn from this stream, so that
+   * a world without them draws the faults it always drew); undefined: every charge is off-session, as before.
+   */
+  constructor (readonly kind: PspKind, private readonly faults: FaultPlan, private readonly shoppers?: Rng) {}
 
   private fault (): CallFault {
     if (!this.faults.enabled) return 'none'
@@ -113,6 +125,8 @@ export class SimPsp {
   private charge (request: ChargeRequest): ChargeResult | 'received' {
     const manual = request.captureMethod === 'manual'
     const declined = isDeclinedAmount(request.amountMinor) || this.cancelledReferences.has(request.paymentId)
+    // Most customer-present charges ask the shopper to authenticate (3-D Secure); the rest are frictionless.
+    if (!declined && request.returnUrl !== undefined && this.shoppers?.chance(0.75) === true) return this.askShopper(request, manual)
     const charge: PspCharge = {
       id: this.nextId('ch'),
       paymentId: request.paymentId,
@@ -131,6 +145,65 @@ export class SimPsp {
     // Adyen answers some authorisations `Received`: the outcome comes by notification only.
     if (this.kind === 'adyen' && this.faults.enabled && this.faults.rng.chance(0.15)) return 'received'
     return declined ? { outcome: 'declined', chargeId: charge.id, declineCode: 'card_declined' } : { outcome: manual ? 'authorized' : 'succeeded', chargeId: charge.id }
+  }
+
+  /** A charge waiting for the shopper: nothing authorized until they authenticate at the PSP's page. */
+  private askShopper (request: ChargeRequest, manual: boolean): ChargeResult {
+    const charge: PspCharge = {
+      id: this.nextId('ch'),
+      paymentId: request.paymentId,
+      key: request.idempotencyKey,
+      amountMinor: request.amountMinor,
+      currency: request.currency,
+      manual,
+      status: 'action',
+      capturedMinor: 0,
+      refundedMinor: 0,
+      disputedMinor: 0,
+      ...(request.returnUrl === undefined ? {} : { returnUrl: request.returnUrl })
+    }
+    this.charges.set(charge.id, charge)
+    return { outcome: 'requires_action', chargeId: charge.id, nextAction: { type: 'redirect', url: `${AUTHENTICATION_PAGE}${charge.id}`, method: 'GET' } }
+  }
+
+  /** The charge a shopper authenticates at this PSP's page, if the address is one of its. */
+  chargeAtPage (url: string): PspCharge | undefined {
+    return url.startsWith(AUTHENTICATION_PAGE) ? this.charges.get(url.slice(AUTHENTICATION_PAGE.length)) : undefined
+  }
+
+  /** The shopper authenticates (or fails to): the charge is authorized (captured when automatic) or declined, and the PSP tells. */
+  authenticate (charge: PspCharge, success: boolean): void {
+    if (charge.status !== 'action') return
+    if (success) {
+      charge.status = charge.manual ? 'authorized' : 'captured'
+      charge.capturedMinor = charge.manual ? 0 : charge.amountMinor
+      this.authorizations.set(charge.paymentId, (this.authorizations.get(charge.paymentId) ?? 0) + 1)
+    } else {
+      charge.status = 'declined'
+    }
+    this.reports.push({ kind: 'charge', psp: this.kind, charge: { ...charge }, success })
+  }
+
+  /** What the PSP adds to the shopper's way back (Stripe: the PaymentIntent; Adyen: a redirectResult for /payments/details). */
+  returnParams (charge: PspCharge): Record<string, string> {
+    return this.kind === 'stripe'
+      ? { payment_intent: charge.id, redirect_status: charge.status === 'declined' ? 'failed' : 'succeeded' }
+      : { redirectResult: Buffer.from(charge.id).toString('base64url') }
+  }
+
+  /** Someone captures an authorization in the PSP's dashboard (all of it), and the PSP tells. */
+  captureAtPsp (charge: PspCharge): void {
+    if (charge.status !== 'authorized') return
+    charge.status = 'captured'
+    charge.capturedMinor = charge.amountMinor
+    this.reports.push({ kind: 'capture_at_psp', psp: this.kind, charge: { ...charge }, reference: this.nextId('dashboard_capture') })
+  }
+
+  /** Someone cancels an authorization (or a charge waiting for its shopper) in the PSP's dashboard, and the PSP tells. */
+  cancelAtPsp (charge: PspCharge): void {
+    if (charge.status !== 'authorized' && charge.status !== 'action') return
+    charge.status = 'voided'
+    this.reports.push({ kind: 'cancel_at_psp', psp: this.kind, charge: { ...charge }, reference: this.nextId('dashboard_cancel') })
   }
 
   /** A cardholder disputes what is left of a captured charge: the PSP takes it back at once (funds withdrawn). */
@@ -209,7 +282,7 @@ export class SimPsp {
           }
           // Adyen: a cancel is only accepted; by merchant reference it also stops a later authorisation.
           if (charge === undefined && request.paymentId !== undefined) this.cancelledReferences.add(request.paymentId)
-          const cancelable = charge === undefined || charge.status === 'authorized'
+          const cancelable = charge === undefined || charge.status === 'authorized' || charge.status === 'action'
           if (charge !== undefined && cancelable) charge.status = 'voided'
           this.reports.push({ kind: 'cancel', psp: 'adyen', charge: charge === undefined ? undefined : { ...charge }, paymentId: request.paymentId ?? charge?.paymentId ?? '', success: cancelable, byReference: request.chargeReference === undefined })
           return { outcome: 'received' }
@@ -217,15 +290,19 @@ export class SimPsp {
       },
       retrieve: async (request) => {
         check()
-        if (this.kind === 'adyen') throw new GatewayError('unavailable', 'Adyen has no read of a payment', 'retrieve_not_supported')
+        // Adyen reads a payment only through the shopper's return (/payments/details with its redirectResult).
+        const redirectResult = request.returnParams?.redirectResult
+        if (this.kind === 'adyen' && redirectResult === undefined) throw new GatewayError('unavailable', 'Adyen has no read of a payment', 'retrieve_not_supported')
         return await this.call<ChargeState>(this.nextId('retrieve'), () => {
-          const charge = this.chargeOf(request.chargeReference, request.paymentId)
+          const charge = redirectResult === undefined ? this.chargeOf(request.chargeReference, request.paymentId) : this.charges.get(Buffer.from(redirectResult, 'base64url').toString())
+          if (redirectResult !== undefined && charge?.paymentId !== request.paymentId) return { state: 'none' }
           if (charge === undefined) return request.chargeReference === undefined ? { state: 'none', lagMs: 120_000 } : { state: 'none' }
           switch (charge.status) {
             case 'captured': return { state: 'captured', chargeId: charge.id, amountCapturedMinor: charge.capturedMinor }
             case 'authorized': return { state: 'authorized', chargeId: charge.id, amountMinor: charge.amountMinor }
             case 'voided': return { state: 'voided' }
             case 'declined': return { state: 'declined', chargeId: charge.id, declineCode: 'card_declined' }
+            case 'action': return { state: 'requires_action', chargeId: charge.id }
           }
         })
       }

@@ -10,7 +10,7 @@ import { openDatabase } from '../../src/store'
 import type { Database } from '../../src/store/types'
 import type { DomainEvent } from '../../src/domain/events'
 import type { WebhookClient, WebhookResponse } from '../../src/webhooks/client'
-import { canTransition, type Payment, type PaymentStatus } from '../../src/domain/payments'
+import { canTransition, PAYMENT_STATUSES, type Payment, type PaymentStatus } from '../../src/domain/payments'
 import { signatureOf, type AdyenNotificationItem } from '../../src/gateway/adyen-notifications'
 import { loadConfig } from '../../src/config'
 import { LATEST_API_VERSION } from '../../src/domain/api-versions'
@@ -21,7 +21,8 @@ import { SimPsp, simulatedConnectors, type FaultPlan, type PspKind, type PspRepo
 
 /** A client's or the environment's move, drawn from the seed before the run (so a history can be shrunk). */
 export type Op =
-  | { kind: 'create', manual: boolean, amountMinor: number, concurrent: boolean }
+  /** `present`: customer-present (a returnUrl: the PSP may ask the shopper to authenticate). */
+  | { kind: 'create', manual: boolean, amountMinor: number, concurrent: boolean, present?: boolean }
   | { kind: 'retry', pick: number, otherBody: boolean, concurrent: boolean }
   | { kind: 'capture', pick: number, fraction: number, retryPick: number | null }
   | { kind: 'refund', pick: number, fraction: number, retryPick: number | null }
@@ -31,6 +32,8 @@ export type Op =
   | { kind: 'recover' }
   | { kind: 'clock', ms: number }
   | { kind: 'crash', inFlight: number, ticks: number }
+  /** A shopper sent to a PSP's authentication page: authenticates, fails or walks away; comes back through the return address or not. */
+  | { kind: 'shopper', pick: number, outcome: 'succeed' | 'fail' | 'abandon', returns: boolean, twice: boolean }
 
 export interface SimulationOptions {
   seed: number
@@ -42,7 +45,14 @@ export interface SimulationOptions {
   ops?: Op[]
   /** A bug planted in the database layer on purpose (the simulator's own tests). */
   plant?: (db: Database) => Database
+  /**
+   * Which world: 1, off-session payments only (the seeds found before customer-present payments and changes made in
+   * the PSPs' dashboards were simulated replay with it); 2 (the default), with them.
+   */
+  generation?: Generation
 }
+
+export type Generation = 1 | 2
 
 export interface Violation {
   invariant: number
@@ -70,10 +80,16 @@ const HMAC = '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056'
 const ADYEN_ACCOUNT = 'SimulationECOM'
 const START = Date.parse('2026-11-01T00:00:00.000Z')
 const WEBHOOK_RETRY_CAP_MS = 2 * 3_600_000
+const PUBLIC_BASE_URL = 'https://pay.simulation.example'
+const MERCHANT_RETURN_URL = 'https://shop.simulation.example/checkout/done'
 
-/** The ops of a seed: mostly client requests, with faults of the environment mixed in. */
-export function opsOf (seed: number, steps: number): Op[] {
+/**
+ * The ops of a seed: mostly client requests, with faults of the environment mixed in. Generation 2 draws what it adds
+ * (customer-present payments, shoppers) from a stream of its own, so generation 1's histories stay what they were.
+ */
+export function opsOf (seed: number, steps: number, generation: Generation = 2): Op[] {
   const rng = new Rng(seed)
+  const shoppers = generation >= 2 ? new Rng(seed ^ 0x5409) : undefined
   const ops: Op[] = []
   for (let step = 0; step < steps; step++) {
     const kind = rng.weighted({ create: 22, retry: 14, capture: 9, refund: 10, cancel: 5, read: 6, deliver: 18, recover: 6, clock: 6, crash: 2 })
@@ -90,6 +106,12 @@ export function opsOf (seed: number, steps: number): Op[] {
       case 'clock': ops.push({ kind, ms: rng.pick([1_000, 30_000, 130_000, 3_600_000, 90_000_000]) }); break
       case 'crash': ops.push({ kind, inFlight: rng.int(3), ticks: rng.int(6) }); break
     }
+    if (shoppers === undefined) continue
+    const last = ops[ops.length - 1]
+    if (last?.kind === 'create') last.present = shoppers.chance(0.3)
+    if (shoppers.chance(0.08)) {
+      ops[ops.length - 1] = { kind: 'shopper', pick: shoppers.int(1_000_000), outcome: shoppers.weighted({ succeed: 6, fail: 2, abandon: 2 }), returns: shoppers.chance(0.8), twice: shoppers.chance(0.15) }
+    }
   }
   return ops
 }
@@ -105,7 +127,7 @@ const disputedOf = (payment: Payment): number => payment.amountDisputedMinor ?? 
 
 /** Statuses reachable from each status along the payment's state diagram (itself included). */
 function reachable (from: PaymentStatus): Set<PaymentStatus> {
-  const all: PaymentStatus[] = ['pending', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded']
+  const all: readonly PaymentStatus[] = PAYMENT_STATUSES
   const seen = new Set<PaymentStatus>([from])
   const queue = [from]
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
@@ -119,10 +141,12 @@ function reachable (from: PaymentStatus): Set<PaymentStatus> {
  * connector factory, a seeded clock, seeded clients and faults; invariants checked after every step and at quiescence.
  */
 export async function simulate (options: SimulationOptions): Promise<SimulationResult> {
-  const ops = options.ops ?? opsOf(options.seed, options.steps)
+  const generation = options.generation ?? 2
+  const ops = options.ops ?? opsOf(options.seed, options.steps, generation)
   const faults: FaultPlan = { enabled: true, rng: new Rng(options.seed ^ 0x5eed), injected: {} }
   const choice = new Rng(options.seed ^ 0xc0ffee)
-  const psps: Record<PspKind, SimPsp> = { stripe: new SimPsp('stripe', faults), adyen: new SimPsp('adyen', faults) }
+  const authentication = generation >= 2 ? new Rng(options.seed ^ 0x3d5) : undefined
+  const psps: Record<PspKind, SimPsp> = { stripe: new SimPsp('stripe', faults, authentication), adyen: new SimPsp('adyen', faults, authentication) }
   // Invariant 7 where it matters most: when a refund reaches a PSP, our records never promise more out than captured.
   for (const psp of Object.values(psps)) {
     psp.beforeRefund = async (paymentId) => {
@@ -170,7 +194,9 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     // failed attempts while faults are on cannot end a delivery before quiescence.
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     WEBHOOK_RETRY_DELAYS: '5s,1m,10m,1h,1h,2h,2h,2h,2h,2h,2h,2h', // WEBHOOK_RETRY_CAP_MS is its longest
-    LOG_LEVEL: 'silent'
+    LOG_LEVEL: 'silent',
+    // Customer-present payments: the PSPs send shoppers back to this service's return address.
+    PUBLIC_BASE_URL
   }
   const config = loadConfig(env)
 
@@ -179,6 +205,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
   // Its own stream: the PSPs' faults stay what they were for every seed.
   const receiverRng = new Rng(options.seed ^ 0x4ebb)
   const disputeRng = new Rng(options.seed ^ 0xd15)
+  const dashboardRng = generation >= 2 ? new Rng(options.seed ^ 0xca9) : undefined
   const receiver: WebhookClient = {
     async post (_url, headers) {
       const fault = faults.enabled ? receiverRng.weighted({ none: 85, server_error: 5, timeout: 5, lost_after: 5 }) : 'none'
@@ -247,6 +274,8 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
   const acknowledged: Acknowledged[] = []
   const lastSeen = new Map<string, PaymentStatus>()
   const touched = new Set<string>()
+  /** The PSP pages clients were sent to (nextAction), in the order they learned them: where shoppers can go. */
+  const authenticationPages: string[] = []
   let keySequence = 0
   const newKey = (): string => `sim-${options.seed}-${++keySequence}`
 
@@ -281,6 +310,8 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         violated(4, `key ${sent.key}: first ${record.final.status} ${record.final.body.slice(0, 120)}, then ${answer.status} ${answer.body.slice(0, 120)}`)
       }
     }
+    const nextAction = parsed.nextAction as { url?: unknown } | undefined
+    if (typeof nextAction?.url === 'string' && !authenticationPages.includes(nextAction.url)) authenticationPages.push(nextAction.url)
     if (answer.status >= 200 && answer.status < 300 && typeof parsed.status === 'string') {
       const paymentId = sent.path === '/api/payments' ? String(parsed.id) : sent.path.split('/')[3] ?? ''
       const payment = sent.path.endsWith('/refunds') ? undefined : parsed
@@ -306,8 +337,13 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     }
   }
 
-  const paymentBody = (manual: boolean, amountMinor: number): string => JSON.stringify({
-    amount: (amountMinor / 100).toFixed(2), currency: 'EUR', captureMethod: manual ? 'manual' : 'automatic', paymentMethods: { stripe: 'pm_card_visa', adyen: 'stored_visa' }, shopperReference: 'shopper-sim'
+  const paymentBody = (manual: boolean, amountMinor: number, present = false): string => JSON.stringify({
+    amount: (amountMinor / 100).toFixed(2),
+    currency: 'EUR',
+    captureMethod: manual ? 'manual' : 'automatic',
+    paymentMethods: { stripe: 'pm_card_visa', adyen: 'stored_visa' },
+    shopperReference: 'shopper-sim',
+    ...(present ? { returnUrl: MERCHANT_RETURN_URL } : {})
   })
 
   async function stored (id: string): Promise<Payment | undefined> {
@@ -323,8 +359,9 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       if (report.kind === 'refund_at_psp') return await deliverRefundAtPsp(app, report)
       if (report.psp === 'stripe') {
         const charge = report.charge
-        const status = !report.success ? 'requires_payment_method' : charge.status === 'authorized' ? 'requires_capture' : charge.status === 'voided' ? 'canceled' : 'succeeded'
-        const type = !report.success ? 'payment_intent.payment_failed' : status === 'requires_capture' ? 'payment_intent.amount_capturable_updated' : 'payment_intent.succeeded'
+        const success = report.kind !== 'charge' || report.success
+        const status = !success ? 'requires_payment_method' : charge.status === 'authorized' ? 'requires_capture' : charge.status === 'voided' ? 'canceled' : 'succeeded'
+        const type = !success ? 'payment_intent.payment_failed' : status === 'requires_capture' ? 'payment_intent.amount_capturable_updated' : status === 'canceled' ? 'payment_intent.canceled' : 'payment_intent.succeeded'
         const payload = JSON.stringify({
           id: `evt_${choice.int(1e9)}`,
           object: 'event',
@@ -332,7 +369,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
           created: Math.floor(now / 1000),
           type,
           livemode: false,
-          data: { object: { id: charge.id, object: 'payment_intent', amount: charge.amountMinor, amount_received: charge.capturedMinor, amount_capturable: status === 'requires_capture' ? charge.amountMinor : 0, currency: charge.currency.toLowerCase(), status, capture_method: charge.manual ? 'manual' : 'automatic', last_payment_error: report.success ? null : { type: 'card_error', code: 'card_declined', decline_code: 'card_declined' }, metadata: { payment_id: charge.paymentId } } }
+          data: { object: { id: charge.id, object: 'payment_intent', amount: charge.amountMinor, amount_received: charge.capturedMinor, amount_capturable: status === 'requires_capture' ? charge.amountMinor : 0, currency: charge.currency.toLowerCase(), status, capture_method: charge.manual ? 'manual' : 'automatic', last_payment_error: success ? null : { type: 'card_error', code: 'card_declined', decline_code: 'card_declined' }, metadata: { payment_id: charge.paymentId } } }
         })
         const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(now / 1000) })
         await app.stripeEvents.receive(accounts.stripe, Buffer.from(payload), signature)
@@ -344,6 +381,8 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         case 'charge': item = { ...base, eventCode: 'AUTHORISATION', success: String(report.success), pspReference: report.charge.id, merchantReference: report.charge.paymentId, amount: { value: report.charge.amountMinor, currency: report.charge.currency } } as AdyenNotificationItem; break
         case 'capture': item = { ...base, eventCode: 'CAPTURE', success: 'true', pspReference: `CAP${choice.int(1e9)}`, originalReference: report.charge.id, merchantReference: report.reference, amount: { value: report.amountMinor, currency: report.charge.currency } } as AdyenNotificationItem; break
         case 'refund': item = { ...base, eventCode: 'REFUND', success: 'true', pspReference: `REF${choice.int(1e9)}`, originalReference: report.charge.id, merchantReference: report.reference, amount: { value: report.amountMinor, currency: report.charge.currency } } as AdyenNotificationItem; break
+        case 'capture_at_psp': item = { ...base, eventCode: 'CAPTURE', success: 'true', pspReference: `CAP${choice.int(1e9)}`, originalReference: report.charge.id, merchantReference: report.reference, amount: { value: report.charge.capturedMinor, currency: report.charge.currency } } as AdyenNotificationItem; break
+        case 'cancel_at_psp': item = { ...base, eventCode: 'CANCELLATION', success: 'true', pspReference: `CAN${choice.int(1e9)}`, originalReference: report.charge.id, merchantReference: report.charge.paymentId, amount: { value: report.charge.amountMinor, currency: report.charge.currency } } as AdyenNotificationItem; break
         case 'cancel': item = { ...base, eventCode: report.byReference ? 'TECHNICAL_CANCEL' : 'CANCELLATION', success: String(report.success), pspReference: `CAN${choice.int(1e9)}`, ...(report.charge === undefined ? {} : { originalReference: report.charge.id }), merchantReference: report.paymentId, amount: { value: report.charge?.amountMinor ?? 0, currency: report.charge?.currency ?? 'EUR' } } as AdyenNotificationItem; break
       }
       const signed = { ...item, additionalData: { hmacSignature: signatureOf(item as AdyenNotificationItem, HMAC) } } as AdyenNotificationItem
@@ -449,6 +488,22 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         faults.injected.refund_at_psp = (faults.injected.refund_at_psp ?? 0) + 1
       }
     }
+    if (dashboardRng?.chance(0.04) === true) {
+      // Someone captures or cancels an authorization in the PSP's dashboard (Stripe also cancels a charge waiting for its shopper).
+      const movable = charges.filter((charge) => charge.status === 'authorized' || (charge.status === 'action' && charge.id.includes('_stripe_')))
+      const charge = movable.length === 0 ? undefined : movable[dashboardRng.int(movable.length)]
+      const owned = charge === undefined ? undefined : (await stored(charge.paymentId))?.connectorReference ?? charge.id
+      if (charge !== undefined && owned === charge.id) {
+        const psp = psps[charge.id.includes('_stripe_') ? 'stripe' : 'adyen']
+        if (charge.status === 'authorized' && dashboardRng.chance(0.5)) {
+          psp.captureAtPsp(charge)
+          faults.injected.capture_at_psp = (faults.injected.capture_at_psp ?? 0) + 1
+        } else {
+          psp.cancelAtPsp(charge)
+          faults.injected.cancel_at_psp = (faults.injected.cancel_at_psp ?? 0) + 1
+        }
+      }
+    }
     const open = charges.filter((charge) => charge.dispute?.status === 'needs_response')
     if (open.length > 0 && disputeRng.chance(0.3)) {
       const charge = open[disputeRng.int(open.length)] as typeof open[number]
@@ -472,6 +527,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     await jobs.recoverPendingRefunds()
     await jobs.recoverAuthorizations()
     await jobs.reconcileAdyenNotifications()
+    await jobs.recoverActions()
     await sendWebhooks()
   }
 
@@ -566,7 +622,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     switch (op.kind) {
       case 'create': {
         const key = newKey()
-        return await request({ key, path: '/api/payments', body: paymentBody(op.manual, op.amountMinor) }, op.concurrent)
+        return await request({ key, path: '/api/payments', body: paymentBody(op.manual, op.amountMinor, op.present === true) }, op.concurrent)
       }
       case 'retry': {
         if (keyList.length === 0) return
@@ -624,6 +680,37 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         return await advance(op.ms)
       }
       case 'crash': return await crash(op.inFlight, op.ticks)
+      case 'shopper': return await shopper(op)
+    }
+  }
+
+  /** A shopper at a PSP's authentication page (one a client was sent to), then on the way back to the service. */
+  async function shopper (op: Extract<Op, { kind: 'shopper' }>): Promise<void> {
+    if (authenticationPages.length === 0) return
+    // Mostly a shopper just sent there; now and then one coming back to an older page.
+    const recent = op.pick % 5 === 0 ? authenticationPages.length : Math.min(authenticationPages.length, 3)
+    const page = authenticationPages[authenticationPages.length - 1 - (Math.floor(op.pick / 5) % recent)] ?? ''
+    const psp = psps.stripe.chargeAtPage(page) !== undefined ? psps.stripe : psps.adyen
+    const charge = psp.chargeAtPage(page)
+    if (charge?.returnUrl === undefined) return
+    count(`shopper_${op.outcome}`)
+    touched.add(charge.paymentId)
+    if (op.outcome !== 'abandon') psp.authenticate(charge, op.outcome === 'succeed')
+    if (!op.returns) return
+    const back = new URL(charge.returnUrl)
+    for (const [name, value] of Object.entries(psp.returnParams(charge))) back.searchParams.set(name, value)
+    for (let visit = 0; visit < (op.twice ? 2 : 1); visit++) {
+      const res = await anyInstance().app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
+      count('shopper_return')
+      if (res.statusCode !== 303) {
+        violated(4, `the shopper's return to ${back.pathname} answered ${res.statusCode}: ${res.body.slice(0, 200)}`)
+        return
+      }
+      // The shopper is told the payment's status: a statement like a 2xx (invariant 3).
+      const told = new URL(String(res.headers.location))
+      const status = told.searchParams.get('status') as PaymentStatus | null
+      if (told.searchParams.get('paymentId') !== charge.paymentId || status === null) violated(4, `the shopper's return went to ${told.toString()}`)
+      else acknowledged.push({ paymentId: charge.paymentId, status, capturedMinor: 0, refundedMinor: 0 })
     }
   }
 
@@ -664,7 +751,9 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       const unsettled = await db.payments.countPending()
       // Money held whose release a connector refused (a dispute open then) is asked again once time has run on.
       const moneyHeld = (await db.payments.withMoneyHeld(1)).length
-      if (unsettled === 0 && moneyHeld === 0 && pending.length === 0 && returning.every((key) => keys.get(key)?.final !== undefined)) break
+      // A shopper who never came back: the payment is abandoned once ACTION_TTL_SECONDS have run.
+      const waiting = await waitingForShoppers()
+      if (unsettled === 0 && moneyHeld === 0 && waiting === 0 && pending.length === 0 && returning.every((key) => keys.get(key)?.final !== undefined)) break
     }
     // Deliveries waiting for a retry: time runs on to each one's next attempt (faults are off: every attempt arrives).
     for (let round = 0; round < 16; round++) {
@@ -681,6 +770,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       if (payment === undefined) continue
       count('quiescent_payment')
       fingerprint.update(JSON.stringify([payment.id, payment.status, payment.amountCapturedMinor, payment.amountRefundedMinor, payment.attempts.map((a) => a.outcome)]))
+      if (payment.status === 'requires_action') violated(2, `payment ${id} still waits for its shopper at quiescence (attempts ${JSON.stringify(payment.attempts.map((a) => `${a.connectorType}:${a.outcome}:${a.code ?? ''}`))})`)
       if (payment.status === 'pending') violated(2, `payment ${id} is still pending at quiescence (attempts ${JSON.stringify(payment.attempts.map((a) => `${a.connectorType}:${a.outcome}:${a.code ?? ''}`))})`)
       const charges = [...psps.stripe.charges.values(), ...psps.adyen.charges.values()].filter((charge) => charge.paymentId === id)
       const pspNet = charges.reduce((sum, charge) => sum + (charge.status === 'captured' ? charge.capturedMinor - charge.refundedMinor - charge.disputedMinor : 0), 0)
@@ -699,6 +789,12 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       count('event_delivered')
       if (!received.has(event.id)) violated(6, `event ${event.id} (${event.type} of ${event.resourceType} ${event.resourceId}) never reached the webhook endpoint`)
     }
+  }
+
+  async function waitingForShoppers (): Promise<number> {
+    let waiting = 0
+    for (const id of paymentIds) if ((await stored(id))?.status === 'requires_action') waiting++
+    return waiting
   }
 
   /** Every event of the merchant, oldest first. */

@@ -25,7 +25,7 @@ interface Setup {
 const pspOf = (paymentId: string): string => `PSP-${paymentId}`
 
 /** An app whose adyen account's gateway answers captures, refunds and cancels `received`, as Adyen does. */
-async function setup (t: Test, overrides: { clock?: () => number } = {}): Promise<Setup> {
+async function setup (t: Test, overrides: { clock?: () => number } = {}, env: Record<string, string> = {}): Promise<Setup> {
   const charge: Setup['charge'] = {
     next: async (request) => ({ outcome: request.captureMethod === 'manual' ? 'authorized' : 'succeeded', chargeId: pspOf(request.paymentId) })
   }
@@ -38,7 +38,7 @@ async function setup (t: Test, overrides: { clock?: () => number } = {}): Promis
   const factory: ConnectorFactory = () => ({ gateway, verify: async () => {} })
   const lines: string[] = []
   const logger = { level: 'info', stream: new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } }) }
-  const app = await buildTestApp(t, {}, { connectorFactory: factory, logger, ...overrides })
+  const app = await buildTestApp(t, env, { connectorFactory: factory, logger, ...overrides })
   const merchant = await merchantWithKey(app)
   const connectorId = await adyenAccount(app, merchant.merchantId)
   return { app, gateway, merchant, connectorId, url: `/connectors/${connectorId}/adyen-notifications`, lines, charge }
@@ -230,6 +230,24 @@ t.test('a late report of an earlier capture of ours changes nothing: the failure
   await deliver(s, notificationItem({ eventCode: 'CAPTURE', ...first }))
   t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 5 }, 'the first capture\'s reports, late, change nothing')
   t.notOk((await eventTypes(s, paymentId)).includes('payment.capture_failed'))
+})
+
+t.test('a capture or refund made in the Customer Area that overtakes the AUTHORISATION of a payment waiting for its shopper waits for it (503), then applies', async (t) => {
+  const s = await setup(t, {}, { PUBLIC_BASE_URL: 'https://pay.example.com' })
+  s.charge.next = async (request) => ({ outcome: 'requires_action', chargeId: pspOf(request.paymentId), nextAction: { type: 'redirect', url: 'https://checkoutshopper-test.adyen.com/3ds', method: 'GET' } })
+  const created = await pay(s, { captureMethod: 'manual', returnUrl: 'https://shop.example.com/done' })
+  t.equal(created.json().status, 'requires_action', created.body)
+  const paymentId = created.json().id as string
+  const capture = notificationItem({ eventCode: 'CAPTURE', merchantReference: 'captured-in-customer-area', pspReference: 'CAP-AREA', originalReference: pspOf(paymentId), amount: { value: 1000, currency: 'USD' } })
+  const refund = notificationItem({ eventCode: 'REFUND', merchantReference: 'refunded-in-customer-area', pspReference: 'REF-AREA', originalReference: pspOf(paymentId), amount: { value: 400, currency: 'USD' } })
+  t.equal((await deliver(s, capture)).statusCode, 503, 'the capture waits for the authorisation')
+  t.equal((await deliver(s, refund)).statusCode, 503, 'the refund too')
+  t.match(await paymentOf(s, paymentId), { status: 'requires_action', amountCaptured: 0, amountRefunded: 0 })
+  await deliver(s, notificationItem({ eventCode: 'AUTHORISATION', merchantReference: paymentId, pspReference: pspOf(paymentId) }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture' })
+  t.equal((await deliver(s, capture)).statusCode, 200, 'sent again: applied')
+  t.equal((await deliver(s, refund)).statusCode, 200)
+  t.match(await paymentOf(s, paymentId), { status: 'partially_refunded', amountCaptured: 10, amountRefunded: 4 }, 'our records equal Adyen\'s')
 })
 
 t.test('a capture made in the Customer Area that fails later: requires capture again, payment.capture_failed', async (t) => {
