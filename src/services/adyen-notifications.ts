@@ -18,7 +18,7 @@ export interface AdyenNotificationDeps {
   db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
   /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
   accounts: Pick<ConnectorAccountSource, 'byId'>
-  payments: Pick<PaymentService, 'applyConnectorOutcome'>
+  payments: Pick<PaymentService, 'applyConnectorOutcome' | 'releaseRefusedCancel'>
   captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
   refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund' | 'refundCanceledCharge'>
   disputes: Pick<DisputeService, 'applyConnectorReport'>
@@ -181,7 +181,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   async function applyCancellation (account: RoutableAccount, effect: Effect<'cancellation'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.reference)
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
-    if (!effect.success) return await applyRefusedCancel(payment, effect, context)
+    if (!effect.success) return await applyRefusedCancel(account, payment, effect, context)
     // Ours carry our payment's id as their reference; a cancel made in the Customer Area does not (issue 40: reason `connector`).
     const stored = await deps.captures.applyConnectorVoid(payment.id, { id: account.id, type: account.type }, { madeAtConnector: effect.reference.toLowerCase() !== payment.id })
     if (stored?.status !== 'canceled') {
@@ -198,7 +198,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
    * Stripe. Until the AUTHORISATION is recorded the payment is still pending here: the notification waits (503, Adyen and
    * the recovery worker send it again). Anything else is left as it is.
    */
-  async function applyRefusedCancel (payment: Payment, effect: Effect<'cancellation'>, context: object): Promise<void> {
+  async function applyRefusedCancel (account: RoutableAccount, payment: Payment, effect: Effect<'cancellation'>, context: object): Promise<void> {
     const ours = effect.reference.toLowerCase() === payment.id && isCancelRequested(payment)
     if (ours && payment.captureMethod === 'automatic') {
       if (payment.status === 'pending' || payment.status === 'requires_action') {
@@ -215,6 +215,9 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
         return deps.log.warn({ ...context, paymentId: payment.id, refundId: refund?.id, reason: effect.reason }, 'Adyen refused the cancel of a captured payment; refunded in full')
       }
     }
+    // Ours giving back a held authorization: Adyen could not cancel it because it was captured meanwhile (the Customer Area).
+    const released = effect.paymentReference === undefined ? undefined : await deps.payments.releaseRefusedCancel(payment.id, { id: account.id, type: account.type }, effect.paymentReference)
+    if (released !== undefined) return
     deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a cancel; the payment is left as it is')
   }
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayUnavailableError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
+import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import {
   moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
   CUSTOMER_PRESENT_CONNECTORS, CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS,
@@ -143,6 +144,11 @@ export interface PaymentService {
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
   /** Gives back money still `held` at connectors (a release that failed or could not be asked); the recovery worker's pass. */
   releaseHeldMoney: (options?: { limit?: number }) => Promise<{ released: number, stillHeld: number }>
+  /**
+   * The connector refused the cancel that gave back a held authorization (it was captured meanwhile, at the PSP):
+   * the charge is refunded instead, once. Undefined when `chargeId` is no such release of the payment's.
+   */
+  releaseRefusedCancel: (paymentId: string, connector: ConnectorRef, chargeId: string) => Promise<Payment | undefined>
   /**
    * Applies an outcome a connector reported by itself (a PSP's webhook or notification). A payment pending on
    * that connector is settled exactly as an answer to the charge would settle it (connector reference, attempt,
@@ -751,6 +757,24 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       failures.flush()
     },
 
+    async releaseRefusedCancel (paymentId, connector, chargeId) {
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined) return undefined
+      const about = payment.attempts.filter((attempt) => attempt.connectorReference === chargeId && sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
+      const releasedByCancel = about.some((attempt) => attempt.outcome === 'held' && attempt.code === 'authorized') && about.at(-1)?.outcome === 'released' && about.at(-1)?.code === 'release_received'
+      if (!releasedByCancel || about.some((attempt) => attempt.code === CANCEL_REFUSED)) return undefined
+      const context = { paymentId, connectorId: connector.id, connectorType: connector.type, connectorReference: chargeId, status: payment.status }
+      const refusals = about.filter((attempt) => attempt.outcome === 'release_refused').length
+      const answer = await giveBack(payment, connector, { outcome: 'succeeded', chargeId }, context, refusals)
+      // Not asked (the connector unreachable): the notification is applied when the connector sends it again.
+      if (answer === undefined) throw new ConnectorEventNotMatchedError()
+      let current = await appendAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome: 'release_refused', code: CANCEL_REFUSED, connectorReference: chargeId })
+      const outcome = 'refused' in answer ? 'release_refused' : 'released'
+      current = await appendAttempt(current, { connectorId: connector.id, connectorType: connector.type, outcome, code: 'refused' in answer ? answer.refused.slice(0, 64) : answer.released, connectorReference: chargeId })
+      deps.log.warn({ ...context, outcome }, 'the cancel that gave back an authorization was refused (captured meanwhile): refunded instead')
+      return current
+    },
+
     async releaseHeldMoney (options = {}) {
       let released = 0
       let stillHeld = 0
@@ -845,6 +869,9 @@ export const RELEASE_RETRY_AFTER_MS = 15 * 60_000
 
 /** After this many refusals a release is left to a person (the error log says so): money a lost dispute took stays refused. */
 export const MAX_RELEASE_REFUSALS = 20
+
+/** The code of the refusal recorded when a connector refused the cancel that gave back a held authorization. */
+const CANCEL_REFUSED = 'cancel_refused'
 
 /** Back-off of the recovery worker: about the payment's age (so attempts grow geometrically), from one lease to an hour. */
 export function recoveryBackoffMs (ageMs: number, leaseMs: number): number {

@@ -1,21 +1,22 @@
 /**
- * npm run simulate -- --seed N | --seeds K [--first N] --steps M [--db sqlite|postgres] [--max-seconds S] [--jobs J] [--out FILE]
+ * npm run simulate -- --seed N | --seeds K [--first N] --steps M [--db sqlite|postgres] [--generation 1|2] [--max-seconds S] [--jobs J] [--out FILE]
  *
  * Runs the deterministic simulation (test/simulation/world.ts) for one seed or K seeds (from --first, default a
  * random start printed so the run can be replayed), prints every seed's outcome, shrinks the first failing one to
  * the shortest history that still fails, writes a summary (seeds, steps, faults by kind, invariant checks) to
  * --out (default bench/SIMULATION.md), and exits 1 on any violation. --max-seconds stops starting new seeds after that
  * long (CI's budget); the summary says how many ran. Seeds run side by side in --jobs worker threads (default: one
- * per core); each seed is still one deterministic run on its own database.
+ * per core); each seed is still one deterministic run on its own database. --generation 1 replays the world before
+ * customer-present payments and dashboard captures and cancels were simulated (the seeds found then); default 2.
  */
 import { writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { Worker, isMainThread, parentPort } from 'node:worker_threads'
 import pg from 'pg'
-import { shrink, simulate, type SimulationOptions, type SimulationResult } from './world'
+import { shrink, simulate, type Generation, type SimulationOptions, type SimulationResult } from './world'
 
-interface Arguments { seeds: number[], steps: number, db: 'sqlite' | 'postgres', out?: string, maxSeconds: number, jobs: number }
+interface Arguments { seeds: number[], steps: number, db: 'sqlite' | 'postgres', generation: Generation, out?: string, maxSeconds: number, jobs: number }
 
 function parse (argv: string[]): Arguments {
   const value = (name: string): string | undefined => {
@@ -26,14 +27,16 @@ function parse (argv: string[]): Arguments {
   const db = value('db') ?? 'sqlite'
   if (db !== 'sqlite' && db !== 'postgres') throw new Error('--db is sqlite or postgres')
   if (!Number.isInteger(steps) || steps < 1) throw new Error('--steps must be a positive integer')
+  const generation = Number(value('generation') ?? 2)
+  if (generation !== 1 && generation !== 2) throw new Error('--generation is 1 or 2')
   const seed = value('seed')
   const maxSeconds = Number(value('max-seconds') ?? Infinity)
   const jobs = Number(value('jobs') ?? availableParallelism())
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error('--jobs must be a positive integer')
-  if (seed !== undefined) return { seeds: [Number(seed)], steps, db, out: value('out'), maxSeconds, jobs: 1 }
+  if (seed !== undefined) return { seeds: [Number(seed)], steps, db, generation, out: value('out'), maxSeconds, jobs: 1 }
   const count = Number(value('seeds') ?? 10)
   const first = Number(value('first') ?? randomBytes(3).readUIntBE(0, 3))
-  return { seeds: Array.from({ length: count }, (_, i) => first + i), steps, db, out: value('out'), maxSeconds, jobs }
+  return { seeds: Array.from({ length: count }, (_, i) => first + i), steps, db, generation, out: value('out'), maxSeconds, jobs }
 }
 
 /** A throwaway PostgreSQL schema for one seed (TEST_DATABASE_URL or the local server). */
@@ -45,6 +48,7 @@ async function withSchema<T> (run: (url: string) => Promise<T>): Promise<T> {
   try {
     await admin.query(`CREATE SCHEMA ${name}`)
     const url = new URL(base)
+    // A crash here drops the service's process, never the database server: commits need not wait for the WAL flush.
     url.searchParams.set('options', `-c search_path=${name} -c synchronous_commit=off`)
     return await run(url.toString())
   } finally {
@@ -64,9 +68,9 @@ async function main (): Promise<void> {
   const checks: Record<string, number> = {}
   let steps = 0
   const failing: SimulationResult[] = []
-  console.log(`simulation: ${args.seeds.length} seed(s) from ${args.seeds[0] ?? '-'}, ${args.steps} steps each, ${args.db}`)
+  console.log(`simulation: ${args.seeds.length} seed(s) from ${args.seeds[0] ?? '-'}, ${args.steps} steps each, ${args.db}, generation ${args.generation}`)
   const ran: number[] = []
-  const results = inWorkers(Math.min(args.jobs, args.seeds.length), args.seeds.map((seed) => ({ seed, steps: args.steps, db: args.db })), () => Date.now() - started > args.maxSeconds * 1000)
+  const results = inWorkers(Math.min(args.jobs, args.seeds.length), args.seeds.map((seed) => ({ seed, steps: args.steps, db: args.db, generation: args.generation })), () => Date.now() - started > args.maxSeconds * 1000)
   for await (const result of results) {
     ran.push(result.seed)
     steps += result.steps
@@ -81,7 +85,7 @@ async function main (): Promise<void> {
   const summary = [
     `# Simulation ${new Date().toISOString()}`,
     '',
-    `- seeds: ${ran.length} of ${args.seeds.length} asked (${ran[0] ?? '-'}–${ran[ran.length - 1] ?? '-'}), ${args.steps} steps each, ${args.db}; ${steps} steps in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `- seeds: ${ran.length} of ${args.seeds.length} asked (${ran[0] ?? '-'}–${ran[ran.length - 1] ?? '-'}), ${args.steps} steps each, ${args.db}, generation ${args.generation}; ${steps} steps in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     `- faults injected: ${Object.entries(faults).sort().map(([k, n]) => `${k} ${n}`).join(', ')}`,
     `- invariant checks: ${Object.entries(checks).sort().map(([k, n]) => `${k} ${n}`).join(', ')}`,
     `- failing seeds: ${failing.length === 0 ? 'none' : failing.map((f) => f.seed).join(', ')}`
@@ -90,12 +94,12 @@ async function main (): Promise<void> {
   writeFileSync(args.out ?? 'bench/SIMULATION.md', `${summary}\n`)
   const [first] = failing
   if (first !== undefined) {
-    const shortest = await shrink(async (ops) => await runSeed({ seed: first.seed, steps: args.steps, db: args.db, ops }), first.ops)
+    const shortest = await shrink(async (ops) => await runSeed({ seed: first.seed, steps: args.steps, db: args.db, generation: args.generation, ops }), first.ops)
     console.log(`shortest failing history of seed ${first.seed} (${shortest.length} of ${first.ops.length} steps):`)
     for (const op of shortest) console.log(`  ${JSON.stringify(op)}`)
     // Again last: CI keeps only the tail of a long output, and the history above can push the first report out of it.
     console.log(`seed ${first.seed} violated: ${first.violations.map((v) => `invariant ${v.invariant} at step ${v.step}: ${v.message}`).join('\n  ')}`)
-    console.log(`replay: npm run simulate -- --seed ${first.seed} --steps ${args.steps} --db ${args.db}`)
+    console.log(`replay: npm run simulate -- --seed ${first.seed} --steps ${args.steps} --db ${args.db} --generation ${args.generation}`)
     process.exitCode = 1
   }
 }

@@ -74,6 +74,14 @@ t.test('regression seeds: each found a bug in the service, fixed since', async (
   t.same((await replay({ seed: 6298015, steps: 1000, db: 'sqlite' })).violations, [], 'seed 6298015')
 })
 
+t.test('regression seeds of generation 2 (customer-present payments, the PSPs\' dashboards): each found a bug, fixed since', async (t) => {
+  // Seeds 20005 and 20047 (1,000 steps, 2026-12-05): a CAPTURE or a refund made in Adyen's Customer Area that overtook the
+  // AUTHORISATION of a payment waiting for its shopper was dropped (fixed: answered 503 until the authorisation is recorded).
+  // Seed 30079 (1,000 steps, 2026-12-05): an authorization reported for a failed payment was given back by a cancel, which
+  // Adyen refused because it had been captured in the Customer Area meanwhile; the money stayed (fixed: refunded instead).
+  for (const seed of [20005, 20047, 30079]) t.same((await simulate({ seed, steps: 1000, db: 'sqlite' })).violations, [], `seed ${seed}`)
+})
+
 t.test('generation 2 adds shoppers and the PSPs\' dashboards; generation 1 keeps the histories found before', async (t) => {
   const before = opsOf(1039, 300, 1)
   t.notOk(before.some((op) => op.kind === 'shopper' || (op.kind === 'create' && op.present !== undefined)), 'generation 1 has no shoppers')

@@ -548,6 +548,27 @@ function cases (t: Test, backend: Backend): void {
     })
   })
 
+  t.test('Adyen first: the cancel giving back a held authorization is refused (captured meanwhile in the Customer Area): refunded instead, once', async (t) => {
+    const s = await setup(t, backend, 'adyen')
+    const declined = await pay(s, 'k-adyen-held-captured', { ...body('stored_refused'), captureMethod: 'manual', paymentMethods: { adyen: 'stored_refused' } })
+    t.equal(declined.statusCode, 402)
+    const id = declined.json().paymentId as string
+    t.equal((await adyenNotification(s, { eventCode: 'AUTHORISATION', merchantReference: id, pspReference: 'ADYENHELD0001', amount: { value: 2000, currency: 'EUR' } })).body, '[accepted]')
+    t.equal(s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENHELD0001/cancels')).length, 1, 'given back by a cancel')
+    const refused = { eventCode: 'CANCELLATION' as const, success: 'false' as const, merchantReference: id, pspReference: 'ADYENCANREFUSED', originalReference: 'ADYENHELD0001', reason: 'Transaction already captured', amount: { value: 2000, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, refused)).body, '[accepted]')
+    const refunds = s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENHELD0001/refunds'))
+    t.equal(refunds.length, 1, 'refunded instead')
+    t.match(refunds[0], { headers: { 'idempotency-key': adyenIdempotencyKey(`payment-${id}:release:${s.adyenId}`) }, body: { amount: { value: 2000, currency: 'EUR' } } })
+    t.match((await paymentOf(s, id)).attempts.slice(-3), [
+      { connectorId: s.adyenId, outcome: 'released', code: 'release_received', connectorReference: 'ADYENHELD0001' },
+      { connectorId: s.adyenId, outcome: 'release_refused', code: 'cancel_refused', connectorReference: 'ADYENHELD0001' },
+      { connectorId: s.adyenId, outcome: 'released', code: 'release_received', connectorReference: 'ADYENHELD0001' }
+    ])
+    t.equal((await adyenNotification(s, refused)).body, '[accepted]', 'the same refusal again')
+    t.equal(s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENHELD0001/refunds')).length, 1, 'refunded once')
+  })
+
   t.test('Adyen first: a notification settles the payment while its request waits: the request answers the outcome, the key is finished', async (t) => {
     const s = await setup(t, backend, 'adyen')
     s.adyen.failNext('hangAfterWork')
