@@ -131,6 +131,8 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
 
   async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.reference)
+    // A capture made in the Customer Area of a payment whose pspReference is not recorded yet (its answer lost): Adyen sends it again.
+    if (payment === undefined && effect.success && await deps.db.payments.countPending() > 0) throw new ConnectorEventNotMatchedError()
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
     if (effect.success && effect.currency !== payment.currency) {
       return deps.log.error({ ...context, paymentId: payment.id }, 'Adyen CAPTURE currency differs from the payment; not settled, needs follow-up')

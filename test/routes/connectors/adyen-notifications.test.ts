@@ -250,6 +250,20 @@ t.test('a capture or refund made in the Customer Area that overtakes the AUTHORI
   t.match(await paymentOf(s, paymentId), { status: 'partially_refunded', amountCaptured: 10, amountRefunded: 4 }, 'our records equal Adyen\'s')
 })
 
+t.test('a capture made in the Customer Area of a payment whose answer was lost (its pspReference unknown here) waits (503), then applies', async (t) => {
+  const s = await setup(t)
+  s.charge.next = async () => { throw new GatewayError('timeout', 'Adyen did not answer') }
+  const pending = await pay(s, { captureMethod: 'manual' })
+  t.equal(pending.statusCode, 503)
+  const paymentId = pending.json().paymentId as string
+  const capture = notificationItem({ eventCode: 'CAPTURE', merchantReference: 'captured-in-customer-area', pspReference: 'CAP-LOST', originalReference: 'AUTH-LOST', amount: { value: 1000, currency: 'USD' } })
+  t.equal((await deliver(s, capture)).statusCode, 503, 'no payment names that pspReference yet, and one is pending')
+  await deliver(s, notificationItem({ eventCode: 'AUTHORISATION', merchantReference: paymentId, pspReference: 'AUTH-LOST' }))
+  t.match(await paymentOf(s, paymentId), { status: 'requires_capture', connectorReference: 'AUTH-LOST' })
+  t.equal((await deliver(s, capture)).statusCode, 200, 'sent again: applied')
+  t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 10 })
+})
+
 t.test('a capture made in the Customer Area that fails later: requires capture again, payment.capture_failed', async (t) => {
   const s = await setup(t)
   const paymentId = (await pay(s, { captureMethod: 'manual' })).json().id as string
