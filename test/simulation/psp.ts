@@ -126,20 +126,8 @@ export class SimPsp {
     const manual = request.captureMethod === 'manual'
     const declined = isDeclinedAmount(request.amountMinor) || this.cancelledReferences.has(request.paymentId)
     // Most customer-present charges ask the shopper to authenticate (3-D Secure); the rest are frictionless.
-    if (!declined && request.returnUrl !== undefined && this.shoppers?.chance(0.75) === true) return this.askShopper(request, manual)
-    const charge: PspCharge = {
-      id: this.nextId('ch'),
-      paymentId: request.paymentId,
-      key: request.idempotencyKey,
-      amountMinor: request.amountMinor,
-      currency: request.currency,
-      manual,
-      status: declined ? 'declined' : manual ? 'authorized' : 'captured',
-      capturedMinor: declined || manual ? 0 : request.amountMinor,
-      refundedMinor: 0,
-      disputedMinor: 0
-    }
-    this.charges.set(charge.id, charge)
+    if (!declined && request.returnUrl !== undefined && this.shoppers?.chance(0.75) === true) return this.askShopper(request)
+    const charge = this.newCharge(request, declined ? 'declined' : manual ? 'authorized' : 'captured')
     if (!declined) this.authorizations.set(charge.paymentId, (this.authorizations.get(charge.paymentId) ?? 0) + 1)
     this.reports.push({ kind: 'charge', psp: this.kind, charge: { ...charge }, success: !declined })
     // Adyen answers some authorisations `Received`: the outcome comes by notification only.
@@ -147,22 +135,28 @@ export class SimPsp {
     return declined ? { outcome: 'declined', chargeId: charge.id, declineCode: 'card_declined' } : { outcome: manual ? 'authorized' : 'succeeded', chargeId: charge.id }
   }
 
-  /** A charge waiting for the shopper: nothing authorized until they authenticate at the PSP's page. */
-  private askShopper (request: ChargeRequest, manual: boolean): ChargeResult {
+  /** A charge made now under the request's key (an automatic one captured at once), kept by the PSP. */
+  private newCharge (request: ChargeRequest, status: PspCharge['status']): PspCharge {
     const charge: PspCharge = {
       id: this.nextId('ch'),
       paymentId: request.paymentId,
       key: request.idempotencyKey,
       amountMinor: request.amountMinor,
       currency: request.currency,
-      manual,
-      status: 'action',
-      capturedMinor: 0,
+      manual: request.captureMethod === 'manual',
+      status,
+      capturedMinor: status === 'captured' ? request.amountMinor : 0,
       refundedMinor: 0,
       disputedMinor: 0,
-      ...(request.returnUrl === undefined ? {} : { returnUrl: request.returnUrl })
+      ...(status === 'action' && request.returnUrl !== undefined ? { returnUrl: request.returnUrl } : {})
     }
     this.charges.set(charge.id, charge)
+    return charge
+  }
+
+  /** A charge waiting for the shopper: nothing authorized until they authenticate at the PSP's page. */
+  private askShopper (request: ChargeRequest): ChargeResult {
+    const charge = this.newCharge(request, 'action')
     return { outcome: 'requires_action', chargeId: charge.id, nextAction: { type: 'redirect', url: `${AUTHENTICATION_PAGE}${charge.id}`, method: 'GET' } }
   }
 
