@@ -427,14 +427,14 @@ test('operator: merchants, suspend and reactivate, a merchant\'s pages; no Payme
 
 // Issue 44 "Broken": each test fails on the dashboard before it.
 
-test('a key that never expires says "never", not 1 Jan 1970', async () => {
+test('a key that never expires says "Never", not 1 Jan 1970', async () => {
   await onPage([], async (page) => {
     await signIn(page, merchantC.secret)
     await openPage(page, '/developers', 'Developers')
     const row = page.getByTestId('api-keys').getByRole('row').filter({ hasText: 'checkout' })
     await row.waitFor()
     assert.equal((await call('GET', `/merchants/${merchantC.id}/api-keys`, merchantC.auth)).body.data[0].expiresAt, null, 'the API says null: it never expires')
-    assert.equal(await row.getByTestId('expires').innerText(), 'never')
+    assert.equal(await row.getByTestId('expires').innerText(), 'Never')
     assert.doesNotMatch(await page.getByTestId('api-keys').innerText(), /1970/)
   })
 })

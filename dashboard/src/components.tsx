@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks'
-import { messageOf } from './api'
+import { download, messageOf } from './api'
 
 /** Loads data for a page; `reload` after an action. */
 export function useLoad<T> (load: () => Promise<T>, deps: unknown[]): { data: T | undefined, error: string | undefined, loading: boolean, reload: () => void } {
@@ -128,5 +128,38 @@ export function Field ({ label, children, hint }: { label: string, children: Com
       {children}
       {hint !== undefined && <small>{hint}</small>}
     </label>
+  )
+}
+
+/**
+ * Export CSV of the rows a list's filters select (`path` streams them). Where it is used it is keyed by the URL's
+ * query: its notice speaks of one selection, and another search, filter or Back renders without it.
+ */
+export function ExportCsv ({ path, query, fallbackName, rows }: {
+  path: string
+  query: Record<string, string | undefined>
+  fallbackName: string
+  /** What a row is, for the notice: "every payment these filters select". */
+  rows: string
+}) {
+  const [exported, setExported] = useState<{ ok: boolean, text: string } | undefined>()
+  const [exporting, setExporting] = useState(false)
+  const exportCsv = async (): Promise<void> => {
+    setExporting(true)
+    setExported(undefined)
+    try {
+      const name = await download(path, query, fallbackName)
+      setExported({ ok: true, text: `Exported ${name}: every ${rows} these filters select, not only this page.` })
+    } catch (error) {
+      setExported({ ok: false, text: messageOf(error) })
+    } finally {
+      setExporting(false)
+    }
+  }
+  return (
+    <div class='action-row'>
+      <button type='button' onClick={() => { exportCsv().catch(reportError) }} disabled={exporting}>Export CSV</button>
+      {exported !== undefined && <Notice kind={exported.ok ? 'success' : 'error'}>{exported.text}</Notice>}
+    </div>
   )
 }

@@ -48,7 +48,7 @@ function ApiKeys ({ base }: { base: string }) {
                 <td>{key.name}</td>
                 <td><code>{key.prefix}…{key.last4}</code></td>
                 <td>{dateTime(key.createdAt)}</td>
-                <td data-testid='expires'>{key.expiresAt === undefined || key.expiresAt === null ? 'never' : dateTime(key.expiresAt)}</td>
+                <td data-testid='expires'>{key.expiresAt === undefined || key.expiresAt === null ? 'Never' : dateTime(key.expiresAt)}</td>
                 <td>
                   <ActionButton
                     label={`Revoke ${key.name}`} danger

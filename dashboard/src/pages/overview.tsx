@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'preact/hooks'
+import { useMemo } from 'preact/hooks'
 import { api, type Summary } from '../api'
 import { DailyChart } from '../chart'
 import { Field, LoadState, useLoad } from '../components'
@@ -30,13 +30,15 @@ function rate (c: CurrencySummary): string {
 
 /**
  * Daily volume and counts by outcome from GET /api/payments/summary, and the success rate: every currency's totals,
- * and the chart of one (the URL's `currency`, else the one with the most payments).
+ * and the chart of one (the URL's `currency`, else the one with the most payments; counts, or volume with `chart=volume`).
  */
 export function Overview ({ route }: { route: Route }) {
   const from = route.query.get('from') ?? utcDay(29)
   const to = route.query.get('to') ?? utcDay(0)
   const currency = route.query.get('currency') ?? undefined
-  const [measure, setMeasure] = useState<'count' | 'amount'>('count')
+  // In the URL like the range and the currency: a reload or a shared link shows the same chart.
+  const chart = route.query.get('chart') === 'volume' ? 'volume' : undefined
+  const measure = chart === 'volume' ? 'amount' : 'count'
   const summary = useLoad(() => api<Summary>('/api/payments/summary', { query: { from, to } }), [from, to])
   const currencies = useMemo(() => byVolume(summary.data?.currencies ?? []), [summary.data])
   const shown = currencies.find((c) => c.currency === currency) ?? currencies[0]
@@ -50,7 +52,7 @@ export function Overview ({ route }: { route: Route }) {
   const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)
-    navigate('/overview', { from: String(form.get('from')), to: String(form.get('to')), currency })
+    navigate('/overview', { from: String(form.get('from')), to: String(form.get('to')), currency, chart })
   }
   return (
     <>
@@ -61,7 +63,7 @@ export function Overview ({ route }: { route: Route }) {
         <button type='submit'>Show</button>
         <span class='presets'>
           {[7, 30, 90].map((n) => (
-            <button key={n} type='button' onClick={() => { navigate('/overview', { from: utcDay(n - 1), to: utcDay(0), currency }) }}>Last {n} days</button>
+            <button key={n} type='button' onClick={() => { navigate('/overview', { from: utcDay(n - 1), to: utcDay(0), currency, chart }) }}>Last {n} days</button>
           ))}
         </span>
       </form>
@@ -91,7 +93,7 @@ export function Overview ({ route }: { route: Route }) {
             <Field label='Currency shown below'>
               <select
                 value={shown.currency}
-                onChange={(event) => { navigate('/overview', { from, to, currency: event.currentTarget.value }) }}
+                onChange={(event) => { navigate('/overview', { from, to, currency: event.currentTarget.value, chart }) }}
               >
                 {currencies.map((c) => <option key={c.currency} value={c.currency}>{c.currency}</option>)}
               </select>
@@ -112,7 +114,7 @@ export function Overview ({ route }: { route: Route }) {
           </dl>
           <h2>Per day ({shown.currency})</h2>
           <Field label='Chart shows'>
-            <select value={measure} onChange={(event) => { setMeasure(event.currentTarget.value as 'count' | 'amount') }}>
+            <select value={measure} onChange={(event) => { navigate('/overview', { from, to, currency, chart: event.currentTarget.value === 'amount' ? 'volume' : undefined }) }}>
               <option value='count'>Number of payments</option>
               <option value='amount'>Volume ({shown.currency})</option>
             </select>

@@ -1,13 +1,20 @@
-import { useState } from 'preact/hooks'
-import { api, download, messageOf, type Page, type Payment } from '../api'
-import { Field, LoadState, Notice, useLoad } from '../components'
+import { api, type Page, type Payment } from '../api'
+import { ExportCsv, Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
 
 const STATUSES = ['pending', 'requires_action', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const AMOUNT = /^[^\d\s-]{0,3}\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s?(?:[A-Za-z]{3})?$/
+/** A currency sign or code around digits: `$35`, `35.00 EUR`, `1,250.50`, `.50` (the sign never a `.`, or `.50` would read 50). */
+const AMOUNT = /^[^\d\s.,-]{0,3}\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)\s?(?:[A-Za-z]{3})?$/
 const PAGE_SIZE = 20
+// The list API's limits on its filters: a search beyond them is explained here instead of being answered 400.
+const AMOUNT_MAX_LENGTH = 20
+const CUSTOMER_EMAIL_MAX_LENGTH = 254
+const METADATA_KEY_MAX_LENGTH = 40
+const METADATA_VALUE_MAX_LENGTH = 500
+const SEARCH_HELP = 'Type a payment id, a customer email (jane@example.com), an amount (35.00), the last 4 digits of a card (4242), ' +
+  'or a metadata entry as key=value (order_id=1234).'
 
 /** Day inputs are UTC days; the API takes instants: [from 00:00, the day after `to` 00:00). */
 export function dayStart (day: string | null): string | undefined {
@@ -25,11 +32,34 @@ export type Search =
   | { kind: 'last4', last4: string }
   | { kind: 'amount', amount: string }
   | { kind: 'metadata', key: string, value: string }
-  | { kind: 'unknown', text: string }
+  /** Text the search cannot send as typed; `why` says what to change, when the search can tell. */
+  | { kind: 'unknown', text: string, why?: string }
+
+/** An amount as the API writes decimals: no grouping commas, no leading zeros (`035` is 35, `.5` is 0.5). */
+export function decimalOf (written: string): string {
+  const [whole = '', fraction] = written.replace(/,/g, '').split('.')
+  const units = whole.replace(/^0+/, '') === '' ? '0' : whole.replace(/^0+/, '')
+  return fraction === undefined ? units : `${units}.${fraction}`
+}
+
+function amountSearch (text: string, written: string): Search {
+  const amount = decimalOf(written)
+  if (!(Number(amount) > 0)) return { kind: 'unknown', text, why: 'An amount to search for is greater than 0.' }
+  if (amount.length > AMOUNT_MAX_LENGTH) return { kind: 'unknown', text, why: `An amount has at most ${AMOUNT_MAX_LENGTH} characters.` }
+  return { kind: 'amount', amount }
+}
+
+function metadataSearch (text: string, key: string, value: string): Search {
+  if (value === '') return { kind: 'unknown', text, why: 'A metadata search needs the value after “=”.' }
+  if (key.length > METADATA_KEY_MAX_LENGTH) return { kind: 'unknown', text, why: `A metadata key has at most ${METADATA_KEY_MAX_LENGTH} characters.` }
+  if (value.length > METADATA_VALUE_MAX_LENGTH) return { kind: 'unknown', text, why: `A metadata value has at most ${METADATA_VALUE_MAX_LENGTH} characters.` }
+  return { kind: 'metadata', key, value }
+}
 
 /**
  * What people type: a payment id, an email, the last 4 digits of a card (4 digits, or •••• 4242), an amount
- * ($35, 35.00, 1,250.50 EUR) or a metadata entry as key=value. `amount:4242` and `last4:1234` say which when in doubt.
+ * ($35, 35.00, .50, 1,250.50 EUR) or a metadata entry as key=value. `amount:4242` and `last4:1234` say which when in doubt.
+ * Whatever it returns the list API accepts: text it would refuse is `unknown`, with the reason when there is one.
  */
 export function parseSearch (input: string): Search {
   const text = input.trim()
@@ -40,18 +70,23 @@ export function parseSearch (input: string): Search {
     const [, which = '', rest = ''] = prefixed
     const inner = parseSearch(rest)
     const wanted = which.toLowerCase()
-    if (wanted === 'amount' && (inner.kind === 'amount' || inner.kind === 'last4')) return { kind: 'amount', amount: inner.kind === 'amount' ? inner.amount : inner.last4 }
+    if (wanted === 'amount' && inner.kind === 'last4') return amountSearch(text, inner.last4)
+    if (inner.kind === 'unknown' && inner.why !== undefined) return { ...inner, text }
     if (wanted === 'last4' && /^\d{4}$/.test(rest.trim())) return { kind: 'last4', last4: rest.trim() }
     if (wanted === inner.kind) return inner
     return { kind: 'unknown', text }
   }
-  if (/^[^\s=@]+@[^\s=@]+$/.test(text)) return { kind: 'email', customerEmail: text }
+  if (/^[^\s=@]+@[^\s=@]+$/.test(text)) {
+    return text.length > CUSTOMER_EMAIL_MAX_LENGTH
+      ? { kind: 'unknown', text, why: `A customer email has at most ${CUSTOMER_EMAIL_MAX_LENGTH} characters.` }
+      : { kind: 'email', customerEmail: text }
+  }
   const card = /^(?:[•*·.x]+\s*)?(\d{4})$/i.exec(text)
   if (card !== null) return { kind: 'last4', last4: card[1] ?? '' }
   const amount = AMOUNT.exec(text)
-  if (amount !== null && Number((amount[1] ?? '').replace(/,/g, '')) > 0) return { kind: 'amount', amount: (amount[1] ?? '').replace(/,/g, '') }
+  if (amount !== null) return amountSearch(text, amount[1] ?? '')
   const equals = text.indexOf('=')
-  if (equals > 0) return { kind: 'metadata', key: text.slice(0, equals).trim(), value: text.slice(equals + 1).trim() }
+  if (equals > 0) return metadataSearch(text, text.slice(0, equals).trim(), text.slice(equals + 1).trim())
   return { kind: 'unknown', text }
 }
 
@@ -121,21 +156,7 @@ export function Payments ({ route }: { route: Route }) {
   const olderExist = before !== undefined || list.data?.hasMore === true
   const newerExist = after !== undefined || (before !== undefined && list.data?.hasMore === true)
   const meaning = understood(search)
-  const [exported, setExported] = useState<{ ok: boolean, text: string } | undefined>()
-  const [exporting, setExporting] = useState(false)
-  const exportCsv = async (): Promise<void> => {
-    setExporting(true)
-    setExported(undefined)
-    try {
-      const name = await download('/api/payments/export', query, 'payments.csv')
-      setExported({ ok: true, text: `Exported ${name}: every payment these filters select, not only this page.` })
-    } catch (error) {
-      setExported({ ok: false, text: messageOf(error) })
-    } finally {
-      setExporting(false)
-    }
-  }
-
+  const amountInstead = search.kind === 'last4' ? amountSearch(filters.q, search.last4) : undefined
   return (
     <>
       <h1 tabIndex={-1}>Payments</h1>
@@ -157,13 +178,14 @@ export function Payments ({ route }: { route: Route }) {
       {meaning !== undefined && (
         <p class='muted' data-testid='search-meaning'>
           Searching for the {meaning}.
-          {search.kind === 'last4' && <> Meant an amount? <a href={href('/payments', { ...Object.fromEntries(q), after: undefined, before: undefined, q: `amount:${search.last4}` })}>Search the amount {search.last4}</a>.</>}
+          {amountInstead?.kind === 'amount' && (
+            <> Meant an amount? <a href={href('/payments', { ...Object.fromEntries(q), after: undefined, before: undefined, q: `amount:${amountInstead.amount}` })}>Search the amount {amountInstead.amount}</a>.</>
+          )}
         </p>
       )}
       {search.kind === 'unknown' && (
         <Notice kind='info'>
-          “{search.text}” is not something the search understands. Type a payment id, a customer email (jane@example.com), an amount
-          (35.00), the last 4 digits of a card (4242), or a metadata entry as key=value (order_id=1234).
+          {search.why === undefined ? `“${search.text}” is not something the search understands. ${SEARCH_HELP}` : `${search.why} ${SEARCH_HELP}`}
         </Notice>
       )}
       <LoadState loading={list.loading} error={list.error} />
@@ -194,10 +216,7 @@ export function Payments ({ route }: { route: Route }) {
         </table>
       )}
       {search.kind !== 'unknown' && (
-        <div class='action-row'>
-          <button type='button' onClick={() => { exportCsv().catch(reportError) }} disabled={exporting}>Export CSV</button>
-          {exported !== undefined && <Notice kind={exported.ok ? 'success' : 'error'}>{exported.text}</Notice>}
-        </div>
+        <ExportCsv key={q.toString()} path='/api/payments/export' query={query} fallbackName='payments.csv' rows='payment' />
       )}
       <nav aria-label='Pages' class='pager'>
         {newerExist && first !== undefined && (

@@ -1,6 +1,5 @@
-import { useState } from 'preact/hooks'
-import { api, download, messageOf, type Page, type Refund } from '../api'
-import { Field, LoadState, Notice, useLoad } from '../components'
+import { api, type Page, type Refund } from '../api'
+import { ExportCsv, Field, LoadState, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
 import { dayAfter, dayStart } from './payments'
@@ -16,20 +15,6 @@ export function Refunds ({ route }: { route: Route }) {
   const before = q.get('before') ?? undefined
   const query = { status: filters.status, createdGte: dayStart(filters.from), createdLt: dayAfter(filters.to) }
   const list = useLoad(() => api<Page<Refund>>('/api/refunds', { query: { limit: PAGE_SIZE, ...query, startingAfter: after, endingBefore: before } }), [q.toString()])
-  const [exported, setExported] = useState<{ ok: boolean, text: string } | undefined>()
-  const [exporting, setExporting] = useState(false)
-  const exportCsv = async (): Promise<void> => {
-    setExporting(true)
-    setExported(undefined)
-    try {
-      const name = await download('/api/refunds/export', query, 'refunds.csv')
-      setExported({ ok: true, text: `Exported ${name}: every refund these filters select, not only this page.` })
-    } catch (error) {
-      setExported({ ok: false, text: messageOf(error) })
-    } finally {
-      setExporting(false)
-    }
-  }
   const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)
@@ -76,10 +61,7 @@ export function Refunds ({ route }: { route: Route }) {
           </tbody>
         </table>
       )}
-      <div class='action-row'>
-        <button type='button' onClick={() => { exportCsv().catch(reportError) }} disabled={exporting}>Export CSV</button>
-        {exported !== undefined && <Notice kind={exported.ok ? 'success' : 'error'}>{exported.text}</Notice>}
-      </div>
+      <ExportCsv key={q.toString()} path='/api/refunds/export' query={query} fallbackName='refunds.csv' rows='refund' />
       <nav aria-label='Pages' class='pager'>
         {newerExist && first !== undefined && <a href={href('/refunds', { ...Object.fromEntries(q), after: undefined, before: first.id })}>← Newer</a>}
         {olderExist && last !== undefined && <a href={href('/refunds', { ...Object.fromEntries(q), before: undefined, after: last.id })}>Older →</a>}
