@@ -349,6 +349,8 @@ test('payment page: its disputes and amount disputed; Accept only for open ones,
     await assertAccessible(page, 'accept confirmation')
     // Cancel does nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click()
+    // Gone before the row's button is looked up again (the dialog is rendered inside the row and has a button of that name).
+    await dialog.waitFor({ state: 'hidden' })
     assert.equal(stripe.closed.length, 0)
 
     await row.getByRole('button', { name: 'Accept dispute' }).click()
