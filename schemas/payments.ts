@@ -84,7 +84,8 @@ export const PaymentAttempt = Type.Object({
       'attempts answer, and is resumed there under the same idempotency key. `not_found`: a lookup at that connector found nothing under ' +
       'the payment\'s key (code `lookup_none` or `lookup_voided`): only this frees the payment for another connector. `held`: the connector ' +
       'reported money for an attempt the payment had left (or for a canceled, declined or failed payment), being given back; `released`: ' +
-      'given back (code `refunded`, `voided`, or `release_received` when the connector confirms later); `release_refused`: the connector ' +
+      'given back (code `refunded`, `voided`, `release_received` when the connector confirms later, or `refunded_at_connector` when refunds ' +
+      'made at the connector itself, such as in its dashboard, took all of it; a release refunds only what those left); `release_refused`: the connector ' +
       'refused to give it back (code: its reason, such as `charge_disputed`), asked again later under a new key. `pending`: being asked. ' +
       '`skipped`: not asked (no payment method for it). `cancel_requested`: the payment was canceled while its outcome was unknown and ' +
       'the connector reports the cancel later (Adyen); should it find the charge captured, the charge is refunded in full.'

@@ -200,7 +200,8 @@ export interface Payment {
  *   `lookup_none`): only this releases the pin;
  * - `held`: the connector reported money taken for an attempt the payment had left (or for a payment held as
  *   canceled or declined) and giving it back is not confirmed yet; `released`: it was given back (code
- *   `refunded`, `voided`, or `release_received` when the connector confirms later); `release_refused`: the
+ *   `refunded`, `voided`, `release_received` when the connector confirms later, or `refunded_at_connector` when
+ *   refunds made at the connector itself took all of it: a release refunds only what they left); `release_refused`: the
  *   connector refused to give it back (code: its reason, such as `charge_disputed`): the money stays `held` and
  *   the release is asked again later under a new key derived from the number of refusals;
  * - `cancel_requested`: the merchant canceled the payment while its outcome was unknown and the connector accepted

@@ -160,6 +160,12 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   async function applyRefund (account: RoutableAccount, effect: Effect<'refund'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, undefined)
     const refund = payment === undefined || !isGuid(effect.reference) ? undefined : await deps.db.refunds.get(payment.id, effect.reference.toLowerCase())
+    if (refund === undefined && effect.success && effect.paymentReference !== undefined && effect.amountMinor > 0) {
+      // Of any charge, ours or an extra one a payment gives back (whose release then refunds only what is left), whenever it arrives.
+      await deps.db.connectorEvents.recordRefundAtConnector({
+        connectorId: account.id, refundReference: effect.pspReference, chargeReference: effect.paymentReference, amountMinor: effect.amountMinor, currency: effect.currency, receivedAt: nowIso()
+      })
+    }
     if (payment !== undefined && refund === undefined && effect.success) {
       // A refund we never asked for (the Customer Area, another integration): recorded once, by its pspReference (issue 40).
       const recorded = await deps.refunds.recordConnectorRefund(payment.id, { connectorReference: effect.pspReference, amountMinor: effect.amountMinor, currency: effect.currency })

@@ -493,11 +493,14 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     if (about.some((attempt) => attempt.outcome === 'released')) return payment
     const refusals = about.filter((attempt) => attempt.outcome === 'release_refused')
     const lastRefusal = refusals.at(-1)
-    if (lastRefusal !== undefined && (refusals.length >= MAX_RELEASE_REFUSALS || deps.clock() - Date.parse(lastRefusal.at) < RELEASE_RETRY_AFTER_MS)) return payment
+    const refundedThere = await refundedAtConnector(payment, connector, result.chargeId)
+    // A refund of the charge made at the connector since the last refusal changes what is asked for: asked again at once.
+    const news = lastRefusal !== undefined && refundedThere.lastAt !== null && refundedThere.lastAt > lastRefusal.at
+    if (lastRefusal !== undefined && !news && (refusals.length >= MAX_RELEASE_REFUSALS || deps.clock() - Date.parse(lastRefusal.at) < RELEASE_RETRY_AFTER_MS)) return payment
     const reported = about.find((attempt) => attempt.outcome === 'held')
     deps.log.warn(context, 'a connector reports money taken for an attempt this payment left (or a payment that holds none); giving it back')
     let current = reported === undefined ? await appendAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome: 'held', code: result.outcome, connectorReference: result.chargeId }) : payment
-    const answer = await giveBack(payment, connector, result, context, refusals.length)
+    const answer = await giveBack(payment, connector, result, context, { refusals: refusals.length, refundedThereMinor: refundedThere.amountMinor })
     if (answer === undefined) return current
     if ('refused' in answer) {
       return await appendAttempt(current, { connectorId: connector.id, connectorType: connector.type, outcome: 'release_refused', code: answer.refused.slice(0, 64), connectorReference: result.chargeId })
@@ -507,25 +510,36 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     return current
   }
 
+  /** What refunds made at the connector itself (its dashboard) took back of a charge of the payment's, and when the last arrived. */
+  async function refundedAtConnector (payment: Payment, connector: ConnectorRef, chargeId: string): Promise<{ amountMinor: number, lastAt: string | null }> {
+    return connector.id === null ? { amountMinor: 0, lastAt: null } : await deps.db.connectorEvents.refundedAtConnector(connector.id, chargeId, payment.currency)
+  }
+
   /**
-   * Voids an authorization or refunds a charge at `connector` (the refund's key counts the refusals before it): how
-   * it went, its refusal's code, or undefined when the connector could not be asked (logged).
+   * Voids an authorization or refunds what is left of a charge at `connector` (refunds made at the connector took the
+   * rest; the refund's key counts the refusals before it, and names the amount when it is not the whole charge): how it
+   * went, its refusal's code, or undefined when the connector could not be asked (logged).
    */
-  async function giveBack (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>, context: object, refusals: number): Promise<{ released: string } | { refused: string } | undefined> {
+  async function giveBack (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>, context: object,
+    asked: { refusals: number, refundedThereMinor: number }): Promise<{ released: string } | { refused: string } | undefined> {
     const chargeIdempotencyKey = downstreamKeyFor(payment.id)
+    const { refusals } = asked
     try {
       const gateway = await directory.gatewayOf(connector)
       if (result.outcome === 'authorized') {
         const voided = await gateway.void({ chargeIdempotencyKey, paymentId: payment.id, chargeReference: result.chargeId })
         if (voided.outcome !== 'charged') return { released: voided.outcome === 'received' ? 'release_received' : 'voided' }
       }
+      const leftMinor = payment.amountMinor - asked.refundedThereMinor
+      if (leftMinor <= 0) return { released: REFUNDED_AT_CONNECTOR }
       const refunded = await gateway.refund({
-        idempotencyKey: `${chargeIdempotencyKey}:release:${connector.id ?? connector.type}${refusals === 0 ? '' : `:${refusals}`}`,
+        // Another amount under a key the connector has seen would be refused as a different request: the amount is in the key.
+        idempotencyKey: `${chargeIdempotencyKey}:release:${connector.id ?? connector.type}${refusals === 0 ? '' : `:${refusals}`}${leftMinor === payment.amountMinor ? '' : `:left-${leftMinor}`}`,
         chargeIdempotencyKey,
         chargeReference: result.chargeId,
         paymentId: payment.id,
-        amountMinor: payment.amountMinor,
-        amount: formatMinorUnits(payment.amountMinor, exponentOf(payment.currency)),
+        amountMinor: leftMinor,
+        amount: formatMinorUnits(leftMinor, exponentOf(payment.currency)),
         currency: payment.currency
       })
       if (refunded.outcome !== 'failed') return { released: refunded.outcome === 'received' ? 'release_received' : 'refunded' }
@@ -765,7 +779,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       if (!releasedByCancel || about.some((attempt) => attempt.code === CANCEL_REFUSED)) return undefined
       const context = { paymentId, connectorId: connector.id, connectorType: connector.type, connectorReference: chargeId, status: payment.status }
       const refusals = about.filter((attempt) => attempt.outcome === 'release_refused').length
-      const answer = await giveBack(payment, connector, { outcome: 'succeeded', chargeId }, context, refusals)
+      const refundedThere = await refundedAtConnector(payment, connector, chargeId)
+      const answer = await giveBack(payment, connector, { outcome: 'succeeded', chargeId }, context, { refusals, refundedThereMinor: refundedThere.amountMinor })
       // Not asked (the connector unreachable): the notification is applied when the connector sends it again.
       if (answer === undefined) throw new ConnectorEventNotMatchedError()
       let current = await appendAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome: 'release_refused', code: CANCEL_REFUSED, connectorReference: chargeId })
@@ -872,6 +887,9 @@ export const MAX_RELEASE_REFUSALS = 20
 
 /** The code of the refusal recorded when a connector refused the cancel that gave back a held authorization. */
 const CANCEL_REFUSED = 'cancel_refused'
+
+/** The code of a release with nothing left to ask for: refunds made at the connector itself (its dashboard) gave all of it back. */
+const REFUNDED_AT_CONNECTOR = 'refunded_at_connector'
 
 /** Back-off of the recovery worker: about the payment's age (so attempts grow geometrically), from one lease to an hour. */
 export function recoveryBackoffMs (ageMs: number, leaseMs: number): number {

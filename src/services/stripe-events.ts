@@ -142,8 +142,14 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
   /** A refund made in the Stripe Dashboard (or by another integration) of a payment of ours on this account (issue 40). */
   async function applyRefundMadeAtStripe (account: RoutableAccount, effect: RefundEffect, context: object): Promise<void> {
     if (effect.result.outcome !== 'succeeded') return
-    const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
     if (effect.amountMinor === undefined || effect.currency === undefined) return deps.log.info(context, 'Stripe refund event without an amount; ignored')
+    if (effect.paymentIntent !== undefined && effect.amountMinor > 0) {
+      // Of any charge, ours or an extra one a payment gives back (whose release then refunds only what is left), whenever it arrives.
+      await deps.db.connectorEvents.recordRefundAtConnector({
+        connectorId: account.id, refundReference: effect.gatewayRefundId, chargeReference: effect.paymentIntent, amountMinor: effect.amountMinor, currency: effect.currency, receivedAt: nowIso()
+      })
+    }
+    const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
     if (payment === undefined) {
       // The payment may be ours with its answer lost (no reference recorded yet): Stripe sends the event again later.
       if (await deps.db.payments.countPending() > 0) throw new ConnectorEventNotMatchedError()

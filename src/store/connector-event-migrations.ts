@@ -30,5 +30,24 @@ export const connectorEventSchema: SchemaChange[] = [
       ALTER TABLE connector_events ADD COLUMN payload TEXT;
       CREATE INDEX connector_events_unprocessed ON connector_events (received_at) WHERE processed_at IS NULL AND payload IS NOT NULL;
     `
+  },
+  {
+    // Issue 38: refunds a connector reports that the service never asked for (its dashboard, another integration), by the
+    // charge they are of. Money held for a payment is given back by refunding what these left of the charge, whichever
+    // arrived first: the report or the charge's own (the extra charge a release gives back may be refunded there too).
+    version: 82,
+    name: 'refunds made at connectors',
+    ddl: (d) => `
+      CREATE TABLE connector_refunds (
+        connector_id TEXT NOT NULL,
+        refund_reference TEXT NOT NULL,
+        charge_reference TEXT NOT NULL,
+        amount_minor ${d.bigint} NOT NULL CHECK (amount_minor > 0),
+        currency TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (connector_id, refund_reference)
+      )${d.table};
+      CREATE INDEX connector_refunds_charge ON connector_refunds (connector_id, charge_reference);
+    `
   }
 ]

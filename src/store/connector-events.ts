@@ -1,5 +1,5 @@
 import { sql, type SqlRunner } from './sql'
-import type { AwaitingOutcome, ConnectorEventRecord, ConnectorEventStore } from './types'
+import type { AwaitingOutcome, ConnectorEventRecord, ConnectorEventStore, ConnectorRefundRecord } from './types'
 
 interface ConnectorEventRow {
   connector_id: string
@@ -49,7 +49,14 @@ export const connectorEventSql = {
     LIMIT ${'limit'}`,
   markProcessed: sql<Key & { at: string }>('connector-event-processed')`
     UPDATE connector_events SET processed_at = ${'at'}
-    WHERE connector_id = ${'connectorId'} AND event_id = ${'eventId'} AND processed_at IS NULL`
+    WHERE connector_id = ${'connectorId'} AND event_id = ${'eventId'} AND processed_at IS NULL`,
+  insertRefund: sql<ConnectorRefundRecord>('connector-refund-insert')`
+    INSERT INTO connector_refunds (connector_id, refund_reference, charge_reference, amount_minor, currency, received_at)
+    VALUES (${'connectorId'}, ${'refundReference'}, ${'chargeReference'}, ${'amountMinor'}, ${'currency'}, ${'receivedAt'})
+    ON CONFLICT (connector_id, refund_reference) DO NOTHING`,
+  refundedOfCharge: sql<{ connectorId: string, chargeReference: string, currency: string }, { amount_minor: number | string | null, last_at: string | null }>('connector-refunds-of-charge')`
+    SELECT SUM(amount_minor) AS amount_minor, MAX(received_at) AS last_at FROM connector_refunds
+    WHERE connector_id = ${'connectorId'} AND charge_reference = ${'chargeReference'} AND currency = ${'currency'}`
 }
 
 /** The connector events inbox: every operation is one statement, written once for both databases. */
@@ -74,6 +81,13 @@ export function connectorEventStore (db: SqlRunner): ConnectorEventStore {
     },
     async markProcessed (connectorId, eventId, at) {
       return await db.write(connectorEventSql.markProcessed, { connectorId, eventId, at }) === 1
+    },
+    async recordRefundAtConnector (refund) {
+      await db.write(connectorEventSql.insertRefund, refund)
+    },
+    async refundedAtConnector (connectorId, chargeReference, currency) {
+      const row = await db.get(connectorEventSql.refundedOfCharge, { connectorId, chargeReference, currency })
+      return { amountMinor: Number(row?.amount_minor ?? 0), lastAt: row?.last_at ?? null }
     }
   }
 }

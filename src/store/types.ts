@@ -698,4 +698,18 @@ export interface ConnectorEventStore {
   awaitingOutcomes: (options: { connectorType: string, before: string, limit: number }) => Promise<AwaitingOutcome[]>
   /** Marks a recorded event processed at `at`; false when it is unknown or was processed already. */
   markProcessed: (connectorId: string, eventId: string, at: string) => Promise<boolean>
+  /** Records a refund the connector reports that the service never asked for, once per refund (its reference). */
+  recordRefundAtConnector: (refund: ConnectorRefundRecord) => Promise<void>
+  /** What refunds recorded by recordRefundAtConnector took back of one charge in `currency`, and when the last one arrived (null: none). */
+  refundedAtConnector: (connectorId: string, chargeReference: string, currency: string) => Promise<{ amountMinor: number, lastAt: string | null }>
+}
+
+/** A refund a connector made by itself (its dashboard, another integration) of one of its charges. */
+export interface ConnectorRefundRecord {
+  connectorId: string
+  refundReference: string
+  chargeReference: string
+  amountMinor: number
+  currency: string
+  receivedAt: string
 }

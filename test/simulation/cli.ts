@@ -1,5 +1,5 @@
 /**
- * npm run simulate -- --seed N | --seeds K [--first N] --steps M [--db sqlite|postgres] [--generation 1|2] [--max-seconds S] [--jobs J] [--out FILE]
+ * npm run simulate -- --seed N | --seeds K [--first N] --steps M [--db sqlite|postgres] [--generation 1|2|3] [--max-seconds S] [--jobs J] [--out FILE]
  *
  * Runs the deterministic simulation (test/simulation/world.ts) for one seed or K seeds (from --first, default a
  * random start printed so the run can be replayed), prints every seed's outcome, shrinks the first failing one to
@@ -7,14 +7,15 @@
  * --out (default bench/SIMULATION.md), and exits 1 on any violation. --max-seconds stops starting new seeds after that
  * long (CI's budget); the summary says how many ran. Seeds run side by side in --jobs worker threads (default: one
  * per core); each seed is still one deterministic run on its own database. --generation 1 replays the world before
- * customer-present payments and dashboard captures and cancels were simulated (the seeds found then); default 2.
+ * customer-present payments and dashboard captures and cancels were simulated, 2 the world before dashboard refunds of
+ * extra charges (the seeds found then); default 3.
  */
 import { writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { Worker, isMainThread, parentPort } from 'node:worker_threads'
 import pg from 'pg'
-import { shrink, simulate, type Generation, type SimulationOptions, type SimulationResult } from './world'
+import { GENERATIONS, LATEST_GENERATION, shrink, simulate, type Generation, type SimulationOptions, type SimulationResult } from './world'
 
 interface Arguments { seeds: number[], steps: number, db: 'sqlite' | 'postgres', generation: Generation, out?: string, maxSeconds: number, jobs: number }
 
@@ -27,8 +28,8 @@ function parse (argv: string[]): Arguments {
   const db = value('db') ?? 'sqlite'
   if (db !== 'sqlite' && db !== 'postgres') throw new Error('--db is sqlite or postgres')
   if (!Number.isInteger(steps) || steps < 1) throw new Error('--steps must be a positive integer')
-  const generation = Number(value('generation') ?? 2)
-  if (generation !== 1 && generation !== 2) throw new Error('--generation is 1 or 2')
+  const generation = Number(value('generation') ?? LATEST_GENERATION) as Generation
+  if (!GENERATIONS.includes(generation)) throw new Error(`--generation is one of ${GENERATIONS.join(', ')}`)
   const seed = value('seed')
   const maxSeconds = Number(value('max-seconds') ?? Infinity)
   const jobs = Number(value('jobs') ?? availableParallelism())

@@ -47,12 +47,15 @@ export interface SimulationOptions {
   plant?: (db: Database) => Database
   /**
    * Which world: 1, off-session payments only (the seeds found before customer-present payments and changes made in
-   * the PSPs' dashboards were simulated replay with it); 2 (the default), with them.
+   * the PSPs' dashboards were simulated replay with it); 2, with them; 3 (the default), where refunds made in the PSPs'
+   * dashboards also take extra charges a payment is giving back (generation 2 refunded only a payment's own charge there).
    */
   generation?: Generation
 }
 
-export type Generation = 1 | 2
+export type Generation = 1 | 2 | 3
+export const GENERATIONS: readonly Generation[] = [1, 2, 3]
+export const LATEST_GENERATION: Generation = 3
 
 export interface Violation {
   invariant: number
@@ -87,7 +90,7 @@ const MERCHANT_RETURN_URL = 'https://shop.simulation.example/checkout/done'
  * The ops of a seed: mostly client requests, with faults of the environment mixed in. Generation 2 draws what it adds
  * (customer-present payments, shoppers) from a stream of its own, so generation 1's histories stay what they were.
  */
-export function opsOf (seed: number, steps: number, generation: Generation = 2): Op[] {
+export function opsOf (seed: number, steps: number, generation: Generation = LATEST_GENERATION): Op[] {
   const rng = new Rng(seed)
   const shoppers = generation >= 2 ? new Rng(seed ^ 0x5409) : undefined
   const ops: Op[] = []
@@ -141,7 +144,7 @@ function reachable (from: PaymentStatus): Set<PaymentStatus> {
  * connector factory, a seeded clock, seeded clients and faults; invariants checked after every step and at quiescence.
  */
 export async function simulate (options: SimulationOptions): Promise<SimulationResult> {
-  const generation = options.generation ?? 2
+  const generation = options.generation ?? LATEST_GENERATION
   const ops = options.ops ?? opsOf(options.seed, options.steps, generation)
   const faults: FaultPlan = { enabled: true, rng: new Rng(options.seed ^ 0x5eed), injected: {} }
   const choice = new Rng(options.seed ^ 0xc0ffee)
@@ -480,10 +483,9 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     if (disputeRng.chance(0.06)) {
       const refundable = charges.filter((charge) => charge.status === 'captured' && charge.capturedMinor > charge.refundedMinor + charge.disputedMinor)
       const charge = refundable.length === 0 ? undefined : refundable[disputeRng.int(refundable.length)]
-      // Known gap (open): a dashboard refund of a charge our records gave back (an extra charge held, then released by a
-      // refund of its full amount) leaves the release refused for good; such charges are not refunded at the PSP here.
-      const owned = charge === undefined ? undefined : (await stored(charge.paymentId))?.connectorReference === charge.id
-      if (charge !== undefined && owned === true) {
+      // Generations before 3 refund only a payment's own charge at the PSP (their seeds replay as they were found).
+      const owned = charge === undefined || generation >= 3 ? true : (await stored(charge.paymentId))?.connectorReference === charge.id
+      if (charge !== undefined && owned) {
         psps[charge.id.includes('_stripe_') ? 'stripe' : 'adyen'].refundAtPsp(charge, disputeRng.pick([0.5, 1]))
         faults.injected.refund_at_psp = (faults.injected.refund_at_psp ?? 0) + 1
       }

@@ -54,6 +54,22 @@ export function connectorEventStoreContract (t: Test, makeDatabase: () => Promis
     t.same(await db.connectorEvents.get(connectorId, 'A:CAPTURE:true'), { connectorId, eventId: 'A:CAPTURE:true', type: 'adyen:CAPTURE', receivedAt: T1, processedAt: null })
   })
 
+  t.test('refunds made at a connector: each recorded once by its reference, summed per charge and currency with the last arrival', async (t) => {
+    const db = await fresh(t)
+    const connectorId = newId()
+    const refund = { connectorId, refundReference: 're_1', chargeReference: 'pi_1', amountMinor: 500, currency: 'EUR', receivedAt: T0 }
+    t.same(await db.connectorEvents.refundedAtConnector(connectorId, 'pi_1', 'EUR'), { amountMinor: 0, lastAt: null }, 'none yet')
+    await db.connectorEvents.recordRefundAtConnector(refund)
+    await db.connectorEvents.recordRefundAtConnector({ ...refund, amountMinor: 999, receivedAt: T1 })
+    t.same(await db.connectorEvents.refundedAtConnector(connectorId, 'pi_1', 'EUR'), { amountMinor: 500, lastAt: T0 }, 'the same refund reported again counts once')
+    await db.connectorEvents.recordRefundAtConnector({ ...refund, refundReference: 're_2', amountMinor: 250, receivedAt: T1 })
+    await db.connectorEvents.recordRefundAtConnector({ ...refund, refundReference: 're_3', chargeReference: 'pi_2', amountMinor: 4000000000000 })
+    await db.connectorEvents.recordRefundAtConnector({ ...refund, refundReference: 're_4', currency: 'USD' })
+    await db.connectorEvents.recordRefundAtConnector({ ...refund, connectorId: newId() })
+    t.same(await db.connectorEvents.refundedAtConnector(connectorId, 'pi_1', 'EUR'), { amountMinor: 750, lastAt: T1 }, 'this charge\'s, in this currency, at this account')
+    t.same(await db.connectorEvents.refundedAtConnector(connectorId, 'pi_2', 'EUR'), { amountMinor: 4000000000000, lastAt: T0 }, '64-bit amounts')
+  })
+
   t.test('awaitingOutcomes: nothing waits in an empty database', async (t) => {
     const db = await fresh(t)
     t.same(await db.connectorEvents.awaitingOutcomes({ connectorType: 'adyen', before: T1, limit: 10 }), [])

@@ -278,6 +278,63 @@ function cases (t: Test, backend: Backend): void {
     t.same(keys, [`payment-${id}:release:${s.stripeId}`, `payment-${id}:release:${s.stripeId}:1`], 'a new key counting the refusal')
   })
 
+  /** A canceled payment whose charge Stripe made after all (PaymentIntent `intentId`, 20.00 EUR): its id and the intent, not reported yet. */
+  async function canceledWithLateStripeCharge (t: Test, s: Setup, key: string, intentId: string) {
+    s.stripe.failNext('status500')
+    const id = (await pay(s, key)).json().paymentId as string
+    t.equal((await s.app.inject({ method: 'POST', url: `/api/payments/${id}/cancel`, headers: s.merchant.auth })).json().status, 'canceled')
+    const intent = { id: intentId, object: 'payment_intent' as const, amount: 2000, amount_received: 2000, amount_capturable: 0, currency: 'eur', status: 'succeeded', capture_method: 'automatic', latest_charge: `ch_of_${intentId}`, last_payment_error: null, metadata: { payment_id: id }, livemode: false as const, created: 1 }
+    s.stripe.intents.set(intent.id, { ...intent, confirmation_method: 'automatic', payment_method: 'pm_card_visa', cancellation_reason: null })
+    return { id, intent }
+  }
+
+  const dashboardRefund = (refundId: string, intentId: string, amount: number): Record<string, unknown> =>
+    ({ id: refundId, object: 'refund', amount, currency: 'eur', status: 'succeeded', payment_intent: intentId, charge: `ch_of_${intentId}`, metadata: {} })
+
+  const releaseKeys = (s: Setup, intentId: string): unknown[] =>
+    s.stripe.requests.filter((request) => request.path === '/v1/refunds' && request.body.payment_intent === intentId).map((request) => [request.headers['idempotency-key'], request.body.amount])
+
+  t.test('Stripe first: part of a held charge refunded in the Stripe Dashboard before Stripe reports the charge: the release refunds what is left', async (t) => {
+    const s = await setup(t, backend, 'stripe')
+    const { id, intent } = await canceledWithLateStripeCharge(t, s, 'k-part-first', 'pi_part38')
+    t.equal((await stripeEvent(s, 'charge.refund.updated', dashboardRefund('re_dash38', intent.id, 500))).statusCode, 200, 'the refund made at Stripe is accepted')
+    t.equal((await stripeEvent(s, 'refund.created', dashboardRefund('re_dash38', intent.id, 500))).statusCode, 200, 'and its other event')
+    t.equal((await stripeEvent(s, 'payment_intent.succeeded', intent)).statusCode, 200)
+    t.same(releaseKeys(s, intent.id), [[`payment-${id}:release:${s.stripeId}:left-1500`, '1500']], 'the 15.00 left, once, under a key naming the amount')
+    t.match((await paymentOf(s, id)).attempts.slice(-2), [
+      { outcome: 'held', code: 'succeeded', connectorReference: 'pi_part38' },
+      { outcome: 'released', code: 'refunded', connectorReference: 'pi_part38' }
+    ])
+  })
+
+  t.test('Stripe first: a held charge refunded at Stripe after its release was refused: asked again at once for what is left', async (t) => {
+    const s = await setup(t, backend, 'stripe')
+    const { id, intent } = await canceledWithLateStripeCharge(t, s, 'k-part-after', 'pi_after38')
+    // The dashboard refund took part of the charge first, so Stripe refuses the whole amount (the fake refuses this way).
+    s.stripe.intents.set(intent.id, { ...intent, status: 'requires_capture', confirmation_method: 'automatic', payment_method: 'pm_card_visa', cancellation_reason: null })
+    t.equal((await stripeEvent(s, 'payment_intent.succeeded', intent)).statusCode, 200)
+    t.match((await paymentOf(s, id)).attempts.at(-1), { outcome: 'release_refused', connectorReference: 'pi_after38' })
+    s.stripe.intents.set(intent.id, { ...intent, confirmation_method: 'automatic', payment_method: 'pm_card_visa', cancellation_reason: null })
+    t.equal((await stripeEvent(s, 'refund.created', dashboardRefund('re_after38', intent.id, 800))).statusCode, 200)
+    t.same(await s.app.payments.releaseHeldMoney(), { released: 1, stillHeld: 0 }, 'asked again without waiting: the refund made at Stripe is news')
+    t.same(releaseKeys(s, intent.id), [[`payment-${id}:release:${s.stripeId}`, '2000'], [`payment-${id}:release:${s.stripeId}:1:left-1200`, '1200']])
+    t.match((await paymentOf(s, id)).attempts.at(-1), { outcome: 'released', code: 'refunded', connectorReference: 'pi_after38' })
+  })
+
+  t.test('Stripe first: a held charge refunded in full in the Stripe Dashboard: released with nothing asked of Stripe', async (t) => {
+    const s = await setup(t, backend, 'stripe')
+    const { id, intent } = await canceledWithLateStripeCharge(t, s, 'k-full', 'pi_full38')
+    t.equal((await stripeEvent(s, 'refund.created', dashboardRefund('re_full38a', intent.id, 1500))).statusCode, 200)
+    t.equal((await stripeEvent(s, 'refund.created', dashboardRefund('re_full38b', intent.id, 500))).statusCode, 200)
+    t.equal((await stripeEvent(s, 'payment_intent.succeeded', intent)).statusCode, 200)
+    t.same(releaseKeys(s, intent.id), [], 'no refund asked')
+    t.match((await paymentOf(s, id)).attempts.slice(-2), [
+      { outcome: 'held', code: 'succeeded', connectorReference: 'pi_full38' },
+      { outcome: 'released', code: 'refunded_at_connector', connectorReference: 'pi_full38' }
+    ])
+    t.same(await s.app.payments.releaseHeldMoney(), { released: 0, stillHeld: 0 }, 'nothing held')
+  })
+
   t.test('Stripe first: an event settles the payment while its request waits: the request answers the outcome, the key is finished', async (t) => {
     const s = await setup(t, backend, 'stripe')
     s.stripe.failNext('hangAfterWork')
@@ -526,6 +583,19 @@ function cases (t: Test, backend: Backend): void {
     t.equal((await adyenNotification(s, late)).body, '[accepted]', 'the same notification again')
     t.equal(s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENLATE0001/refunds')).length, 1, 'given back once')
     t.equal(stripeCharges(s), 0)
+  })
+
+  t.test('Adyen first: part of a held charge refunded in the Customer Area before its AUTHORISATION arrives: the release refunds what is left', async (t) => {
+    const s = await setup(t, backend, 'adyen')
+    const declined = await pay(s, 'k-adyen-part', { ...body('stored_refused'), paymentMethods: { adyen: 'stored_refused' } })
+    const id = declined.json().paymentId as string
+    const customerArea = { eventCode: 'REFUND' as const, merchantReference: 'customer-area-7', pspReference: 'ADYENCAREFUND01', originalReference: 'ADYENPART0001', amount: { value: 700, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, customerArea)).body, '[accepted]')
+    t.equal((await adyenNotification(s, { eventCode: 'AUTHORISATION', merchantReference: id, pspReference: 'ADYENPART0001', amount: { value: 2000, currency: 'EUR' } })).body, '[accepted]')
+    const refunds = s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENPART0001/refunds'))
+    t.equal(refunds.length, 1)
+    t.match(refunds[0], { headers: { 'idempotency-key': adyenIdempotencyKey(`payment-${id}:release:${s.adyenId}:left-1300`) }, body: { amount: { value: 1300, currency: 'EUR' } } })
+    t.match((await paymentOf(s, id)).attempts.at(-1), { connectorId: s.adyenId, outcome: 'released', code: 'release_received', connectorReference: 'ADYENPART0001' })
   })
 
   t.test('Adyen first: Adyen reports money for a payment held as declined: it is given back at Adyen and recorded', async (t) => {

@@ -56,7 +56,7 @@ t.test('SQLite: migrating a database with payments gives them no merchant', asyn
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 90, 100, 110, 111, 120, 125, 130, 131, 140, 141], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), payment methods per connector (90), API versions (100), dashboard sessions (110), money held (111), customers (120), customer-present payments (125), disputes (130, 131), checkout data while pending (140), canceled at the connector (141)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 82, 90, 100, 110, 111, 120, 125, 130, 131, 140, 141], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), refunds made at connectors (82), payment methods per connector (90), API versions (100), dashboard sessions (110), money held (111), customers (120), customer-present payments (125), disputes (130, 131), checkout data while pending (140), canceled at the connector (141)')
   t.match(db.prepare("SELECT connector_id, connector_type, attempts FROM payments WHERE id = 'old'").get(), { connector_id: null, connector_type: 'simulated', attempts: '[]' }, 'old payments were made on the default gateway')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })
