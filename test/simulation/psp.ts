@@ -185,11 +185,11 @@ export class SimPsp {
       : { redirectResult: Buffer.from(charge.id).toString('base64url') }
   }
 
-  /** Someone captures an authorization in the PSP's dashboard (all of it), and the PSP tells. */
-  captureAtPsp (charge: PspCharge): void {
+  /** Someone captures an authorization in the PSP's dashboard (all of it, or part: the rest is released), and the PSP tells. */
+  captureAtPsp (charge: PspCharge, fraction = 1): void {
     if (charge.status !== 'authorized') return
     charge.status = 'captured'
-    charge.capturedMinor = charge.amountMinor
+    charge.capturedMinor = Math.max(1, Math.round(charge.amountMinor * fraction))
     this.reports.push({ kind: 'capture_at_psp', psp: this.kind, charge: { ...charge }, reference: this.nextId('dashboard_capture') })
   }
 

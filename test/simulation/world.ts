@@ -209,6 +209,8 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
   const receiverRng = new Rng(options.seed ^ 0x4ebb)
   const disputeRng = new Rng(options.seed ^ 0xd15)
   const dashboardRng = generation >= 2 ? new Rng(options.seed ^ 0xca9) : undefined
+  // Generation 3: captures made in a dashboard are sometimes partial, drawn from a stream of their own.
+  const partialCaptureRng = generation >= 3 ? new Rng(options.seed ^ 0x9a7) : undefined
   const receiver: WebhookClient = {
     async post (_url, headers) {
       const fault = faults.enabled ? receiverRng.weighted({ none: 85, server_error: 5, timeout: 5, lost_after: 5 }) : 'none'
@@ -494,11 +496,12 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       // Someone captures or cancels an authorization in the PSP's dashboard (Stripe also cancels a charge waiting for its shopper).
       const movable = charges.filter((charge) => charge.status === 'authorized' || (charge.status === 'action' && charge.id.includes('_stripe_')))
       const charge = movable.length === 0 ? undefined : movable[dashboardRng.int(movable.length)]
-      const owned = charge === undefined ? undefined : (await stored(charge.paymentId))?.connectorReference ?? charge.id
+      // Generation 3 also moves extra authorizations a payment is giving back (before 3, only a payment's own).
+      const owned = charge === undefined ? undefined : generation >= 3 ? charge.id : (await stored(charge.paymentId))?.connectorReference ?? charge.id
       if (charge !== undefined && owned === charge.id) {
         const psp = psps[charge.id.includes('_stripe_') ? 'stripe' : 'adyen']
         if (charge.status === 'authorized' && dashboardRng.chance(0.5)) {
-          psp.captureAtPsp(charge)
+          psp.captureAtPsp(charge, partialCaptureRng?.chance(0.4) === true ? partialCaptureRng.pick([0.25, 0.5, 0.75]) : 1)
           faults.injected.capture_at_psp = (faults.injected.capture_at_psp ?? 0) + 1
         } else {
           psp.cancelAtPsp(charge)
