@@ -2,6 +2,7 @@
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator'
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
 import type { DisputeReport, DisputeStatus } from '../domain/disputes'
+import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
 
 /**
  * Adyen's standard webhooks ("notifications"): a batch `{ live, notificationItems: [{ NotificationRequestItem }] }`,
@@ -24,6 +25,8 @@ export interface AdyenNotificationItem {
   amount: { value: number, currency: string }
   reason?: string
   eventDate?: string
+  /** The method's brand or name (`visa`, `mc`, `ideal`): an AUTHORISATION says which the shopper paid with. */
+  paymentMethod?: string
   additionalData?: Record<string, string | undefined>
 }
 
@@ -92,7 +95,7 @@ export function captureFailureIdsOf (capturePspReference: string): string[] {
 /** What an item says about our records, in connector-neutral words. */
 export type AdyenNotificationEffect =
   /** A payment's authorisation: `paymentId` is our payment id (the `reference` of /payments); `pspReference` the charge's id. */
-  | { kind: 'authorisation', paymentId: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string }
+  | { kind: 'authorisation', paymentId: string, pspReference: string, success: boolean, reason: string | undefined, amountMinor: number, currency: string, paymentMethodDetails: PaymentMethodDetails | undefined }
   /**
    * A capture (CAPTURE / CAPTURE_FAILED) of the payment whose pspReference is `paymentReference`; `pspReference` the
    * capture's own (its CAPTURE and CAPTURE_FAILED share it); `recaptured`: Adyen's second CAPTURE after a technical failure.
@@ -167,7 +170,7 @@ export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect 
   const modification = { paymentReference, reference: item.merchantReference, success, reason }
   switch (item.eventCode) {
     case 'AUTHORISATION':
-      return { kind: 'authorisation', paymentId: item.merchantReference, pspReference: item.pspReference, success, reason, ...money }
+      return { kind: 'authorisation', paymentId: item.merchantReference, pspReference: item.pspReference, success, reason, ...money, paymentMethodDetails: paymentMethodDetailsOfItem(item) }
     case 'CAPTURE': return { kind: 'capture', ...modification, pspReference: item.pspReference, recaptured: isRecapture(item), ...money }
     // A CAPTURE_FAILED arrives with success "true" (the failure happened): it is a failure either way.
     case 'CAPTURE_FAILED': return { kind: 'capture', ...modification, pspReference: item.pspReference, recaptured: false, success: false, ...money }
@@ -179,6 +182,19 @@ export function effectOf (item: AdyenNotificationItem): AdyenNotificationEffect 
     case 'CANCEL_OR_REFUND': return { kind: 'cancellation', ...modification, orRefund: true }
     default: return disputeEffect(item)
   }
+}
+
+/**
+ * What an AUTHORISATION says of the card, as a /payments answer does: the item's `paymentMethod` (the brand) and the
+ * additionalData the account sends (cardSummary, expiryDate "MM/YYYY", cardIssuingCountry); never the BIN or holder.
+ */
+export function paymentMethodDetailsOfItem (item: AdyenNotificationItem): PaymentMethodDetails | undefined {
+  const data = item.additionalData ?? {}
+  const method = isString(item.paymentMethod) && item.paymentMethod !== '' ? item.paymentMethod : data.paymentMethod
+  if (method === undefined) return undefined
+  if (data.cardSummary === undefined) return paymentMethodDetailsOf({ type: method })
+  const [month, year] = (data.expiryDate ?? '').split('/')
+  return paymentMethodDetailsOf({ type: 'card', card: { brand: method, last4: data.cardSummary, expMonth: month, expYear: year, country: data.cardIssuingCountry ?? data.issuerCountry } })
 }
 
 /**

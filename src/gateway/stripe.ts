@@ -72,16 +72,18 @@ export function stripeConnector (credentials: ConnectorCredentials, options: Str
 
 function stripeGateway (stripe: Stripe): PaymentGateway {
   /** The PaymentIntent of a payment: by its recorded reference, else by the payment id in its metadata. */
-  async function retrieveIntent (id: string, signal?: AbortSignal): Promise<Intent> {
-    return await inCall(signal, async () => await stripe.paymentIntents.retrieve(id))
+  /** `withCharge`: the charge expanded, for its payment_method_details (a lookup that may settle the payment). */
+  async function retrieveIntent (id: string, signal?: AbortSignal, withCharge = false): Promise<Intent> {
+    return await inCall(signal, async () => await stripe.paymentIntents.retrieve(id, withCharge ? { expand: ['latest_charge'] } : undefined))
   }
 
-  async function findIntent (chargeReference: string | undefined, paymentId: string | undefined, signal?: AbortSignal): Promise<Intent | undefined> {
-    if (chargeReference !== undefined) return await retrieveIntent(chargeReference, signal)
+  async function findIntent (chargeReference: string | undefined, paymentId: string | undefined, signal?: AbortSignal, withCharge = false): Promise<Intent | undefined> {
+    if (chargeReference !== undefined) return await retrieveIntent(chargeReference, signal, withCharge)
     if (paymentId === undefined) throw new GatewayError('unavailable', 'the charge has neither a reference nor a payment id to find it by', 'charge_not_identifiable')
     // Search is eventually consistent (Stripe: searchable within about a minute): a PaymentIntent made
     // just now may not be found yet. Of several (never expected), the one that took money wins.
-    const found = await inCall(signal, async () => await stripe.paymentIntents.search({ query: `metadata['payment_id']:'${paymentId.replace(/'/g, "\\'")}'` }))
+    const query = `metadata['payment_id']:'${paymentId.replace(/'/g, "\\'")}'`
+    const found = await inCall(signal, async () => await stripe.paymentIntents.search(withCharge ? { query, expand: ['data.latest_charge'] } : { query }))
     return [...found.data].sort((a, b) => statusRank(a) - statusRank(b))[0]
   }
 
@@ -180,7 +182,7 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
 
     async retrieve (request, { signal } = {}) {
       try {
-        const intent = await findIntent(request.chargeReference, request.paymentId, signal)
+        const intent = await findIntent(request.chargeReference, request.paymentId, signal, true)
         // Search lags writes (Stripe: searchable within about a minute): nothing found by it proves nothing before that.
         if (intent === undefined) return request.chargeReference === undefined ? { state: 'none', lagMs: STRIPE_SEARCH_LAG_MS } : { state: 'none' }
         return chargeStateOf(intent)
@@ -285,6 +287,12 @@ function declineOf (error: unknown): ChargeResult | undefined {
 }
 
 function chargeStateOf (intent: Intent): ChargeState {
+  const state = chargeStatesOf(intent)
+  const details = state.state === 'captured' || state.state === 'authorized' ? paymentMethodDetailsOfIntent(intent) : undefined
+  return details === undefined ? state : { ...state, paymentMethodDetails: details }
+}
+
+function chargeStatesOf (intent: Intent): ChargeState {
   switch (intent.status) {
     case 'succeeded': return { state: 'captured', chargeId: intent.id, amountCapturedMinor: fromStripeAmount(intent.amount_received, intent.currency) }
     case 'requires_capture': return { state: 'authorized', chargeId: intent.id, amountMinor: fromStripeAmount(intent.amount_capturable, intent.currency) }

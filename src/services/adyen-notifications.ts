@@ -115,7 +115,11 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     const authentication = payment.status === 'requires_action' && /^(3D Not Authenticated|Cancelled)/i.test(effect.reason ?? '')
     const result = !effect.success
       ? { outcome: 'declined' as const, chargeId: effect.pspReference, declineCode: authentication ? 'authentication_failed' : reasonCodeOf(effect.reason, 'refused') }
-      : { outcome: payment.captureMethod === 'manual' ? 'authorized' as const : 'succeeded' as const, chargeId: effect.pspReference }
+      : {
+          outcome: payment.captureMethod === 'manual' ? 'authorized' as const : 'succeeded' as const,
+          chargeId: effect.pspReference,
+          ...(effect.paymentMethodDetails === undefined ? {} : { paymentMethodDetails: effect.paymentMethodDetails })
+        }
     // Every report is applied: it settles a payment pending here, and an authorisation for an attempt the payment left is given back.
     const applied = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)
     if (payment.status === 'pending') deps.log.info({ ...context, paymentId: payment.id, status: applied?.status }, 'Adyen notification applied to a pending payment')

@@ -400,8 +400,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         return await recordAttempt(payment, connector, 'not_found', 'lookup_none')
       }
       case 'voided': return await recordAttempt(payment, connector, 'not_found', 'lookup_voided')
-      case 'captured': return settledBy(payment, connector, { outcome: 'succeeded', chargeId: state.chargeId }, at)
-      case 'authorized': return settledBy(payment, connector, { outcome: 'authorized', chargeId: state.chargeId }, at)
+      case 'captured': return settledBy(payment, connector, withDetailsOf(state, { outcome: 'succeeded', chargeId: state.chargeId }), at)
+      case 'authorized': return settledBy(payment, connector, withDetailsOf(state, { outcome: 'authorized', chargeId: state.chargeId }), at)
       case 'declined': return settledBy(payment, connector, { outcome: 'declined', chargeId: state.chargeId, declineCode: state.declineCode }, at)
       // Waiting for a shopper whose redirect we never received (the answer to the charge was lost): still unknown here.
       case 'requires_action': return undefined
@@ -442,8 +442,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       }
       default: return undefined
     }
-    if (state.paymentMethodDetails !== undefined) result = { ...result, paymentMethodDetails: state.paymentMethodDetails }
-    const final = settledBy(payment, payment.connector, result)
+    const final = settledBy(payment, payment.connector, withDetailsOf(state, result))
     const stored = await deps.db.payments.complete(final, undefined, deps.events?.payment, 'requires_action')
     if (stored === final) deps.log.info({ paymentId: payment.id, status: final.status }, 'a payment waiting for its shopper settled')
     return stored
@@ -872,6 +871,11 @@ export function paymentService (deps: PaymentDeps): PaymentService {
 }
 
 /** The charge's reference for a gateway request, when the connector gave one. */
+/** A charge's outcome with what the connector's lookup said of the payment method, when it said anything. */
+function withDetailsOf (state: ChargeState, result: ChargeResult): ChargeResult {
+  return state.paymentMethodDetails === undefined ? result : { ...result, paymentMethodDetails: state.paymentMethodDetails }
+}
+
 export function referenceOf (payment: Payment): { chargeReference?: string } {
   return payment.connectorReference === null ? {} : { chargeReference: payment.connectorReference }
 }

@@ -1,5 +1,5 @@
 import type { Test } from 'tap'
-import { GatewayError, type ChargeRequest, type PaymentGateway } from '../../src/gateway/types'
+import { GatewayError, type ChargeRequest, type ChargeState, type PaymentGateway } from '../../src/gateway/types'
 
 /** A connector under test and the PSP-specific ways to make it answer what the contract needs. */
 export interface ConnectorUnderTest {
@@ -36,6 +36,12 @@ const nextPaymentId = (): string => `pay_contract_${process.pid}_${++counter}`
  * What every connector does (simulated, Stripe, Adyen): issue 25's connector contract, with issue 26's
  * asynchronous modifications (`received`) for connectors that declare them.
  */
+/** A lookup's state without what it says of the payment method (each connector's own tests check that). */
+function withoutDetails (state: ChargeState): ChargeState {
+  const { paymentMethodDetails: _details, ...rest } = state
+  return rest
+}
+
 export function connectorContract (t: Test, make: ConnectorMaker): void {
   t.test('charge: succeeded, and repeating it under the same key returns the same charge', async (t) => {
     const psp = await make(t)
@@ -47,7 +53,7 @@ export function connectorContract (t: Test, make: ConnectorMaker): void {
     t.equal(await psp.chargesFor(paymentId), 1)
     const read = { chargeIdempotencyKey: request.idempotencyKey, paymentId, chargeReference: first.chargeId }
     if (psp.asynchronous === true) return await unreadable(t, psp, read)
-    t.same(await psp.gateway.retrieve(read), { state: 'captured', chargeId: first.chargeId, amountCapturedMinor: 1000 })
+    t.same(withoutDetails(await psp.gateway.retrieve(read)), { state: 'captured', chargeId: first.chargeId, amountCapturedMinor: 1000 })
   })
 
   t.test('decline: an answer with a decline code, not a failure', async (t) => {
@@ -101,11 +107,11 @@ export function connectorContract (t: Test, make: ConnectorMaker): void {
       t.same(await psp.gateway.capture(capture), received, 'repeated under its key: the same capture')
       return
     }
-    t.same(await psp.gateway.retrieve(reference), { state: 'authorized', chargeId: authorization.chargeId, amountMinor: 3000 })
+    t.same(withoutDetails(await psp.gateway.retrieve(reference)), { state: 'authorized', chargeId: authorization.chargeId, amountMinor: 3000 })
     const captured = await psp.gateway.capture(capture)
     t.match(captured, { outcome: 'captured', amountMinor: 2500 })
     t.same(await psp.gateway.capture(capture), captured, 'repeated under its key')
-    t.same(await psp.gateway.retrieve(reference), { state: 'captured', chargeId: authorization.chargeId, amountCapturedMinor: 2500 })
+    t.same(withoutDetails(await psp.gateway.retrieve(reference)), { state: 'captured', chargeId: authorization.chargeId, amountCapturedMinor: 2500 })
   })
 
   t.test('void: an authorization is released; a captured charge is reported charged; nothing made is voided', async (t) => {

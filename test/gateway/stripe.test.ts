@@ -231,6 +231,21 @@ t.test('the API URL becomes the SDK\'s host, port and protocol', async (t) => {
   t.throws(() => stripeAddress('ftp://example.com'))
 })
 
+t.test('a lookup asks for the charge expanded and says what it carries of the card (by reference and by search)', async (t) => {
+  const fake = await fakeStripe(t)
+  const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })
+  const paid = await gateway.charge(charge('pay_d1', 'pm_card_visa'))
+  const card = { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2034, country: 'US' } }
+  fake.requests.length = 0
+  t.same(await gateway.retrieve({ chargeIdempotencyKey: 'payment:pay_d1', chargeReference: paid.chargeId }),
+    { state: 'captured', chargeId: paid.chargeId, amountCapturedMinor: 1000, paymentMethodDetails: card }, 'by reference: only the members a payment keeps')
+  t.match(fake.requests.at(-1), { method: 'GET', path: `/v1/payment_intents/${paid.chargeId}`, query: { 'expand[0]': 'latest_charge' } })
+  t.match(await gateway.retrieve({ chargeIdempotencyKey: 'payment:pay_d1', paymentId: 'pay_d1' }), { state: 'captured', paymentMethodDetails: card }, 'by search')
+  t.match(fake.requests.at(-1), { method: 'GET', path: '/v1/payment_intents/search', query: { 'expand[0]': 'data.latest_charge' } })
+  const declined = await gateway.charge(charge('pay_d2', 'pm_card_chargeDeclined'))
+  t.notOk('paymentMethodDetails' in await gateway.retrieve({ chargeIdempotencyKey: 'payment:pay_d2', chargeReference: declined.chargeId }), 'a decline carries none')
+})
+
 t.test('found by search: the PaymentIntent that took money wins; one still processing is unknown', async (t) => {
   const fake = await fakeStripe(t)
   const { gateway } = stripeConnector({ secretKey: SECRET }, { apiUrl: fake.url, timeoutMs: 10_000 })

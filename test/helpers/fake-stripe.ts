@@ -57,6 +57,21 @@ const DECLINES: Readonly<Record<string, { code: string, decline_code: string }>>
 const error = (status: number, type: string, message: string, extra: Record<string, unknown> = {}): Answer =>
   ({ status, body: { error: { type, message, ...extra } } })
 
+/** The `expand[n]` members of a GET's query (stripe-node sends a list as `expand[0]=…`). */
+function expandsOf (query: Record<string, string>): string[] {
+  return Object.entries(query).filter(([key]) => /^expand\[\d*\]$/.test(key)).map(([, value]) => value)
+}
+
+/**
+ * The intent with its charge expanded (`expand[]=latest_charge`): the payment_method_details Stripe's test cards carry
+ * (and members a payment must never keep: the fingerprint, the funding, the network, the checks). No charge yet: as it is.
+ */
+function withCharge (intent: Intent): Intent {
+  if (intent.latest_charge === null || typeof intent.latest_charge !== 'string') return intent
+  const card = { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034, country: 'US', fingerprint: 'Xt5EWLLDS7FJjR1c', funding: 'credit', network: 'visa', checks: { cvc_check: 'pass' } }
+  return { ...intent, latest_charge: { id: intent.latest_charge, object: 'charge', payment_method_details: { type: 'card', card } } } as unknown as Intent
+}
+
 /** Parses `a=1&metadata[payment_id]=x` into { a: '1', metadata: { payment_id: 'x' } } (one level, as the connector sends). */
 function parseForm (text: string): Record<string, unknown> {
   const result: Record<string, unknown> = {}
@@ -161,7 +176,7 @@ export class FakeStripe extends LocalPsp<Fault> {
       return { status: 200, body: { object: 'balance', available: [{ amount: 0, currency: 'usd' }], pending: [{ amount: 0, currency: 'usd' }], livemode: false } }
     }
     if (method === 'POST' && path === '/v1/payment_intents') return this.expanded(this.createIntent(request.body), request.body)
-    if (method === 'GET' && path === '/v1/payment_intents/search') return this.search(request.query.query ?? '')
+    if (method === 'GET' && path === '/v1/payment_intents/search') return this.search(request.query.query ?? '', expandsOf(request.query).includes('data.latest_charge'))
     if (method === 'POST' && path === '/v1/refunds') return this.createRefund(request.body, refundPending)
     const close = /^\/v1\/disputes\/([^/]+)\/close$/.exec(path)
     if (method === 'POST' && close !== null) return this.closeDispute(close[1] ?? '')
@@ -169,7 +184,7 @@ export class FakeStripe extends LocalPsp<Fault> {
     const intent = match === null ? undefined : this.intents.get(match[1] ?? '')
     if (match === null) return error(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`)
     if (intent === undefined) return error(404, 'invalid_request_error', `No such payment_intent: '${match[1] ?? ''}'`, { code: 'resource_missing', param: 'intent' })
-    if (method === 'GET' && match[2] === undefined) return { status: 200, body: intent }
+    if (method === 'GET' && match[2] === undefined) return { status: 200, body: expandsOf(request.query).includes('latest_charge') ? withCharge(intent) : intent }
     if (method === 'POST' && match[2] === 'capture') return this.capture(intent, request.body)
     if (method === 'POST' && match[2] === 'cancel') return this.cancel(intent)
     return error(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`)
@@ -186,15 +201,10 @@ export class FakeStripe extends LocalPsp<Fault> {
     return { status: 200, body: dispute }
   }
 
-  /**
-   * `expand[]=latest_charge`: the intent's charge as an object, with the payment_method_details Stripe's test cards
-   * carry (and members a payment must never keep: the fingerprint, the funding, the network, the checks).
-   */
+  /** A create's `expand[]=latest_charge`: the intent's charge as an object (withCharge). */
   private expanded (answer: Answer, body: Record<string, unknown>): Answer {
-    const intent = answer.body as Intent
-    if (answer.status !== 200 || !Object.values((body.expand ?? {}) as Record<string, string>).includes('latest_charge') || intent.latest_charge === null) return answer
-    const card = { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034, country: 'US', fingerprint: 'Xt5EWLLDS7FJjR1c', funding: 'credit', network: 'visa', checks: { cvc_check: 'pass' } }
-    return { status: 200, body: { ...intent, latest_charge: { id: intent.latest_charge, object: 'charge', payment_method_details: { type: 'card', card } } } }
+    if (answer.status !== 200 || !Object.values((body.expand ?? {}) as Record<string, string>).includes('latest_charge')) return answer
+    return { status: 200, body: withCharge(answer.body as Intent) }
   }
 
   /**
@@ -299,11 +309,12 @@ export class FakeStripe extends LocalPsp<Fault> {
     return { status: 200, body: intent }
   }
 
-  private search (query: string): Answer {
+  private search (query: string, withCharges: boolean): Answer {
     const match = /^metadata\['payment_id'\]:'((?:[^'\\]|\\.)*)'$/.exec(query)
     if (match === null) return error(400, 'invalid_request_error', 'Invalid search query', { param: 'query' })
     const paymentId = (match[1] ?? '').replace(/\\(.)/g, '$1')
-    return { status: 200, body: { object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data: this.intentsOf(paymentId) } }
+    const data = this.intentsOf(paymentId).map((intent) => withCharges ? withCharge(intent) : intent)
+    return { status: 200, body: { object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data } }
   }
 
   private createRefund (body: Record<string, unknown>, pending: boolean): Answer {

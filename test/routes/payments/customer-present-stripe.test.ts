@@ -96,7 +96,9 @@ function cases (t: Test, backend: Backend): void {
     await deliver(t, s, 'payment_intent.succeeded', intent)
     t.equal((await shopperReturns(t, s, returnAddress)).searchParams.get('status'), 'succeeded', 'a second return only redirects')
     t.equal(retrievals(s, intentId), 2, 'a settled payment is not asked about again')
-    t.match(await paymentOf(s, id), { status: 'succeeded', amountCaptured: 25 })
+    const settled = await paymentOf(s, id)
+    t.match(settled, { status: 'succeeded', amountCaptured: 25 })
+    t.same(settled.paymentMethodDetails, { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2034, country: 'US' } }, 'the card, from the retrieve with its charge expanded')
     t.same(await eventTypes(s, id), ['payment.requires_action', 'payment.succeeded'], 'settled once')
   })
 

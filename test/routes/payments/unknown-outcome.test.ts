@@ -598,6 +598,17 @@ function cases (t: Test, backend: Backend): void {
     t.match((await paymentOf(s, id)).attempts.at(-1), { connectorId: s.adyenId, outcome: 'released', code: 'release_received', connectorReference: 'ADYENPART0001' })
   })
 
+  t.test('Adyen first: the AUTHORISATION that settles a pending payment says which card paid; only the members a payment keeps', async (t) => {
+    const s = await setup(t, backend, 'adyen')
+    s.adyen.failNext('status500')
+    const id = (await pay(s, 'k-adyen-card')).json().paymentId as string
+    const additionalData = { cardSummary: '1111', expiryDate: '03/2030', cardIssuingCountry: 'NL', cardBin: '411111', cardHolderName: 'Checkout Test', authCode: '060494' }
+    const item = { eventCode: 'AUTHORISATION' as const, merchantReference: id, pspReference: 'ADYENCARD0001', paymentMethod: 'visa', additionalData, amount: { value: 2000, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, item)).body, '[accepted]')
+    t.match(await paymentOf(s, id), { status: 'succeeded', connectorReference: 'ADYENCARD0001' })
+    t.same((await paymentOf(s, id)).paymentMethodDetails, { type: 'card', card: { brand: 'visa', last4: '1111', expMonth: 3, expYear: 2030, country: 'NL' } })
+  })
+
   t.test('Adyen first: Adyen reports money for a payment held as declined: it is given back at Adyen and recorded', async (t) => {
     const s = await setup(t, backend, 'adyen')
     const declined = await pay(s, 'k-adyen-declined', { ...body('stored_refused'), paymentMethods: { adyen: 'stored_refused' } })
