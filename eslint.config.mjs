@@ -2,7 +2,7 @@ import neostandard from 'neostandard'
 import importPlugin from 'eslint-plugin-import'
 
 /**
- * The dependency rule (README, "Architecture"): imports go one way.
+ * The dependency rule (docs/architecture.md): imports go one way.
  *   src/ (the framework-free core) imports nothing from plugins/, routes/, schemas/ or Fastify,
  *        except the composition root src/app.ts and src/server.ts;
  *   schemas/ imports only src/domain and TypeBox;

@@ -1,7 +1,7 @@
 /**
  * Compares the two PostgreSQL drivers on the round-trip the stores make most: one
  * prepared single-row query by primary key, from N concurrent callers sharing a
- * pool of the same size. Used to choose the driver (see the README, "Running at scale").
+ * pool of the same size. Used to choose the driver (see docs/operations.md, "Running at scale").
  *
  *   npx tsc -p tsconfig.build.json && node dist/bench/pg-drivers.js
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test BENCH_POOL=10 BENCH_QUERIES=20000 node dist/bench/pg-drivers.js

@@ -17,7 +17,7 @@ import {
 /**
  * `npm run bench`: the built service as it runs in production against a raw
  * node:http baseline answering the same bytes, in the same run, alternating
- * rounds. See the "Benchmarks" section of the README.
+ * rounds. See docs/benchmarks.md.
  */
 
 const ROOT = resolve(__dirname, '..', '..')

@@ -30,7 +30,7 @@ export const DisputeStatus = Type.Unsafe<StoredDisputeStatus>({
   enum: [...DISPUTE_STATUSES],
   description: '`needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder\'s bank; ' +
     '`won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. ' +
-    'An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README\'s Connectors section maps every PSP event to these.',
+    'An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the Disputes section of docs/connectors.md maps every PSP event to these.',
   examples: ['needs_response']
 })
 

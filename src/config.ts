@@ -93,13 +93,13 @@ export const ConfigSchema = Type.Object({
   /**
    * The operator (admin) credential, sent as `Authorization: Bearer <key>`. Checked below rather than
    * by the schema, so an error never echoes it. Required with PostgreSQL; on SQLite, when unset, a
-   * key is generated on first start of an empty database (see README, Authentication).
+   * key is generated on first start of an empty database (see docs/api.md, Authentication).
    */
   ADMIN_API_KEY: Type.Optional(Type.String()),
   /**
    * Keys that encrypt stored secrets (webhook signing secrets): `keyId:base64-of-32-bytes`, comma-separated; the
    * first encrypts, all decrypt. Checked below, never echoed. Required with PostgreSQL; on SQLite, when unset, a
-   * key is generated on the first start and kept beside the database file (see README, Security).
+   * key is generated on the first start and kept beside the database file (see docs/security.md, Secrets at rest).
    */
   ENCRYPTION_KEYS: Type.Optional(Type.String()),
   /**

@@ -10,8 +10,8 @@ import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, launchChromium, startService, 
 import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated.js'
 import { AxeBuilder } from '@axe-core/playwright'
 
-/** Committed, shown in README "Dashboard". */
-const README_SCREENSHOT = join(ROOT, 'docs', 'dashboard-payments.png')
+/** Committed, shown in docs/dashboard.md. */
+const DOCS_SCREENSHOT = join(ROOT, 'docs', 'dashboard-payments.png')
 
 let server
 let base
@@ -239,8 +239,8 @@ test('merchant: sign in, the payment in the list and its timeline, a partial ref
     await row.waitFor()
     assert.match(await row.innerText(), /€25\.00[\s\S]*succeeded/)
     await assertAccessible(page, 'payments')
-    mkdirSync(dirname(README_SCREENSHOT), { recursive: true })
-    await page.screenshot({ path: README_SCREENSHOT })
+    mkdirSync(dirname(DOCS_SCREENSHOT), { recursive: true })
+    await page.screenshot({ path: DOCS_SCREENSHOT })
 
     // Search by a metadata value: only the matching payment is listed.
     await page.getByLabel('Search').fill('order_id=order-1001')

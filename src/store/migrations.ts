@@ -121,7 +121,7 @@ const schema: SchemaChange[] = [
   {
     // Versions 20-29: authentication. payments.merchant_id and its (merchant_id, created_at, id)
     // index come from the lifecycle migration (v4); payments created before it keep merchant_id
-    // NULL: they belong to no merchant, so no merchant key can read them (see README, Authentication).
+    // NULL: they belong to no merchant, so no merchant key can read them (see docs/api.md, Authentication).
     version: 20,
     name: 'api keys and payment owners',
     ddl: (d) => `

@@ -2,7 +2,7 @@
  * SQL written once for both databases. A statement's text names its parameters, checked against the
  * parameter type `P`; it is compiled once, when it is defined, into each dialect's placeholders
  * (SQLite `?`, PostgreSQL `$n`; a name used twice is one `$n`), so a call only lists its values in
- * order. No query builder runs per call (see README, "SQL written once").
+ * order. No query builder runs per call (see docs/architecture.md, "SQL written once").
  *
  *     const get = sql<{ id: string }, ProductRow>('product-get')`SELECT * FROM products WHERE id = ${'id'}`
  *

@@ -15,7 +15,7 @@ t.test('newId makes time-ordered UUIDv7 GUIDs', async (t) => {
   t.equal(new Set(ids).size, ids.length, 'all distinct')
   t.same([...ids].sort(), ids, 'ids made one after another sort in creation order (index inserts go to the end)')
   const millis = parseInt(itemAt(ids, 0).replace(/-/g, '').slice(0, 12), 16)
-  t.ok(millis >= before && millis <= after, 'the first 48 bits are the creation time in ms (what the README says the id reveals)')
+  t.ok(millis >= before && millis <= after, 'the first 48 bits are the creation time in ms (what docs/payments.md says the id reveals)')
 })
 
 t.test('isGuid accepts any case of the 8-4-4-4-12 form only', async (t) => {

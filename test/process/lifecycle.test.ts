@@ -8,7 +8,7 @@ import { ConfigSchema } from '../../src/config'
 import { ServerProcess } from '../helpers/server-process'
 import { ADMIN_AUTH, TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 
-// The commands the README gives operators, run as an operator would: built output, a process group of their own,
+// The commands docs/operations.md gives operators, run as an operator would: built output, a process group of their own,
 // an environment without the test runner's loaders (so what runs is exactly `npm start` / `node dist/...`).
 const ROOT = resolve(__dirname, '..', '..')
 const GRACE_MS = 5000

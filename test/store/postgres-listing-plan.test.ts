@@ -2,14 +2,14 @@
  * The listing indexes at scale: many payments on PostgreSQL, and the plan of
  * a page query (a merchant's newest payments after a cursor, with and without a
  * status filter) is one index range scan with no sort, reading about `limit + 1`
- * rows. The plans are printed as test comments (the README quotes them).
+ * rows. The plans are printed as test comments (docs/payments.md, Listing, quotes them).
  */
 import t from 'tap'
 import { createPostgresDatabase } from '../../src/store/postgres'
 import { ensurePostgres, freshSchema } from '../helpers/postgres'
 import { itemAt } from '../helpers/items'
 
-/** 200 000 by default (CI budget: the load dominates); LISTING_PLAN_ROWS=1000000 for the README's run. */
+/** 200 000 by default (CI budget: the load dominates); LISTING_PLAN_ROWS=1000000 for the run docs/payments.md quotes. */
 const ROWS = Number(process.env.LISTING_PLAN_ROWS ?? 200_000)
 
 interface PlanNode { 'Node Type': string, 'Index Name'?: string, 'Actual Rows'?: number, Plans?: PlanNode[] }

@@ -24,7 +24,7 @@ const statusTypes: Record<number, string> = {
   503: `${rfc9110}15.6.4`
 }
 
-/** Problem types specific to this service; documented in the README and the OpenAPI description. */
+/** Problem types specific to this service; documented in docs/api.md (Errors) and the OpenAPI description. */
 export const problemTypes: Record<string, string> = {
   PAYMENT_DECLINED: 'urn:problem-type:payment-declined',
   GATEWAY_UNAVAILABLE: 'urn:problem-type:gateway-unavailable',

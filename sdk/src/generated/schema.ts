@@ -2078,7 +2078,7 @@ export interface components {
              */
             reason?: string;
             /**
-             * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README's Connectors section maps every PSP event to these.
+             * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the Disputes section of docs/connectors.md maps every PSP event to these.
              * @example needs_response
              * @enum {string}
              */
@@ -12507,7 +12507,7 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README's Connectors section maps every PSP event to these.
+                 * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the Disputes section of docs/connectors.md maps every PSP event to these.
                  * @example needs_response
                  */
                 status?: "needs_response" | "under_review" | "won" | "lost" | "accepted";
@@ -12754,7 +12754,7 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the README's Connectors section maps every PSP event to these.
+                 * @description `needs_response`: you may answer the dispute at your PSP until `evidenceDueBy`; `under_review`: the evidence is with the cardholder's bank; `won`: decided in your favour (money taken back is reinstated); `lost`: decided for the cardholder (the money stays taken back); `accepted`: conceded. An Adyen dispute may be reopened by a second chargeback or pre-arbitration (won → lost → …); the Disputes section of docs/connectors.md maps every PSP event to these.
                  * @example needs_response
                  */
                 status?: "needs_response" | "under_review" | "won" | "lost" | "accepted";
