@@ -28,7 +28,8 @@ export const EventTypeSchema = Type.Unsafe<typeof EVENT_TYPES[number]>({
     'payment.declined, payment.pending (the gateway\'s outcome is unknown), payment.requires_action (a customer-present payment waits for its ' +
     'shopper\'s authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), ' +
     'payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), ' +
-    'refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.',
+    'refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, ' +
+    'webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).',
   examples: ['payment.succeeded']
 })
 
@@ -78,7 +79,8 @@ export function eventFactory (deps: { clock: () => number, newId?: () => string 
       return make({ type: disputeEventType(change), merchantId: change.dispute.merchantId, resourceType: 'dispute', resourceId: change.dispute.id, data: data(toPublicDispute(change.dispute)) })
     },
     merchant: (merchant) => make({ type: 'merchant.updated', merchantId: merchant.id, resourceType: 'merchant', resourceId: merchant.id, data: data(toMerchantResource(merchant)) }),
-    endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) })
+    endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) }),
+    endpointTest: (endpoint) => make({ type: 'webhook_endpoint.test', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) })
   }
 }
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../src/domain/events'
-import { ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH, type WebhookDelivery as StoredDelivery, type WebhookEndpoint as StoredEndpoint } from '../src/domain/webhooks'
+import { TEST_EVENT_TYPE, ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH, type WebhookDelivery as StoredDelivery, type WebhookEndpoint as StoredEndpoint } from '../src/domain/webhooks'
 import { MerchantParams } from './merchants'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
@@ -10,7 +10,9 @@ const exampleEndpointId = '019aa9f3-0c1d-7e2f-9a3b-4c5d6e7f8091'
 const exampleDeliveryId = '019aa9f5-2f3e-7d4c-9b5a-6e7f8091a2b3'
 const exampleSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 
-const eventTypeOrAll = Type.Unsafe<'*' | typeof EVENT_TYPES[number]>({ type: 'string', enum: ['*', ...EVENT_TYPES] })
+/** The types an endpoint subscribes to: every type but the test event's, which is sent only when asked for. */
+const SUBSCRIBABLE = EVENT_TYPES.filter((type) => type !== TEST_EVENT_TYPE)
+const eventTypeOrAll = Type.Unsafe<'*' | typeof EVENT_TYPES[number]>({ type: 'string', enum: ['*', ...SUBSCRIBABLE] })
 
 const exampleEndpoint = {
   id: exampleEndpointId,
@@ -27,7 +29,7 @@ const endpointFields = {
   id: Type.String({ maxLength: 64, format: 'uuid', description: 'The endpoint id.' }),
   url: Type.String({ maxLength: WEBHOOK_URL_MAX_LENGTH, description: 'Where deliveries are POSTed (https).' }),
   description: Type.Optional(Type.String({ maxLength: 200, description: 'Your label.' })),
-  enabledEvents: Type.Array(eventTypeOrAll, { maxItems: EVENT_TYPES.length + 1, description: 'The event types sent here; `["*"]`: every type.' }),
+  enabledEvents: Type.Array(eventTypeOrAll, { maxItems: SUBSCRIBABLE.length + 1, description: 'The event types sent here; `["*"]`: every type.' }),
   disabled: Type.Boolean({ description: 'A disabled endpoint receives nothing; deliveries due meanwhile end `failed` (replay them once re-enabled).' }),
   disabledReason: Type.Optional(Type.String({ enum: ['manual', 'gone', 'failing'], description: '`manual` (PATCH), `gone` (the receiver answered 410), `failing` (every attempt of a whole retry schedule failed).' })),
   secretRotatingUntil: Type.Optional(Type.String({ maxLength: 64, format: 'date-time', description: 'Until then the previous secret signs too (a second signature in `webhook-signature`).' })),
@@ -65,7 +67,7 @@ export const WebhookEndpointList = Type.Object({
 }, { $id: 'WebhookEndpointCollection', title: 'Webhook endpoints', additionalProperties: false, examples: [{ data: [exampleEndpoint] }] })
 
 const url = Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH, description: 'An https URL that resolves to public addresses only (private, loopback and link-local addresses are refused, also at delivery time).', examples: ['https://shop.example/webhooks/payments'] })
-const enabledEvents = Type.Array(eventTypeOrAll, { minItems: 1, maxItems: EVENT_TYPES.length + 1, description: 'Event types to receive; omitted or `["*"]`: all.', examples: [['payment.succeeded', 'refund.succeeded']] })
+const enabledEvents = Type.Array(eventTypeOrAll, { minItems: 1, maxItems: SUBSCRIBABLE.length + 1, description: 'Event types to receive; omitted or `["*"]`: all.', examples: [['payment.succeeded', 'refund.succeeded']] })
 
 export const CreateWebhookEndpointBody = Type.Object({
   url,

@@ -205,6 +205,7 @@ export interface Connector {
   description?: string
   credentialsHint?: string
   createdAt: string
+  updatedAt: string
 }
 
 export interface WebhookEndpoint {

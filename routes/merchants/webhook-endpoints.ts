@@ -22,12 +22,12 @@ const authErrors = problemAuthErrors('a merchant key for another merchant is ans
 const who = 'The admin key, or the merchant\'s own key (another merchant\'s id is 404, as if it did not exist).'
 const suspendedWho = `${who} A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries.`
 const sendingAuthErrors = problemAuthErrors('a suspended merchant\'s key (a merchant key for another merchant is answered 404, not 403)', exampleMerchant,
-  'This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.')
+  'This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.')
 
 /** A suspended merchant's keys start no new webhook traffic (src/domain/api-keys.ts, mayDirectWebhooks). */
 function refuseSuspended (request: FastifyRequest): void {
   if (request.principal !== null && !mayDirectWebhooks(request.principal)) {
-    throw new ForbiddenError('This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.')
+    throw new ForbiddenError('This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.')
   }
 }
 const notFound = problemResponse('No such merchant, or it has no such endpoint (or delivery).')
@@ -39,6 +39,7 @@ const inFlight = {
     'retry after `Retry-After` seconds, by when the attempt is recorded or its lease has run out.'),
   headers: { 'retry-after': { type: 'integer', description: 'Seconds until the attempt\'s lease ends.' } }
 }
+const disabledConflict = problemResponse('The endpoint is disabled: it receives nothing, test events included (nothing was sent or recorded). Enable it first (PATCH `disabled: false`).')
 const validation = problemResponse('Validation failure: `errors.url` for a URL that is not https or reaches a private, loopback or link-local address ' +
   '(unless WEBHOOK_ALLOW_PRIVATE_URLS), or too many endpoints; other fields likewise.')
 
@@ -190,6 +191,34 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
       // Making a delivery due is safe to do again: its answer is stored right after.
       storeAfterWork: true
     })
+  })
+
+  app.post('/:id/webhook-endpoints/:endpointId/test', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['webhooks'],
+      operationId: 'sendWebhookTest',
+      summary: 'Send a test event to an endpoint',
+      description: `${suspendedWho} Sends one \`webhook_endpoint.test\` event (its \`data\` the endpoint, never its secret; \`resource\` the endpoint) ` +
+        'to this endpoint now, whatever its `enabledEvents`, exactly as real deliveries are sent: signed per Standard Webhooks with its secret(s), ' +
+        'rendered in its `apiVersion`, from the same addresses and with the same time-out (WEBHOOK_TIMEOUT_MS). The answer waits for the receiver. ' +
+        'The test is recorded like any delivery (GET …/deliveries lists it; its event is in GET /api/events, kept as long as other events) and is ' +
+        '`succeeded` when the receiver answered 2xx, else `failed` at once: `attemptLog[0]` holds its status code (null when none came), `error` ' +
+        '(time-out, connection error, refused address) and the start of its answer. A test is not retried (Retry it like any delivery) and never ' +
+        'disables the endpoint, even on a 410. Test events go to no other endpoint and are never replayed.',
+      security: requiresKey,
+      params: EndpointParams,
+      response: {
+        200: jsonResponse('The test delivery as recorded: `succeeded` (the receiver answered 2xx) or `failed` (its answer or the failure in `attemptLog[0]`).', Type.Ref(WebhookDelivery)),
+        ...sendingAuthErrors,
+        404: notFound,
+        409: disabledConflict,
+        ...common
+      }
+    }
+  }, async (request) => {
+    refuseSuspended(request)
+    return toDeliveryResource(await app.webhooks.sendTest(request.params.id, request.params.endpointId))
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/replay', {

@@ -137,6 +137,11 @@ export interface PaymentServiceClient {
     deliveries: (merchantId: string, endpointId: string, options?: RequestOptions) => AsyncIterable<WebhookDelivery>
     retryDelivery: (merchantId: string, endpointId: string, deliveryId: string, options?: RequestOptions) => Promise<WithResponse<WebhookDelivery>>
     replay: (merchantId: string, endpointId: string, body: ReplayWebhookEventsRequest, options?: RequestOptions) => Promise<WithResponse<ReplayResult>>
+    /**
+     * Sends one signed `webhook_endpoint.test` event to the endpoint now and answers the delivery as recorded: `succeeded`
+     * (the receiver answered 2xx) or `failed` (its status and answer, or the connection error, in `attemptLog[0]`).
+     */
+    sendTest: (merchantId: string, endpointId: string, options?: RequestOptions) => Promise<WithResponse<WebhookDelivery>>
   }
   products: {
     retrieve: (id: string, options?: RequestOptions) => Promise<WithResponse<Product>>
@@ -257,7 +262,9 @@ export function createClient (options: ClientOptions): PaymentServiceClient {
           ...init(call)
         })),
       replay: (merchantId, endpointId, body, call) =>
-        resultOf(api.POST('/merchants/{id}/webhook-endpoints/{endpointId}/replay', { params: { path: { id: merchantId, endpointId } }, body, ...init(call) }))
+        resultOf(api.POST('/merchants/{id}/webhook-endpoints/{endpointId}/replay', { params: { path: { id: merchantId, endpointId } }, body, ...init(call) })),
+      sendTest: (merchantId, endpointId, call) =>
+        resultOf(api.POST('/merchants/{id}/webhook-endpoints/{endpointId}/test', { params: { path: { id: merchantId, endpointId } }, ...init(call) }))
     },
     products: {
       retrieve: (id, call) => resultOf(api.GET('/products/{id}', { params: { path: { id } }, ...init(call) })),

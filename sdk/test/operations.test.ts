@@ -52,6 +52,7 @@ const HELPERS: Record<Exclude<keyof operations, Exempt>, (client: PaymentService
   listWebhookDeliveries: (c) => c.webhookEndpoints.deliveries,
   retryWebhookDelivery: (c) => c.webhookEndpoints.retryDelivery,
   replayWebhookEvents: (c) => c.webhookEndpoints.replay,
+  sendWebhookTest: (c) => c.webhookEndpoints.sendTest,
   createConnector: (c) => c.connectors.create,
   listConnectors: (c) => c.connectors.list,
   getConnector: (c) => c.connectors.retrieve,

@@ -130,7 +130,7 @@ export function mayCreatePayments (principal: Principal): boolean {
 /**
  * Webhooks of a suspended merchant: its keys still read, and still do what only reduces what is sent (disable,
  * delete, rotate a secret, relabel), but start no new traffic — no new endpoint, URL or event types, no
- * re-enabling, retry or replay. Events of what still happens to it (refunds) keep being delivered.
+ * re-enabling, retry, replay or a test event. Events of what still happens to it (refunds) keep being delivered.
  */
 export function mayDirectWebhooks (principal: Principal): boolean {
   return principal.kind === 'admin' || principal.merchantStatus === 'active'

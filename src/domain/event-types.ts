@@ -14,7 +14,9 @@ export const EVENT_TYPES = [
   'dispute.updated',
   'dispute.closed',
   'merchant.updated',
-  'webhook_endpoint.disabled'
+  'webhook_endpoint.disabled',
+  /** Sent only on request, to the one endpoint tested (POST …/webhook-endpoints/{endpointId}/test): never fanned out nor replayed. */
+  'webhook_endpoint.test'
 ] as const
 export type EventType = typeof EVENT_TYPES[number]
 

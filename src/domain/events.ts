@@ -54,6 +54,8 @@ export interface EventFactory {
   dispute: EventOf<{ dispute: Dispute, previous: Dispute | undefined }>
   merchant: EventOf<Merchant>
   endpointDisabled: EventOf<WebhookEndpoint>
+  /** webhook_endpoint.test: the event a test delivery sends, `data` the endpoint (never its secret). */
+  endpointTest: (endpoint: WebhookEndpoint) => NewEvent
 }
 
 /** The event type of a payment that reached `status`; undefined for states that have no event of their own. */

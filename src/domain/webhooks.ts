@@ -162,9 +162,21 @@ export function deliveryBody (event: DomainEvent, version: ApiVersion): string {
   return JSON.stringify(eventBodyIn(event, version))
 }
 
-/** enabledEvents: the types an endpoint receives; null means all. */
+/**
+ * The event of a test delivery: sent only on request to the endpoint tested, whatever its `enabledEvents`, and
+ * never to another endpoint (no fan-out, no replay).
+ */
+export const TEST_EVENT_TYPE = 'webhook_endpoint.test' satisfies EventType
+
+/** enabledEvents: the types an endpoint receives; null means all. A test event is never received this way. */
 export function receives (endpoint: Pick<WebhookEndpoint, 'enabledEvents'>, type: EventType): boolean {
+  if (type === TEST_EVENT_TYPE) return false
   return endpoint.enabledEvents === null || endpoint.enabledEvents.includes(type)
+}
+
+/** A test asked of a disabled endpoint (409): it receives nothing, test events included. */
+export function endpointDisabledForTest (): ConflictError {
+  return new ConflictError('The webhook endpoint is disabled: it receives nothing, test events included. Enable it first, then send the test.')
 }
 
 /** True for an endpoint change that may send more (a new URL or event types, re-enabling). */

@@ -6,7 +6,7 @@ import { isApiVersion, UnknownApiVersionError, type ApiVersion } from '../domain
 import type { EventType } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
-  DeliveryInFlightError, MAX_ENDPOINTS_PER_MERCHANT, newSecret, REPLAY_BATCH_EVENTS, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
+  DeliveryInFlightError, endpointDisabledForTest, MAX_ENDPOINTS_PER_MERCHANT, newSecret, REPLAY_BATCH_EVENTS, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
 } from '../domain/webhooks'
 import type { AttemptRecord, ClaimedDelivery, Database, KeyCompletion, ReplayBatch } from '../store/types'
 import type { OwnedKey } from './keys'
@@ -61,6 +61,12 @@ export interface WebhookService {
   retry: (merchantId: string, endpointId: string, deliveryId: string) => Promise<WebhookDelivery>
   /** One batch (at most REPLAY_BATCH_EVENTS events of the range); `startingAfter` resumes after an earlier batch's `next`. */
   replay: (merchantId: string, endpointId: string, range: { from: string, to: string, startingAfter?: string }) => Promise<ReplayBatch>
+  /**
+   * Sends one `webhook_endpoint.test` event to the endpoint now, through the delivery code (signed like every delivery),
+   * and records it as one of its deliveries: `succeeded` on a 2xx, else `failed` (no retries; the endpoint is not
+   * disabled by it). A disabled endpoint is a 409: it receives nothing.
+   */
+  sendTest: (merchantId: string, endpointId: string) => Promise<WebhookDelivery>
   /** Claims the due deliveries (up to `limit`), sends them at once, records each outcome. */
   /**
    * `signal` (shutdown) abandons the attempts in flight without recording them: their lease runs out
@@ -263,6 +269,43 @@ export function webhookService (deps: WebhookDeps): WebhookService {
       }
       const bounds = { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }
       return await webhooks.replay(endpoint, after === undefined ? bounds : { ...bounds, after }, deps.clock(), REPLAY_BATCH_EVENTS)
+    },
+    async sendTest (merchantId, endpointId) {
+      const endpoint = await endpointOf(merchantId, endpointId)
+      if (endpoint.disabled) throw endpointDisabledForTest()
+      const now = deps.clock()
+      const leaseUntil = now + deps.timeoutMs + LEASE_MARGIN_MS
+      const at = new Date(now).toISOString()
+      const deliveryId = newId()
+      const event = await webhooks.beginTestDelivery(deps.events.endpointTest(endpoint), { id: deliveryId, endpointId: endpoint.id, leaseUntil, at })
+      if (event === undefined) throw new NotFoundError(`The merchant has no webhook endpoint with the id '${shortId(endpointId)}'.`)
+      const sent = await sendEvent(deps.client, endpoint, event, now, deps.clock)
+      const logged: DeliveryAttempt = {
+        attempt: 1,
+        at,
+        receiverStatus: sent?.receiverStatus ?? null,
+        durationMs: sent?.durationMs ?? 0,
+        error: sent === undefined ? 'the attempt was abandoned' : sent.error,
+        responseBody: sent?.responseBody ?? null
+      }
+      const status = sent?.delivered === true ? 'succeeded' : 'failed'
+      const recordedAt = new Date(deps.clock()).toISOString()
+      // Failed is final: a test is not retried, and its failure (even a 410) never disables the endpoint.
+      const recorded = await webhooks.recordAttempt({ deliveryId, endpointId: endpoint.id, leaseUntil, attempt: logged, now: recordedAt, outcome: { kind: status } })
+      if (!recorded) deps.log.warn({ deliveryId, endpointId: endpoint.id }, 'webhook test attempt finished after its lease; its outcome was not recorded')
+      return {
+        id: deliveryId,
+        endpointId: endpoint.id,
+        eventId: event.id,
+        eventType: event.type,
+        merchantId: endpoint.merchantId,
+        status,
+        attempts: 1,
+        nextAttemptAt: null,
+        log: [logged],
+        createdAt: at,
+        updatedAt: recordedAt
+      }
     },
     async deliverDue (limit, signal) {
       const now = deps.clock()

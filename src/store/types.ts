@@ -568,6 +568,12 @@ export interface WebhookStore {
    * first `limit` events (by created time, then id) after `after`; `last` is the last event looked at.
    */
   replay: (endpoint: WebhookEndpoint, range: ReplayRange, now: number, limit: number) => Promise<ReplayBatch>
+  /**
+   * A test delivery begins: writes `event` (numbered after the endpoint's last event, fanned out to no endpoint) and one
+   * delivery of it to `delivery.endpointId`, leased until `leaseUntil` and due then (should the instance stop before the
+   * attempt is recorded with recordAttempt, the worker sends it). Undefined, nothing written, when the merchant has no such endpoint.
+   */
+  beginTestDelivery: (event: NewEvent, delivery: { id: string, endpointId: string, leaseUntil: number, at: string }) => Promise<DomainEvent | undefined>
   /** Leases up to `limit` due deliveries until `leaseUntil` (SKIP LOCKED on PostgreSQL; the single writer on SQLite). */
   claimDue: (now: number, leaseUntil: number, limit: number) => Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome, if the delivery is still leased by this attempt (false otherwise). */

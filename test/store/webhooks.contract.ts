@@ -190,6 +190,41 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(await db.webhooks.claimDue(T0 + 9000, T0 + 10_000, 10), [])
   })
 
+  t.test('a test delivery: its event numbered after the endpoint\'s, one leased delivery to that endpoint only, due when the lease runs out', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    const m = await merchant(db)
+    const a = endpoint(m.id, { enabledEvents: ['payment.succeeded'] })
+    const b = endpoint(m.id)
+    await db.webhooks.createEndpoint(a, 16)
+    await db.webhooks.createEndpoint(b, 16)
+    const testEvent = (e: WebhookEndpoint, at: number): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.test', resourceType: 'webhook_endpoint', resourceId: e.id, data: { id: e.id }, createdAt: iso(at) })
+    const deliveryId = randomUUID()
+    const event = await db.webhooks.beginTestDelivery(testEvent(a, T0), { id: deliveryId, endpointId: a.id, leaseUntil: T0 + 1000, at: iso(T0) })
+    t.equal(event?.sequence, 1)
+    t.same((await db.webhooks.listDeliveries(b.id, { limit: 10 })).data, [], 'no other endpoint gets it')
+    const [delivery] = (await db.webhooks.listDeliveries(a.id, { limit: 10 })).data
+    t.match(delivery, { id: deliveryId, eventId: event?.id, eventType: 'webhook_endpoint.test', status: 'pending', attempts: 0, nextAttemptAt: T0 + 1000 })
+    t.same(await db.webhooks.claimDue(T0 + 10, T0 + 2000, 10), [], 'leased to the test: the worker leaves it')
+    const attempt = { attempt: 1, at: iso(T0), receiverStatus: 204, durationMs: 3, error: null, responseBody: null }
+    t.ok(await db.webhooks.recordAttempt({ deliveryId, endpointId: a.id, leaseUntil: T0 + 1000, attempt, now: iso(T0 + 20), outcome: { kind: 'succeeded' } }))
+    t.match(itemAt((await db.webhooks.listDeliveries(a.id, { limit: 10 })).data, 0), { status: 'succeeded', attempts: 1, nextAttemptAt: null })
+
+    // Another test is numbered after it; one whose outcome is never recorded (the instance stopped) is the worker's after the lease.
+    const second = await db.webhooks.beginTestDelivery(testEvent(a, T0 + 30), { id: randomUUID(), endpointId: a.id, leaseUntil: T0 + 2000, at: iso(T0 + 30) })
+    t.equal(second?.sequence, 2)
+    t.same(await db.webhooks.claimDue(T0 + 1999, T0 + 3000, 10), [])
+    const claimed = itemAt(await db.webhooks.claimDue(T0 + 2000, T0 + 3000, 10), 0)
+    t.equal(claimed.event.id, second?.id)
+    t.equal(claimed.endpoint.id, a.id)
+
+    // Another merchant's endpoint, or none: nothing written.
+    const other = await merchant(db)
+    t.equal(await db.webhooks.beginTestDelivery({ ...testEvent(a, T0 + 40), merchantId: other.id }, { id: randomUUID(), endpointId: a.id, leaseUntil: T0 + 3000, at: iso(T0 + 40) }), undefined)
+    t.equal(await db.webhooks.beginTestDelivery(testEvent(a, T0 + 40), { id: randomUUID(), endpointId: randomUUID(), leaseUntil: T0 + 3000, at: iso(T0 + 40) }), undefined)
+    t.equal((await db.events.list({ merchantId: m.id, limit: 10, type: 'webhook_endpoint.test' })).data.length, 2)
+    t.equal((await db.events.list({ merchantId: other.id, limit: 10 })).data.length, 0)
+  })
+
   t.test('a retry never clears a live lease: the attempt in flight stays the only one', async (t) => {
     const db = await fresh(t, makeDatabase)
     const m = await merchant(db)

@@ -88,6 +88,7 @@ function Connectors ({ base }: { base: string }) {
   const connectors = useLoad(() => api<{ data: Connector[] }>(base), [base])
   const [type, setType] = useState('simulated')
   const [message, setMessage] = useState<{ ok: boolean, text: string } | undefined>()
+  const [deleted, setDeleted] = useState<string | undefined>()
   const add = async (event: Event): Promise<void> => {
     event.preventDefault()
     const formElement = event.currentTarget as HTMLFormElement
@@ -119,36 +120,20 @@ function Connectors ({ base }: { base: string }) {
   return (
     <section aria-labelledby='connectors'>
       <h2 id='connectors'>Connector accounts</h2>
-      <p class='muted'>Payments are routed to the enabled accounts by priority (lowest first), failing over when one certainly charged nothing.</p>
+      <FailoverRule />
       <LoadState loading={connectors.loading && connectors.data === undefined} error={connectors.error} />
       {connectors.data?.data.length === 0 && <p>No connector accounts: payments use the service's default gateway.</p>}
       {(connectors.data?.data.length ?? 0) > 0 && (
-        <table class='list'>
+        <table class='list' data-testid='connectors'>
           <thead><tr><th scope='col'>Type</th><th scope='col'>Description</th><th scope='col'>Priority</th><th scope='col'>Credentials</th><th scope='col'>Status</th><th scope='col'><span class='visually-hidden'>Actions</span></th></tr></thead>
           <tbody>
             {connectors.data?.data.map((connector) => (
-              <tr key={connector.id}>
-                <td>{connector.type}</td>
-                <td>{connector.description ?? ''}</td>
-                <td class='number'>{connector.priority}</td>
-                <td>{connector.credentialsHint === undefined ? '—' : `…${connector.credentialsHint}`}</td>
-                <td>{connector.status}</td>
-                <td>
-                  <ActionButton
-                    label={connector.status === 'enabled' ? 'Disable' : 'Enable'}
-                    describe={<p>{connector.status === 'enabled' ? 'New payments are no longer routed to this account.' : 'New payments may be routed to this account again.'}</p>}
-                    action={async () => {
-                      const next = connector.status === 'enabled' ? 'disabled' : 'enabled'
-                      await api(`${base}/${connector.id}`, { method: 'PATCH', body: { status: next } })
-                      return `Now ${next}.`
-                    }} onDone={() => { connectors.reload() }}
-                  />
-                </td>
-              </tr>
+              <ConnectorRow key={connector.id} base={base} connector={connector} onChange={() => { connectors.reload() }} onDeleted={(text) => { setDeleted(text); connectors.reload() }} />
             ))}
           </tbody>
         </table>
       )}
+      {deleted !== undefined && <Notice kind='success'>{deleted}</Notice>}
       <h3>Add a connector account</h3>
       <form class='stack' onSubmit={(event) => { add(event).catch(reportError) }}>
         <Field label='Type'>
@@ -165,5 +150,101 @@ function Connectors ({ base }: { base: string }) {
       </form>
       {message !== undefined && <Notice kind={message.ok ? 'success' : 'error'}>{message.text}</Notice>}
     </section>
+  )
+}
+
+/** How payments are routed among the accounts below (README "Routing and failover", src/services/payments.ts). */
+function FailoverRule () {
+  return (
+    <p class='muted' data-testid='failover-rule'>
+      <strong>Routing and failover.</strong> A new payment goes to the enabled account with the lowest priority (equal
+      priorities: the oldest first). It moves on to the next account only after an attempt that certainly charged
+      nothing: the connection was refused, or the PSP answered that it did not process the request (credentials
+      refused, rate limited). A decline is an answer, not a failure: no failover. When an attempt's outcome is unknown
+      (a time-out, a dropped connection, a PSP error), the payment is pinned to that account and finished there, until
+      that account itself says it holds nothing; changing priorities, disabling or deleting the account meanwhile does
+      not move it. When every account refused, nothing was charged: the payment stays pending and its next attempt
+      starts again from the first account. Refunds and captures always go to the payment's own account, even a
+      disabled or deleted one.
+    </p>
+  )
+}
+
+const DISABLE_MEANS = 'New payments are no longer routed to this account. The payments already made through it keep settling, refunding and capturing there.'
+const ENABLE_MEANS = 'New payments may be routed to this account again, in its priority order.'
+
+/** A connector account's name in labels: its description, else its type and the start of its id. */
+function connectorName (connector: Connector): string {
+  return connector.description ?? `${connector.type} ${connector.id.slice(0, 8)}`
+}
+
+function ConnectorRow ({ base, connector, onChange, onDeleted }: { base: string, connector: Connector, onChange: () => void, onDeleted: (message: string) => void }) {
+  const path = `${base}/${connector.id}`
+  const name = connectorName(connector)
+  return (
+    <tr>
+      <td>{connector.type}</td>
+      <td>{connector.description ?? ''}</td>
+      <td><PriorityForm path={path} name={name} priority={connector.priority} onSaved={onChange} /></td>
+      <td>{connector.credentialsHint === undefined ? '—' : `…${connector.credentialsHint}`}</td>
+      <td data-testid='connector-status'>{connector.status}</td>
+      <td>
+        <div class='row-actions'>
+          <ActionButton
+            label={`${connector.status === 'enabled' ? 'Disable' : 'Enable'} ${name}`}
+            describe={<p>{connector.status === 'enabled' ? DISABLE_MEANS : ENABLE_MEANS}</p>}
+            action={async () => {
+              const next = connector.status === 'enabled' ? 'disabled' : 'enabled'
+              await api(path, { method: 'PATCH', body: { status: next } })
+              return `${name} is now ${next}.`
+            }} onDone={onChange}
+          />
+          <ActionButton
+            label={`Delete ${name}`} danger
+            describe={
+              <>
+                <p>The {connector.type} account {name} is removed from this list and no new payment is routed to it; the API answers 404 for it from now on.</p>
+                <p>The payments already made through it keep settling, refunding and capturing there: its record and its credentials are kept for them.</p>
+                <p>This cannot be undone: to route payments to this account again, add it anew with its credentials.</p>
+              </>
+            }
+            action={async () => { await api(path, { method: 'DELETE' }); return `Deleted the ${connector.type} account ${name}.` }}
+            onDone={onDeleted} showSuccess={false}
+          />
+        </div>
+      </td>
+    </tr>
+  )
+}
+
+/** The account's priority, saved with PATCH; the API judges the value (0-1000, whole numbers) and its refusal is shown here. */
+function PriorityForm ({ path, name, priority, onSaved }: { path: string, name: string, priority: number, onSaved: () => void }) {
+  const [value, setValue] = useState(String(priority))
+  const [busy, setBusy] = useState(false)
+  const [result, setResult] = useState<{ ok: boolean, text: string } | undefined>()
+  const save = async (event: Event): Promise<void> => {
+    event.preventDefault()
+    setResult(undefined)
+    if (value.trim() === '') { setResult({ ok: false, text: 'Enter a priority: a whole number, 0 is tried first.' }); return }
+    setBusy(true)
+    try {
+      const updated = await api<Connector>(path, { method: 'PATCH', body: { priority: Number(value) } })
+      setResult({ ok: true, text: `Priority of ${name} is now ${updated.priority}.` })
+      onSaved()
+    } catch (err) {
+      setResult({ ok: false, text: messageOf(err) })
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <form class='priority' noValidate onSubmit={(event) => { save(event).catch(reportError) }}>
+      <input
+        type='number' step='1' min='0' max='1000' value={value} aria-label={`Priority of ${name}`} class='priority-input'
+        onInput={(event) => { setValue(event.currentTarget.value) }}
+      />
+      <button type='submit' disabled={busy || value === String(priority)}>Save<span class='visually-hidden'> the priority of {name}</span></button>
+      {result !== undefined && <Notice kind={result.ok ? 'success' : 'error'}>{result.text}</Notice>}
+    </form>
   )
 }

@@ -5,7 +5,7 @@ import { href, navigate, type Route } from '../router'
 
 /** The API's event types (GET /api/events `type`). */
 const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.requires_action', 'payment.failed', 'payment.canceled', 'payment.capture_failed',
-  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled']
+  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled', 'webhook_endpoint.test']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const PAGE_SIZE = 20
 

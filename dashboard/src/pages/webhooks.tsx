@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { api, messageOf, type ApiEvent, type Delivery, type Page, type WebhookEndpoint } from '../api'
+import { api, messageOf, type ApiEvent, type Delivery, type DeliveryAttempt, type Page, type WebhookEndpoint } from '../api'
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
 import { dateTime } from '../format'
 
@@ -121,6 +121,7 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
         />
       </div>
       {secret !== undefined && <OneTimeSecret label='New signing secret' secret={secret} />}
+      <SendTest path={path} disabled={endpoint.disabled} onSent={() => { if (cursor === undefined) deliveries.reload(); else setCursor(undefined) }} />
       <div class='action-row'>
         <Field label='Replay from (UTC)'><input type='datetime-local' value={replayFrom} onInput={(event) => { setReplayFrom(event.currentTarget.value) }} /></Field>
         <Field label='Replay to (UTC)'><input type='datetime-local' value={replayTo} onInput={(event) => { setReplayTo(event.currentTarget.value) }} /></Field>
@@ -185,5 +186,46 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
         )}
       </div>
     </section>
+  )
+}
+
+/** What one attempt came to, in words: the receiver's status, or why none came, and the start of its answer. */
+function attemptOutcome (attempt: DeliveryAttempt): string {
+  const answered = attempt.responseBody !== undefined && attempt.responseBody !== null && attempt.responseBody !== '' ? `, answering “${attempt.responseBody}”` : ''
+  if (attempt.statusCode === null) return `no response (${attempt.error ?? 'unknown error'}) after ${attempt.durationMs} ms`
+  return `HTTP ${attempt.statusCode} in ${attempt.durationMs} ms${answered}`
+}
+
+/**
+ * Send test event: one signed webhook_endpoint.test delivery, sent now (POST …/test); the receiver's answer is shown
+ * here and the delivery heads the log below. A disabled endpoint receives nothing, tests included.
+ */
+function SendTest ({ path, disabled, onSent }: { path: string, disabled: boolean, onSent: () => void }) {
+  const [busy, setBusy] = useState(false)
+  const [result, setResult] = useState<{ ok: boolean, text: string } | undefined>()
+  if (disabled) return <p class='muted'>Enable the endpoint to send it a test event: a disabled endpoint receives nothing.</p>
+  const send = async (): Promise<void> => {
+    setBusy(true)
+    setResult(undefined)
+    try {
+      const delivery = await api<Delivery>(`${path}/test`, { method: 'POST' })
+      const attempt = delivery.attemptLog[delivery.attemptLog.length - 1]
+      const outcome = attempt === undefined ? '' : `: ${attemptOutcome(attempt)}`
+      setResult(delivery.status === 'succeeded'
+        ? { ok: true, text: `Test event delivered${outcome}.` }
+        : { ok: false, text: `Test event not delivered${outcome}. It is not retried; it is in the log below.` })
+      onSent()
+    } catch (err) {
+      setResult({ ok: false, text: messageOf(err) })
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div class='action-row'>
+      <button type='button' disabled={busy} onClick={() => { send().catch(reportError) }}>{busy ? 'Sending test event…' : 'Send test event'}</button>
+      <small class='muted'>One <code>webhook_endpoint.test</code> event, signed like every delivery, sent now whatever the events chosen above.</small>
+      {result !== undefined && <Notice kind={result.ok ? 'success' : 'error'}>{result.text}</Notice>}
+    </div>
   )
 }

@@ -632,6 +632,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchants/{id}/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to an endpoint
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). A suspended merchant's key is 403 here: it may read, disable, delete and rotate, but start no new deliveries. Sends one `webhook_endpoint.test` event (its `data` the endpoint, never its secret; `resource` the endpoint) to this endpoint now, whatever its `enabledEvents`, exactly as real deliveries are sent: signed per Standard Webhooks with its secret(s), rendered in its `apiVersion`, from the same addresses and with the same time-out (WEBHOOK_TIMEOUT_MS). The answer waits for the receiver. The test is recorded like any delivery (GET …/deliveries lists it; its event is in GET /api/events, kept as long as other events) and is `succeeded` when the receiver answered 2xx, else `failed` at once: `attemptLog[0]` holds its status code (null when none came), `error` (time-out, connection error, refused address) and the start of its answer. A test is not retried (Retry it like any delivery) and never disables the endpoint, even on a 410. Test events go to no other endpoint and are never replayed.
+         */
+        post: operations["sendWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchants/{id}/webhook-endpoints/{endpointId}/replay": {
         parameters: {
             query?: never;
@@ -988,8 +1008,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Receive webhook_endpoint.disabled
-         * @description What the service POSTs to your endpoint when `webhook_endpoint.disabled` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`WebhookEndpointEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`WebhookEndpointEventBody20261101`); `webhook-api-version` says which. Either way `data` is the WebhookEndpoint as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
+         * Receive webhook_endpoint.disabled, webhook_endpoint.test
+         * @description What the service POSTs to your endpoint when `webhook_endpoint.disabled`, `webhook_endpoint.test` happens (if the endpoint's `enabledEvents` include it). The body depends on the endpoint's `apiVersion`: since 2026-11-25 it is the Event resource (`WebhookEndpointEvent`, exactly as GET /api/events/{id} returns it); 2026-11-01 sends `{type, timestamp, data, sequence}` (`WebhookEndpointEventBody20261101`); `webhook-api-version` says which. Either way `data` is the WebhookEndpoint as the API returned it then, and the signature covers the exact bytes sent. Deliveries are at least once and unordered: deduplicate on `webhook-id` and order by `sequence`.
          */
         post: operations["receiveWebhookEndpointEvent"];
         delete?: never;
@@ -4066,7 +4086,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed";
@@ -4103,7 +4123,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "refund.succeeded" | "refund.failed";
@@ -4140,7 +4160,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "dispute.created" | "dispute.updated" | "dispute.closed";
@@ -4177,7 +4197,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "merchant.updated";
@@ -4214,10 +4234,10 @@ export interface components {
              */
             id: string;
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled. (enum property replaced by openapi-typescript)
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            type: "webhook_endpoint.disabled";
+            type: "webhook_endpoint.disabled" | "webhook_endpoint.test";
             /**
              * Format: date-time
              * @description When the change was committed.
@@ -4246,7 +4266,7 @@ export interface components {
          */
         PaymentEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
              * @example payment.authorized
              * @enum {string}
              */
@@ -4269,7 +4289,7 @@ export interface components {
          */
         RefundEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
              * @example refund.succeeded
              * @enum {string}
              */
@@ -4292,7 +4312,7 @@ export interface components {
          */
         DisputeEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
              * @example dispute.created
              * @enum {string}
              */
@@ -4315,7 +4335,7 @@ export interface components {
          */
         MerchantEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
              * @example merchant.updated
              * @enum {string}
              */
@@ -4338,11 +4358,11 @@ export interface components {
          */
         WebhookEndpointEventBody20261101: {
             /**
-             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+             * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
              * @example webhook_endpoint.disabled
              * @enum {string}
              */
-            type: "webhook_endpoint.disabled";
+            type: "webhook_endpoint.disabled" | "webhook_endpoint.test";
             /**
              * Format: date-time
              * @description When the change was committed (the event's `createdAt`).
@@ -5979,10 +5999,10 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
                  * @example payment.succeeded
                  */
-                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
+                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
                 /**
                  * @description Only events created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -6208,10 +6228,10 @@ export interface operations {
                 /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
                 endingBefore?: string;
                 /**
-                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled.
+                 * @description payment.authorized (manual capture: requires_capture), payment.succeeded (also when an authorization is captured), payment.declined, payment.pending (the gateway's outcome is unknown), payment.requires_action (a customer-present payment waits for its shopper's authentication: `nextAction`), payment.failed, payment.canceled (also a voided or expired authorization), payment.capture_failed (a capture the PSP had confirmed failed later: the payment requires capture again), refund.succeeded, refund.failed, dispute.created, dispute.updated, dispute.closed (it became won, lost or accepted), merchant.updated, webhook_endpoint.disabled, webhook_endpoint.test (sent only when asked for, POST /merchants/{id}/webhook-endpoints/{endpointId}/test, to the endpoint tested: `data` is that endpoint).
                  * @example payment.succeeded
                  */
-                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled";
+                type?: "payment.authorized" | "payment.succeeded" | "payment.declined" | "payment.pending" | "payment.requires_action" | "payment.failed" | "payment.canceled" | "payment.capture_failed" | "refund.succeeded" | "refund.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "merchant.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
                 /**
                  * @description Only events created at or after this instant (ISO 8601).
                  * @example 2026-01-01T00:00:00Z
@@ -15191,7 +15211,7 @@ export interface operations {
                      *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
                      *       "title": "Forbidden",
                      *       "status": 403,
-                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.",
+                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
@@ -16455,7 +16475,7 @@ export interface operations {
                      *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
                      *       "title": "Forbidden",
                      *       "status": 403,
-                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.",
+                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
@@ -17599,7 +17619,7 @@ export interface operations {
                      *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
                      *       "title": "Forbidden",
                      *       "status": 403,
-                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.",
+                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
@@ -17746,6 +17766,270 @@ export interface operations {
             };
         };
     };
+    sendWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+                /**
+                 * @description The endpoint id.
+                 * @example 019aa9f3-0c1d-7e2f-9a3b-4c5d6e7f8091
+                 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test delivery as recorded: `succeeded` (the receiver answered 2xx) or `failed` (its answer or the failure in `attemptLog[0]`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/test",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: a suspended merchant's key (a merchant key for another merchant is answered 404, not 403). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such merchant, or it has no such endpoint (or delivery). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/test",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/test",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The endpoint is disabled: it receives nothing, test events included (nothing was sent or recorded). Enable it first (PATCH `disabled: false`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/test",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/test",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/webhook-endpoints/{endpointId}/test",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     replayWebhookEvents: {
         parameters: {
             query?: never;
@@ -17870,7 +18154,7 @@ export interface operations {
                      *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
                      *       "title": "Forbidden",
                      *       "status": 403,
-                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry or replay.",
+                     *       "detail": "This merchant is suspended: its keys may read, disable, delete and rotate webhook endpoints, but not create, widen, re-enable, retry, replay or test.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/webhook-endpoints",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }

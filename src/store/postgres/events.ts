@@ -180,6 +180,33 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       })
       return { replayed: wanted.length, ...next }
     },
+    async beginTestDelivery (event, delivery) {
+      return await inTransaction(pool, 'READ COMMITTED', async (client) => {
+        // The endpoint's lock: its other events (webhook_endpoint.disabled) are numbered after this one, or this after them.
+        const { rows: endpoints } = await client.query({
+          name: 'wh-test-lock',
+          text: 'SELECT 1 FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2 FOR UPDATE',
+          values: [delivery.endpointId, event.merchantId]
+        })
+        if (endpoints.length === 0) return undefined
+        const values = eventValues(event, 0).filter((_, i) => EVENT_COLUMNS[i] !== 'sequence')
+        const { rows } = await client.query<{ sequence: string }>({
+          name: 'wh-test-event',
+          text: `INSERT INTO events (${EVENT_COLUMNS.join(', ')})
+            SELECT $1::text, $2::text, $3::text, $4::text, $5::text, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = $5::text), $6::text, $7::text
+            RETURNING sequence`,
+          values
+        })
+        const { sequence } = onlyRow(rows, 'the test event insert')
+        await client.query({
+          name: 'wh-test-delivery',
+          text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, lease_until, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $7, $7)`,
+          values: [delivery.id, delivery.endpointId, event.id, event.type, event.merchantId, delivery.leaseUntil, delivery.at]
+        })
+        return { ...event, sequence: Number(sequence) }
+      })
+    },
     /*
      * Every instance claims at once: FOR UPDATE SKIP LOCKED hands each due delivery to one of
      * them, and the lease (re-checked on the newest row version) keeps it theirs until the

@@ -106,6 +106,10 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     `SELECT id, secret, previous_secret FROM webhook_endpoints WHERE id > ? AND (substr(secret, 1, ?) <> ? OR substr(previous_secret, 1, ?) <> ?)
     ORDER BY id LIMIT ?`)
   const replaceSecrets = db.prepare('UPDATE webhook_endpoints SET secret = ?, previous_secret = ? WHERE id = ? AND secret = ? AND previous_secret IS ?')
+  const testSequence = db.prepare<[string], number>('SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ?').pluck()
+  const insertTestEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`)
+  const insertLeasedDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, lease_until, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`)
   const oldestDue = db.prepare<[number], number | null>("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?").pluck()
 
   return {
@@ -163,6 +167,15 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
         }
         const last = batch.at(-1)
         return events.length > limit && last !== undefined ? { replayed, next: last.id } : { replayed }
+      })
+    },
+    async beginTestDelivery (event, delivery) {
+      return await writes.run(() => {
+        if (selectEndpoint.get(delivery.endpointId, event.merchantId) === undefined) return undefined
+        const sequence = testSequence.get(event.resourceId) as number
+        insertTestEvent.run(...eventValues(event, sequence))
+        insertLeasedDelivery.run(delivery.id, delivery.endpointId, event.id, event.type, event.merchantId, delivery.leaseUntil, delivery.leaseUntil, delivery.at, delivery.at)
+        return { ...event, sequence }
       })
     },
     async claimDue (now, leaseUntil, limit) {

@@ -1,0 +1,286 @@
+// Issue 44's connector and webhook items, in a real Chromium against the built server (npm run test:browser): on the
+// Developers page a merchant disables and enables a connector account, edits its priority (the API's refusal shown in
+// the row), and deletes one behind a confirmation that says what happens, with the failover rule beside the list; on
+// the Webhooks page "Send test event" sends a signed webhook_endpoint.test to a real local receiver and shows its answer,
+// a success and a failure. Every page passes axe; any answer of 400 or more other than the one a test provokes, CSP
+// violation, page error or console error fails the test.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { AxeBuilder } from '@axe-core/playwright'
+import { Webhook } from 'standardwebhooks'
+import { ADMIN, launchChromium, startService } from './harness.mjs'
+
+let server
+let base
+let browser
+let receiver
+/** A merchant with two simulated connector accounts (Primary, priority 0; Backup, priority 5) and two webhook endpoints. */
+let shop
+const connectors = {}
+const endpoints = {}
+
+/** A webhook receiver on loopback: /ok answers 200 "ok", /down 500 "receiver down"; it keeps what it received. */
+async function startReceiver () {
+  const received = []
+  const http = createServer((req, res) => {
+    let body = ''
+    req.setEncoding('utf8').on('data', (chunk) => { body += chunk }).on('end', () => {
+      received.push({ path: req.url, headers: req.headers, body })
+      if (req.url === '/ok') res.writeHead(200).end('ok')
+      else res.writeHead(500).end('receiver down')
+    })
+  })
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve))
+  return { http, received, url: (path) => `http://127.0.0.1:${http.address().port}${path}` }
+}
+
+async function call (method, path, headers, body) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
+}
+
+before(async () => {
+  server = await startService({
+    // The receiver is plain http on loopback; a failed delivery would wait an hour (tests are never retried anyway).
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_DELAYS: '1h',
+    WEBHOOK_POLL_INTERVAL_MS: '200'
+  })
+  base = server.url
+  receiver = await startReceiver()
+  browser = await launchChromium()
+  const created = await call('POST', '/merchants', { ...ADMIN, 'idempotency-key': crypto.randomUUID() }, { name: 'Routing Shop', email: 'owner@routing-shop.example' })
+  assert.equal(created.status, 201)
+  const key = await call('POST', `/merchants/${created.body.id}/api-keys`, ADMIN, { name: 'checkout' })
+  assert.equal(key.status, 201)
+  shop = { id: created.body.id, secret: key.body.secret, auth: { authorization: `Bearer ${key.body.secret}` } }
+  for (const [name, priority] of [['Primary', 0], ['Backup', 5]]) {
+    const connector = await call('POST', `/merchants/${shop.id}/connectors`, { ...shop.auth, 'idempotency-key': crypto.randomUUID() },
+      { type: 'simulated', priority, description: name })
+    assert.equal(connector.status, 201, JSON.stringify(connector.body))
+    connectors[name] = connector.body
+  }
+  for (const [name, path] of [['orders', '/ok'], ['broken receiver', '/down']]) {
+    const endpoint = await call('POST', `/merchants/${shop.id}/webhook-endpoints`, shop.auth, { url: receiver.url(path), description: name, enabledEvents: ['refund.succeeded'] })
+    assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body))
+    endpoints[name] = endpoint.body
+  }
+})
+
+after(async () => {
+  await browser?.close()
+  receiver?.http.closeAllConnections()
+  receiver?.http.close()
+  await server?.stop()
+})
+
+/**
+ * Everything on the page that means "something was refused, blocked or broke". `expected` lists the error answers a
+ * test provokes on purpose ({ path: RegExp, status }); Chromium's console line for each of those is expected too.
+ */
+async function watchForProblems (page, expected) {
+  const problems = []
+  const expectedStatuses = new Set()
+  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
+    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'}`)
+  })
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.__reportCspViolation({ directive: event.effectiveDirective, blockedURI: event.blockedURI })
+    })
+  })
+  page.on('console', (message) => {
+    const text = message.text()
+    const loadFailure = /Failed to load resource: the server responded with a status of (\d+)/.exec(text)
+    if (loadFailure !== null && expectedStatuses.has(Number(loadFailure[1]))) return
+    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(text)) problems.push(`console ${message.type()}: ${text}`)
+  })
+  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
+  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
+  page.on('response', (response) => {
+    if (response.status() < 400) return
+    const path = new URL(response.url()).pathname
+    if (expected.some((rule) => rule.path.test(path) && rule.status === response.status())) {
+      expectedStatuses.add(response.status())
+      return
+    }
+    problems.push(`HTTP ${response.status()} for ${response.url()}`)
+  })
+  return problems
+}
+
+async function assertAccessible (page, name) {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()
+  const bad = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+  assert.deepEqual(bad.map((violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`), [],
+    `${name}: axe found serious or critical violations`)
+  assert.ok(results.passes.length > 0, `${name}: axe ran its checks`)
+}
+
+async function onPage (expected, body) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  const page = await context.newPage()
+  const problems = await watchForProblems(page, expected)
+  let failure
+  try {
+    await body(page)
+    await page.waitForTimeout(250)
+  } catch (err) {
+    failure = err
+  } finally {
+    await context.close()
+  }
+  assert.deepEqual(problems, [], `the dashboard must ask the API nothing it refuses:\n${problems.join('\n')}` + (failure === undefined ? '' : `\n(then: ${failure.message})`))
+  if (failure !== undefined) throw failure
+}
+
+async function signIn (page) {
+  await page.goto(`${base}/dashboard/`)
+  await page.getByLabel('API key').fill(shop.secret)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+}
+
+async function openPage (page, hash, heading) {
+  await page.goto(`${base}/dashboard/#${hash}`)
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+}
+
+/** The connector table's row of the account described `name`. */
+function connectorRow (page, name) {
+  return page.getByTestId('connectors').getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) })
+}
+
+async function connectorOf (name) {
+  return await call('GET', `/merchants/${shop.id}/connectors/${connectors[name].id}`, shop.auth)
+}
+
+test('Developers: the failover rule stands beside the list; a connector account is disabled and enabled again, each after a confirmation', async () => {
+  await onPage([], async (page) => {
+    await signIn(page)
+    await openPage(page, '/developers', 'Developers')
+    const rule = page.getByTestId('failover-rule')
+    await rule.waitFor()
+    const text = await rule.innerText()
+    assert.match(text, /lowest priority/)
+    assert.match(text, /only after an attempt that certainly charged\s+nothing/)
+    assert.match(text, /outcome is unknown.*pinned to that account/s)
+    const row = connectorRow(page, 'Primary')
+    assert.equal(await row.getByTestId('connector-status').innerText(), 'enabled')
+    await assertAccessible(page, 'developers, connectors')
+
+    await row.getByRole('button', { name: 'Disable Primary' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Disable Primary?' })
+    await dialog.waitFor()
+    assert.match(await dialog.innerText(), /no longer routed to this account.*keep settling, refunding and capturing/s)
+    await assertAccessible(page, 'developers, disable dialog')
+    await dialog.getByRole('button', { name: 'Disable Primary' }).click()
+    await row.getByRole('status').filter({ hasText: 'Primary is now disabled.' }).waitFor()
+    await row.getByTestId('connector-status').getByText('disabled').waitFor()
+    assert.equal((await connectorOf('Primary')).body.status, 'disabled')
+
+    await row.getByRole('button', { name: 'Enable Primary' }).click()
+    await page.getByRole('dialog', { name: 'Enable Primary?' }).getByRole('button', { name: 'Enable Primary' }).click()
+    await row.getByTestId('connector-status').getByText('enabled').waitFor()
+    assert.equal((await connectorOf('Primary')).body.status, 'enabled')
+  })
+})
+
+test('Developers: a priority is saved with PATCH; the API\'s refusal of 1001 is shown in the row and nothing changes', async () => {
+  await onPage([{ path: new RegExp(`^/merchants/${shop.id}/connectors/${connectors.Backup.id}$`), status: 400 }], async (page) => {
+    await signIn(page)
+    await openPage(page, '/developers', 'Developers')
+    const row = connectorRow(page, 'Backup')
+    const priority = row.getByLabel('Priority of Backup')
+    assert.equal(await priority.inputValue(), '5')
+    const save = row.getByRole('button', { name: 'Save the priority of Backup' })
+    assert.equal(await save.isDisabled(), true, 'nothing to save yet')
+
+    await priority.fill('1001')
+    await save.click()
+    const refused = row.getByRole('alert')
+    await refused.waitFor()
+    assert.match(await refused.innerText(), /refused the request as sent.*priority.*\(HTTP 400\)/s)
+    assert.equal((await connectorOf('Backup')).body.priority, 5, 'nothing changed')
+    await assertAccessible(page, 'developers, priority refused')
+
+    await priority.fill('')
+    await save.click()
+    await row.getByRole('alert').filter({ hasText: 'Enter a priority' }).waitFor()
+
+    await priority.fill('3')
+    await save.click()
+    await row.getByRole('status').filter({ hasText: 'Priority of Backup is now 3.' }).waitFor()
+    assert.equal((await connectorOf('Backup')).body.priority, 3)
+    assert.equal(await priority.inputValue(), '3')
+    await page.reload()
+    assert.equal(await connectorRow(page, 'Backup').getByLabel('Priority of Backup').inputValue(), '3', 'the list shows the stored priority')
+  })
+})
+
+test('Developers: Delete asks first, saying what happens; Cancel keeps the account, Delete removes it (404 from then on)', async () => {
+  await onPage([], async (page) => {
+    await signIn(page)
+    await openPage(page, '/developers', 'Developers')
+    const row = connectorRow(page, 'Backup')
+    await row.getByRole('button', { name: 'Delete Backup' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Delete Backup?' })
+    await dialog.waitFor()
+    const says = await dialog.innerText()
+    assert.match(says, /no new payment is routed to it/)
+    assert.match(says, /payments already made through it keep settling, refunding and capturing there/)
+    assert.match(says, /cannot be undone/)
+    await assertAccessible(page, 'developers, delete dialog')
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    await dialog.waitFor({ state: 'hidden' })
+    assert.equal((await connectorOf('Backup')).status, 200, 'Cancel deletes nothing')
+
+    await row.getByRole('button', { name: 'Delete Backup' }).click()
+    await dialog.getByRole('button', { name: 'Delete Backup' }).click()
+    await page.getByRole('status').filter({ hasText: 'Deleted the simulated account Backup.' }).waitFor()
+    await row.waitFor({ state: 'detached' })
+    await connectorRow(page, 'Primary').waitFor()
+    assert.equal((await connectorOf('Backup')).status, 404)
+    await assertAccessible(page, 'developers, after a delete')
+  })
+})
+
+test('Webhooks: Send test event delivers a signed webhook_endpoint.test and shows the receiver\'s answer, a 200 and a 500', async () => {
+  await onPage([], async (page) => {
+    await signIn(page)
+    await openPage(page, '/webhooks', 'Webhooks')
+
+    const orders = page.getByRole('region', { name: 'orders' })
+    await orders.getByRole('button', { name: 'Send test event' }).click()
+    await orders.getByRole('status').filter({ hasText: /^Test event delivered: HTTP 200 in \d+ ms, answering “ok”\.$/ }).waitFor()
+    const delivered = orders.getByTestId('deliveries').getByRole('row').filter({ hasText: 'webhook_endpoint.test' })
+    await delivered.getByText('succeeded').waitFor()
+    const sent = receiver.received.filter((request) => request.path === '/ok')
+    assert.equal(sent.length, 1, 'one request, although the endpoint wants refund.succeeded only')
+    const [request] = sent
+    const body = new Webhook(endpoints.orders.secret).verify(request.body, {
+      'webhook-id': request.headers['webhook-id'], 'webhook-timestamp': request.headers['webhook-timestamp'], 'webhook-signature': request.headers['webhook-signature']
+    })
+    assert.equal(body.type, 'webhook_endpoint.test')
+    assert.equal(body.data.id, endpoints.orders.id)
+    // The delivery view shows what was sent: the event, loaded on demand.
+    await delivered.getByText('Payload').click()
+    await delivered.locator('pre').getByText(/"type": "webhook_endpoint.test"/).waitFor()
+    await assertAccessible(page, 'webhooks, test event delivered')
+
+    const broken = page.getByRole('region', { name: 'broken receiver' })
+    await broken.getByRole('button', { name: 'Send test event' }).click()
+    await broken.getByRole('alert').filter({ hasText: /^Test event not delivered: HTTP 500 in \d+ ms, answering “receiver down”\. It is not retried/ }).waitFor()
+    const failed = broken.getByTestId('deliveries').getByRole('row').filter({ hasText: 'webhook_endpoint.test' })
+    await failed.getByText('failed', { exact: true }).waitFor()
+    await failed.getByText(/HTTP 500/).waitFor()
+    assert.equal(receiver.received.filter((request) => request.path === '/down').length, 1)
+    await assertAccessible(page, 'webhooks, test event failed')
+  })
+})
