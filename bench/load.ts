@@ -55,7 +55,7 @@ export interface LoadResult {
 }
 
 export function requestsFor (request: LoadRequest, phase: string): autocannon.Request[] {
-  const base: autocannon.Request = { method: request.method, path: request.path, headers: request.headers, body: request.body }
+  const base: autocannon.Request = { method: request.method, path: request.path, headers: request.headers, ...(request.body === undefined ? {} : { body: request.body }) }
   const paths = request.paths ?? []
   const followUp = request.followUp
   if (request.freshKeyPrefix === undefined && paths.length === 0 && followUp === undefined) return [base]
@@ -81,7 +81,7 @@ export function requestsFor (request: LoadRequest, phase: string): autocannon.Re
     method: followUp.method,
     path: followUp.path,
     headers: request.headers,
-    body: followUp.body,
+    ...(followUp.body === undefined ? {} : { body: followUp.body }),
     setupRequest: (data, context) => typeof context.id === 'string'
       ? { ...data, path: followUp.path.replace('{id}', context.id), ...keyed(`${String(context.n)}-f`) }
       : undefined

@@ -298,7 +298,7 @@ async function captureResponses (url: string, seed: Seed, runId: string): Promis
       const followUpHeaders = req.freshKeyPrefix === undefined ? req.headers : { ...req.headers, 'idempotency-key': `${req.freshKeyPrefix}-${name}-f` }
       method = req.followUp.method
       path = req.followUp.path.replace('{id}', id)
-      answer = await call(url, { method, path, headers: followUpHeaders, body: req.followUp.body })
+      answer = await call(url, { method, path, headers: followUpHeaders, ...(req.followUp.body === undefined ? {} : { body: req.followUp.body }) })
       if (answer.status < 200 || answer.status >= 300) throw new Error(`capturing ${name}'s follow-up: ${answer.status} ${answer.body.toString()}`)
     }
     const pathSuffix = cannedPathSuffix(path)

@@ -150,7 +150,8 @@ export function parseBenchOptions (argv: string[], env: Record<string, string | 
   const enabled = (name: string): boolean => !['0', 'false', 'no', 'off'].includes((given(name) as string).toLowerCase())
   if (given('normal') !== undefined) options.normal = enabled('normal')
   if (given('metrics') !== undefined) options.metrics = enabled('metrics')
-  if (given('cpu-prof') !== undefined) options.cpuProf = given('cpu-prof')
+  const cpuProf = given('cpu-prof')
+  if (cpuProf !== undefined) options.cpuProf = cpuProf
   const url = env.DATABASE_URL
   if (url !== undefined && /^postgres(ql)?:\/\//.test(url)) options.postgresUrl = url
   return options

@@ -65,7 +65,7 @@ export default fp(async (app) => {
     apiKeys: app.db.apiKeys,
     merchants: app.db.merchants,
     clock: app.clock,
-    adminApiKey: app.config.ADMIN_API_KEY,
+    ...(app.config.ADMIN_API_KEY === undefined ? {} : { adminApiKey: app.config.ADMIN_API_KEY }),
     cache: app.credentialCache,
     onCredentialsChanged: app.forgetCredentials,
     onBackgroundError: (err) => { app.log.warn({ err }, 'could not record API key use') }

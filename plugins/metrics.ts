@@ -249,7 +249,7 @@ export default fp(async (app) => {
     server,
     async listen () {
       if (server === undefined) throw new Error('metrics are disabled (METRICS_PORT is not set)')
-      return await server.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST })
+      return await server.listen({ ...(config.METRICS_PORT === undefined ? {} : { port: config.METRICS_PORT }), host: config.METRICS_HOST })
     },
     idempotencyClaim (outcome) { idempotencyClaims.inc({ outcome }) },
     gatewayCall (operation, result, seconds) {

@@ -38,7 +38,7 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
     secrets: app.secretBox,
-    lookup: options.lookup
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup })
   })
   app.decorate('webhooks', service)
   // Endpoint secrets stored in clear (before encryption at rest) are sealed on start; reads accept both meanwhile.

@@ -74,7 +74,7 @@ export async function api<T> (path: string, options: CallOptions = {}): Promise<
     method: options.method ?? 'GET',
     credentials: 'same-origin',
     headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body)
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
   })
   if (response.status === 204) return undefined as T
   const text = await response.text()

@@ -22,7 +22,7 @@ export const REDACTED_LOG_PATHS = [
   'req.body.credentials', 'body.credentials', 'request.body.credentials', 'credentials'
 ]
 
-function withRedaction (logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+function withRedaction (logger: NonNullable<FastifyServerOptions['logger']>): NonNullable<FastifyServerOptions['logger']> {
   if (typeof logger !== 'object' || logger === null) return logger
   return { ...logger, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }
 }

@@ -63,8 +63,8 @@ async function noteCodeErrors (request: FastifyRequest): Promise<void> {
   noteFieldErrors(request, request.method === 'POST'
     ? createInputErrors(body)
     : codeErrors({
-      country: typeof body.country === 'string' ? body.country : undefined,
-      defaultCurrency: typeof body.defaultCurrency === 'string' ? body.defaultCurrency : undefined
+      ...(typeof body.country === 'string' ? { country: body.country } : {}),
+      ...(typeof body.defaultCurrency === 'string' ? { defaultCurrency: body.defaultCurrency } : {})
     }))
 }
 

@@ -59,7 +59,9 @@ const captureRoutes: FastifyPluginAsyncTypebox<CaptureRoutesOptions> = async (ap
     preValidation: async (request) => { if (request.body === undefined || request.body === null) request.body = {} }
   }, async (request, reply) => {
     const owner = options.ownerOf(request)
-    const input = { paymentId: request.params.id, amount: request.body?.amount, writtenDecimalPlaces: options.writtenDecimals.get(request) }
+    const amount = request.body?.amount
+    const writtenDecimalPlaces = options.writtenDecimals.get(request)
+    const input = { paymentId: request.params.id, ...(amount === undefined ? {} : { amount }), ...(writtenDecimalPlaces === undefined ? {} : { writtenDecimalPlaces }) }
     return await app.idempotency.handle(request, reply, {
       work: async (key) => {
         try {

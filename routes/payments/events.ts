@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { ForbiddenError } from '../../src/domain/errors'
-import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
+import { normalizeRange, validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { jsonResponse, problemResponse } from '../../schemas/common'
@@ -43,8 +43,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     const query = validPageRequest(request.query)
     const page = await app.events.list({
       ...query,
-      createdGte: normalizeInstant(query.createdGte),
-      createdLt: normalizeInstant(query.createdLt),
+      ...normalizeRange(query),
       ...(query.paymentId === undefined ? {} : { paymentId: query.paymentId.toLowerCase() }),
       merchantId: merchantOf(request)
     })

@@ -18,7 +18,7 @@ import { CreateRefundBody, exampleRefund, Refund, RefundList, RefundListQuery, R
 import { cancelResponse, paymentResponse, refundResponse } from '../../plugins/stored-responses'
 import { authorizedPaymentExample, routedExample, succeededPaymentExample } from '../../schemas/captures'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
-import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
+import { normalizeRange, validPageRequest } from '../../src/domain/pagination'
 import { Type, type Static } from '@sinclair/typebox'
 import { Readable } from 'node:stream'
 import { allPages, csvChunks } from '../../src/domain/csv'
@@ -62,8 +62,7 @@ function paymentFilters<Q extends Static<typeof PaymentExportQuery>> (query: Q):
     ...rest,
     ...(amount === undefined ? {} : { amount: Number(amount) }),
     ...(metadataKey === undefined || metadataValue === undefined ? {} : { metadata: { key: metadataKey, value: metadataValue } }),
-    createdGte: normalizeInstant(query.createdGte),
-    createdLt: normalizeInstant(query.createdLt)
+    ...normalizeRange(query)
   }
 }
 
@@ -313,7 +312,8 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
     },
     preValidation: [emptyBodyIsEmptyObject, metadataGuard()]
   }, async (request, reply) => {
-    const input = { ...request.body, paymentId: request.params.id, writtenDecimalPlaces: writtenDecimals.get(request) }
+    const writtenDecimalPlaces = writtenDecimals.get(request)
+    const input = { ...request.body, paymentId: request.params.id, ...(writtenDecimalPlaces === undefined ? {} : { writtenDecimalPlaces }) }
     return await app.idempotency.handle(request, reply, {
       work: async (key) => await app.refunds.create(input, key, ownerOf(request)),
       respond: refundResponse

@@ -6,7 +6,7 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
 import { paymentErrors } from '../../schemas/payments'
 import { MerchantRefundListQuery, REFUND_CSV_HEADER, RefundExportQuery, RefundList, refundCsvRow, refundExportResponse, toPublicRefund } from '../../schemas/refunds'
-import { normalizeInstant, validPageRequest } from '../../src/domain/pagination'
+import { normalizeRange, validPageRequest } from '../../src/domain/pagination'
 import { integerQuery } from '../../plugins/http/request-guards'
 import { allPages, csvChunks } from '../../src/domain/csv'
 
@@ -44,7 +44,7 @@ const refundListRoutes: FastifyPluginAsyncTypebox<RefundListRoutesOptions> = asy
   }, async (request) => {
     const query = validPageRequest(request.query)
     const page = await app.refunds.listForMerchant({
-      ...query, createdGte: normalizeInstant(query.createdGte), createdLt: normalizeInstant(query.createdLt), merchantId: options.ownerOf(request)
+      ...query, ...normalizeRange(query), merchantId: options.ownerOf(request)
     })
     return { data: page.data.map(toPublicRefund), hasMore: page.hasMore }
   })
@@ -70,7 +70,7 @@ const refundListRoutes: FastifyPluginAsyncTypebox<RefundListRoutesOptions> = asy
     }
   }, async (request, reply) => {
     const filters = {
-      ...request.query, createdGte: normalizeInstant(request.query.createdGte), createdLt: normalizeInstant(request.query.createdLt), merchantId: options.ownerOf(request)
+      ...request.query, ...normalizeRange(request.query), merchantId: options.ownerOf(request)
     }
     // The first page is read before answering: a database that is down is a 503, not a cut-off 200.
     const first = await app.refunds.listForMerchant({ ...filters, limit: EXPORT_PAGE_SIZE })

@@ -65,7 +65,7 @@ export function captureAmountMinor (payment: Payment, amount: number | undefined
  * payment's lock: the payment with the capture in flight and its attempt counted. Throws
  * PaymentNotCapturableError (409) or ValidationError (400, `amount`).
  */
-export function reserveCapture (payment: Payment, request: { amount?: number, writtenDecimalPlaces?: number, voidInFlight: boolean, now: number }, at: string): Payment {
+export function reserveCapture (payment: Payment, request: { amount?: number | undefined, writtenDecimalPlaces?: number | undefined, voidInFlight: boolean, now: number }, at: string): Payment {
   if (payment.status !== 'requires_capture') throw new PaymentNotCapturableError(payment.id, payment.status)
   if (payment.capturePendingMinor !== null) throw new PaymentNotCapturableError(payment.id, payment.status, 'capture_in_flight')
   if (request.voidInFlight) throw new PaymentNotCapturableError(payment.id, payment.status, 'void_in_flight')

@@ -112,8 +112,8 @@ export function createInputErrors (input: Partial<Record<keyof MerchantCreateInp
     if (input[field] !== undefined) errors[field] = [`The ${field} field ${readOnlyReasons[field]}; do not send it.`]
   }
   return Object.assign(errors, codeErrors({
-    country: typeof input.country === 'string' ? input.country : undefined,
-    defaultCurrency: typeof input.defaultCurrency === 'string' ? input.defaultCurrency : undefined
+    ...(typeof input.country === 'string' ? { country: input.country } : {}),
+    ...(typeof input.defaultCurrency === 'string' ? { defaultCurrency: input.defaultCurrency } : {})
   }))
 }
 

@@ -63,6 +63,13 @@ export function normalizeInstant (value: string | undefined): string | undefined
   return value === undefined ? undefined : new Date(value).toISOString()
 }
 
+/** The range's bounds normalized (normalizeInstant); a bound not sent stays absent. */
+export function normalizeRange (range: CreatedRange): CreatedRange {
+  const createdGte = normalizeInstant(range.createdGte)
+  const createdLt = normalizeInstant(range.createdLt)
+  return { ...(createdGte === undefined ? {} : { createdGte }), ...(createdLt === undefined ? {} : { createdLt }) }
+}
+
 /** A list request with the default limit applied; a ValidationError naming every bad field otherwise. */
 export function validPageRequest<T extends Partial<PageRequest> & CreatedRange> (query: T): T & { limit: number } {
   const page = { ...query, limit: query.limit ?? LIST_LIMIT_DEFAULT }

@@ -576,25 +576,26 @@ export function validatePaymentInput (input: {
 
 /**
  * A new payment, pending until the gateway answers. A manual capture's authorization
- * expires `authorizationTtlSeconds` after creation (captureBefore).
+ * expires `authorizationTtlSeconds` after creation (captureBefore). The request's optional members
+ * are passed as they came: undefined (not sent) takes the default.
  */
 export function newPendingPayment (fields: {
   id: string
   amountMinor: number
   currency: string
   at: string
-  metadata?: Metadata
+  metadata?: Metadata | undefined
   merchantId?: string | null
-  captureMethod?: CaptureMethod
-  authorizationTtlSeconds?: number
-  paymentMethod?: string
-  paymentMethods?: Readonly<Record<string, string>>
-  shopperReference?: string
+  captureMethod?: CaptureMethod | undefined
+  authorizationTtlSeconds?: number | undefined
+  paymentMethod?: string | undefined
+  paymentMethods?: Readonly<Record<string, string>> | undefined
+  shopperReference?: string | undefined
   connector?: ConnectorRef
-  customer?: Customer
+  customer?: Customer | undefined
   returnUrl?: string
   actionToken?: string
-  checkoutData?: CheckoutData
+  checkoutData?: CheckoutData | undefined
 }): Payment {
   const captureMethod = fields.captureMethod ?? 'automatic'
   return {

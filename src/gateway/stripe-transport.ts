@@ -30,7 +30,7 @@ export async function stripeFetch (input: string | URL | Request, init: RequestI
   }
   const signals = [init.signal, call.signal].filter((signal): signal is AbortSignal => signal !== undefined && signal !== null)
   try {
-    const response = await fetch(input, { ...init, signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0] })
+    const response = await fetch(input, { ...init, signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0] ?? null })
     call.record('answered')
     return response
   } catch (error) {

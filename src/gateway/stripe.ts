@@ -120,10 +120,11 @@ function stripeGateway (stripe: Stripe): PaymentGateway {
     },
 
     async refund (request, { signal } = {}) {
-      if (request.chargeReference === undefined) return { outcome: 'failed', gatewayRefundId: '', failureCode: 'charge_not_found' }
+      const { chargeReference } = request
+      if (chargeReference === undefined) return { outcome: 'failed', gatewayRefundId: '', failureCode: 'charge_not_found' }
       try {
         const refund = await inCall(signal, async () => await stripe.refunds.create({
-          payment_intent: request.chargeReference,
+          payment_intent: chargeReference,
           amount: toStripeAmount(request.amountMinor, request.currency),
           ...(request.refundId === undefined ? {} : { metadata: { refund_id: request.refundId, ...(request.paymentId === undefined ? {} : { payment_id: request.paymentId }) } })
         }, { idempotencyKey: request.idempotencyKey }))
@@ -250,7 +251,7 @@ export function paymentMethodDetailsOfIntent (intent: Intent): PaymentMethodDeta
   const card = details.card ?? undefined
   return paymentMethodDetailsOf({
     type: details.type,
-    card: card === undefined ? undefined : { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year, country: card.country }
+    ...(card === undefined ? {} : { card: { brand: card.brand, last4: card.last4, expMonth: card.exp_month, expYear: card.exp_year, country: card.country } })
   })
 }
 

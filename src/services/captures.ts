@@ -290,7 +290,7 @@ export function captureService (deps: CaptureDeps): CaptureService {
       const at = new Date(now).toISOString()
       const reserved = await deps.db.captures.reserve(paymentId, (payment, state) =>
         reserveCapture(payment, { amount: input.amount, writtenDecimalPlaces: input.writtenDecimalPlaces, voidInFlight: state.voidInFlight, now }, at),
-      { now, key: key?.ref, merchantId })
+      { now, ...(key === undefined ? {} : { key: key.ref }), ...(merchantId === undefined ? {} : { merchantId }) })
       if (reserved === undefined) throw new NotFoundError(`No payment has the id '${shortId(input.paymentId)}'.`)
       deps.log.info({ paymentId, amountMinor: reserved.capturePendingMinor, attempt: reserved.captureAttempts }, 'capture reserved')
       return await captureReserved(reserved, key)

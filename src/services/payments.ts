@@ -344,7 +344,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           captureMethod: current.captureMethod,
           ...(current.actionToken !== null && deps.returnAddress !== undefined ? { returnUrl: deps.returnAddress(current.actionToken) } : {}),
           ...(current.checkoutData !== undefined ? { checkout: current.checkoutData } : {})
-        }, { signal })
+        }, signal === undefined ? {} : { signal })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
         if (options.quiet !== true) failures.failed(target, { paymentId: current.id, code: err.code, kind: err.kind === 'not_processed' ? 'not_processed' : 'unknown' })
@@ -385,7 +385,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     let state: ChargeState
     try {
       const gateway = await directory.gatewayOf(connector)
-      state = await gateway.retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) }, { signal })
+      state = await gateway.retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, ...referenceOf(payment) }, signal === undefined ? {} : { signal })
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err
       deps.log.info({ paymentId: payment.id, connectorId: connector.id, connectorType: connector.type, gatewayFailure: err.code },
@@ -660,14 +660,14 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     async create (input, key, prepared) {
       try {
         // Create-under-key: this request's claim wrote the payment with the key; settle it as built.
-        if (key?.created !== undefined) return await settle(key.created, key, undefined, { connectors: prepared?.connectors })
+        if (key?.created !== undefined) return await settle(key.created, key, undefined, prepared?.connectors === undefined ? {} : { connectors: prepared.connectors })
         if (key?.resourceId != null) {
           const existing = await deps.db.payments.get(key.resourceId)
           if (existing !== undefined) return await settle(existing, key)
         }
         if (prepared !== undefined) {
           await deps.db.payments.create(prepared.payment, key?.ref)
-          return await settle(prepared.payment, key, undefined, { connectors: prepared.connectors })
+          return await settle(prepared.payment, key, undefined, prepared.connectors === undefined ? {} : { connectors: prepared.connectors })
         }
         const connectors = await directory.candidatesFor(input.merchantId)
         const payment = pendingPayment(input, firstConnector(input, connectors))
@@ -699,7 +699,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     },
 
     async summary ({ merchantId, from, to }) {
-      const range = summaryRange({ from, to }, deps.clock())
+      const range = summaryRange({ ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }, deps.clock())
       return summarize(range, await deps.db.payments.dailySummary({ merchantId, createdGte: range.createdGte, createdLt: range.createdLt }))
     },
 

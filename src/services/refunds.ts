@@ -243,7 +243,7 @@ export function refundService (deps: RefundDeps): RefundService {
             updatedAt: at
           }
         }
-      }, { key: key?.ref, merchantId })
+      }, { ...(key === undefined ? {} : { key: key.ref }), ...(merchantId === undefined ? {} : { merchantId }) })
       if (decision === undefined) throw new NotFoundError(`No payment has the id '${shortId(input.paymentId)}'.`)
       deps.log.info({ refundId: decision.refund.id, paymentId, amountMinor: decision.refund.amountMinor }, 'refund created (pending)')
       return await settle(decision.refund, key)
@@ -345,7 +345,7 @@ export function refundService (deps: RefundDeps): RefundService {
               updatedAt: at
             }
           }
-        }, { event: deps.events?.refund })
+        }, deps.events === undefined ? {} : { event: deps.events.refund })
         if (decision !== undefined) deps.log.info({ ...context, refundId: decision.refund.id, paymentStatus: decision.payment.status }, 'refund made at the connector recorded')
         return decision?.refund
       } catch (err) {

@@ -18,6 +18,6 @@ export async function openDatabase (config: Config, options: OpenDatabaseOptions
     poolSize: config.DATABASE_POOL_SIZE,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     settleMs: config.DATABASE_SETTLE_MS,
-    onIdleError: options.onBackgroundError
+    ...(options.onBackgroundError === undefined ? {} : { onIdleError: options.onBackgroundError })
   })
 }

@@ -83,7 +83,7 @@ export interface ClaimRequest {
    * A lock whose holder last beat before this time (or has no heartbeat row) is taken over
    * instead of answering in_flight. Undefined: never take over (this instance cannot judge now).
    */
-  takeoverBefore?: number
+  takeoverBefore?: number | undefined
 }
 
 /** One row to insert: a table, its columns and their values in that order (built by the stores' row mappers). */

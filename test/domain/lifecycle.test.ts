@@ -5,7 +5,7 @@ import {
 } from '../../src/domain/payments'
 import { refundAmountMinor, transitionRefund, IllegalRefundTransitionError, type Refund } from '../../src/domain/refunds'
 import { mergeMetadata, metadataErrors } from '../../src/domain/metadata'
-import { normalizeInstant, pageRequestErrors } from '../../src/domain/pagination'
+import { normalizeInstant, normalizeRange, pageRequestErrors } from '../../src/domain/pagination'
 
 const at = '2026-01-01T00:00:00.000Z'
 const payment = (overrides: Partial<Payment> = {}): Payment => ({ ...newPendingPayment({ id: 'p', amountMinor: 1000, currency: 'USD', at }), ...overrides })
@@ -78,4 +78,6 @@ t.test('page request rules', async (t) => {
   t.match(pageRequestErrors({ limit: 10, createdGte: 'nope', createdLt: 'x' }), { createdGte: [/ISO 8601/], createdLt: [/ISO 8601/] })
   t.equal(normalizeInstant('2026-01-01T01:00:00+01:00'), '2026-01-01T00:00:00.000Z')
   t.equal(normalizeInstant(undefined), undefined)
+  t.same(normalizeRange({ createdGte: '2026-01-01T01:00:00+01:00' }), { createdGte: '2026-01-01T00:00:00.000Z' })
+  t.notOk('createdLt' in normalizeRange({ createdGte: '2026-01-01T00:00:00Z' }), 'a bound not sent stays absent')
 })

@@ -166,7 +166,8 @@ t.test('captures, refunds and cancels: the documented requests under their keys,
   t.match(fake.modifications, [{ eventCode: 'CAPTURE', originalReference: held.chargeId, success: true, amount: { value: 2500 } }])
   t.same(await gateway.capture(capture), captured, 'repeated under its key: replayed, one capture')
   t.equal(fake.modifications.length, 1)
-  t.same(await gateway.capture({ ...capture, chargeReference: undefined }), { outcome: 'failed', failureCode: 'authorization_not_found' })
+  const { chargeReference: _captureReference, ...unreferencedCapture } = capture
+  t.same(await gateway.capture(unreferencedCapture), { outcome: 'failed', failureCode: 'authorization_not_found' })
   t.same(await gateway.capture({ ...capture, idempotencyKey: 'c-idr', amountMinor: 1, currency: 'IDR' }), { outcome: 'failed', failureCode: 'invalid_amount' })
   fake.failNext('invalid167')
   t.same(await gateway.capture({ ...capture, idempotencyKey: 'c-167' }), { outcome: 'failed', failureCode: '167' }, 'a validation answer: failed, nothing captured')
@@ -181,7 +182,8 @@ t.test('captures, refunds and cancels: the documented requests under their keys,
   const { refundId: _refundId, ...unnamed } = refund
   await gateway.refund({ ...unnamed, idempotencyKey: 'refund-re_2' })
   t.equal(fake.requests.at(-1)?.body.reference, 'refund-re_2', 'without a refund id: the key')
-  t.same(await gateway.refund({ ...refund, chargeReference: undefined }), { outcome: 'failed', gatewayRefundId: '', failureCode: 'charge_not_found' })
+  const { chargeReference: _refundReference, ...unreferencedRefund } = refund
+  t.same(await gateway.refund(unreferencedRefund), { outcome: 'failed', gatewayRefundId: '', failureCode: 'charge_not_found' })
   t.same(await gateway.refund({ ...refund, idempotencyKey: 'r-cve', amountMinor: 1, currency: 'CVE' }), { outcome: 'failed', gatewayRefundId: '', failureCode: 'invalid_amount' })
   fake.failNext('invalid167')
   t.same(await gateway.refund({ ...refund, idempotencyKey: 'r-167' }), { outcome: 'failed', gatewayRefundId: '', failureCode: '167' })

@@ -186,7 +186,8 @@ t.test('refunds, captures and voids send their documented requests under their k
     'our refund and payment ids travel in metadata, so Stripe\'s refund events name them back')
   t.same(fake.refunds.get(named.gatewayRefundId)?.metadata, { refund_id: 'ref_1', payment_id: 'pay_r1' })
   t.match(await gateway.refund({ ...refund, idempotencyKey: 'refund:re_2', amountMinor: 5000, amount: '50.00' }), { outcome: 'failed', failureCode: 'amount_too_large' })
-  t.match(await gateway.refund({ ...refund, idempotencyKey: 'refund:re_3', chargeReference: undefined }), { outcome: 'failed', failureCode: 'charge_not_found' })
+  const { chargeReference: _refundReference, ...unreferencedRefund } = refund
+  t.match(await gateway.refund({ ...unreferencedRefund, idempotencyKey: 'refund:re_3' }), { outcome: 'failed', failureCode: 'charge_not_found' })
   fake.failNext('refundPending')
   t.match(await rejection(gateway.refund({ ...refund, idempotencyKey: 'refund:re_4', amountMinor: 100, amount: '1.00' })), { kind: 'unavailable', code: 'refund_pending' }, 'pending is not an outcome yet')
 
@@ -197,7 +198,8 @@ t.test('refunds, captures and voids send their documented requests under their k
   t.match(fake.requests[0], { method: 'POST', path: `/v1/payment_intents/${held.chargeId}/capture`, headers: { 'idempotency-key': 'capture:cap_1' } })
   t.same(fake.requests[0]?.body, { amount_to_capture: '2500' })
   t.match(await gateway.capture({ ...capture, idempotencyKey: 'capture:cap_2' }), { outcome: 'captured', amountMinor: 2500 }, 'captured already (under another key): the PaymentIntent says so')
-  t.match(await gateway.capture({ ...capture, chargeReference: undefined }), { outcome: 'failed', failureCode: 'authorization_not_found' })
+  const { chargeReference: _captureReference, ...unreferencedCapture } = capture
+  t.match(await gateway.capture(unreferencedCapture), { outcome: 'failed', failureCode: 'authorization_not_found' })
 
   const other = await gateway.charge({ ...charge('pay_v1', 'pm_card_visa', 3000), captureMethod: 'manual' })
   fake.requests.length = 0

@@ -112,7 +112,7 @@ function sendDefaultCredentials (app: App): void {
       // `authorization: undefined` states "no credential": the header is left out.
       if (headers[stated] !== undefined) return await inject(options)
       const { [stated]: _omitted, ...anonymous } = headers
-      return await inject({ ...options, headers: anonymous as InjectOptions['headers'] })
+      return await inject({ ...options, headers: anonymous as NonNullable<InjectOptions['headers']> })
     }
     const url = typeof options.url === 'string' ? options.url : String(options.path ?? '/')
     return await inject({ ...options, headers: { ...headers, ...await defaultAuthFor(app, url) } })

@@ -214,7 +214,8 @@ export interface Sent {
   method: string
   url: string
   headers?: Record<string, string>
-  payload?: string
+  /** Undefined: no body (what fc.option draws). */
+  payload?: string | undefined
 }
 
 /** Drops undefined header values (a header that is not sent). */
@@ -262,7 +263,7 @@ export function assertContract (sent: Sent, res: LightMyRequestResponse): void {
 export async function send (inject: (opts: InjectOptions) => Promise<LightMyRequestResponse>, sent: Sent): Promise<LightMyRequestResponse> {
   let res: LightMyRequestResponse
   try {
-    res = await inject({ method: sent.method as InjectOptions['method'], url: sent.url, headers: sent.headers, payload: sent.payload })
+    res = await inject({ method: sent.method as NonNullable<InjectOptions['method']>, url: sent.url, ...(sent.headers === undefined ? {} : { headers: sent.headers }), ...(sent.payload === undefined ? {} : { payload: sent.payload }) })
   } catch (err) {
     throw new Error(`inject threw ${String(err)}\n  ${describe(sent)}`)
   }

@@ -116,7 +116,7 @@ async function killedBetweenInboxAndApply (t: Test): Promise<void> {
   const item = notificationItem({
     eventCode: 'CAPTURE',
     pspReference: modification.pspReference,
-    originalReference: payment.connectorReference,
+    ...(payment.connectorReference === undefined ? {} : { originalReference: payment.connectorReference }),
     merchantReference: payment.id,
     merchantAccountCode: FAKE_ADYEN_MERCHANT,
     amount: { value: 1500, currency: 'EUR' }

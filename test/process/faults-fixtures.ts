@@ -244,8 +244,10 @@ export async function keyedLoad (options: LoadOptions): Promise<KeyHistory[]> {
           })
           const body = await res.json() as { id?: string, status?: string, paymentId?: string }
           record.status = res.status
-          record.retryAfter = res.headers.get('retry-after') ?? undefined
-          record.paymentId = body.id ?? body.paymentId
+          const retryAfter = res.headers.get('retry-after')
+          if (retryAfter !== null) record.retryAfter = retryAfter
+          const paymentId = body.id ?? body.paymentId
+          if (paymentId !== undefined) record.paymentId = paymentId
           if (res.status === 201 || res.status === 402) {
             history.final = { status: res.status, paymentId: record.paymentId as string, paymentStatus: res.status === 201 ? 'succeeded' : 'declined', at: Date.now() }
           }

@@ -10,12 +10,12 @@ t.test('ENCRYPTION_KEYS when set, whatever the database', async (t) => {
   t.equal(keys.origin, 'configured')
   t.same(keys.keys.map((key) => key.id), ['test'])
   t.throws(() => encryptionKeysFor({ ENCRYPTION_KEYS: 'x', DATABASE_URL: 'file::memory:' }), /invalid configuration/)
-  t.throws(() => encryptionKeysFor({ ENCRYPTION_KEYS: undefined, DATABASE_URL: 'postgres://db/x' }), /required with PostgreSQL/)
+  t.throws(() => encryptionKeysFor({ DATABASE_URL: 'postgres://db/x' }), /required with PostgreSQL/)
 })
 
 t.test('SQLite without ENCRYPTION_KEYS: a key generated on the first start into a 0600 file beside the database, reused later', async (t) => {
   const dir = t.testdir({})
-  const config = { ENCRYPTION_KEYS: undefined, DATABASE_URL: `file:${join(dir, 'service.db')}` }
+  const config = { DATABASE_URL: `file:${join(dir, 'service.db')}` }
   t.equal(keyFileOf(config.DATABASE_URL), join(dir, 'service.db.encryption-keys'))
   const first = encryptionKeysFor(config)
   t.equal(first.origin, 'key-file-created')
@@ -29,5 +29,5 @@ t.test('SQLite without ENCRYPTION_KEYS: a key generated on the first start into 
 
   writeFileSync(first.file as string, 'garbage')
   t.throws(() => encryptionKeysFor(config), /key file .* is not valid/)
-  t.equal(encryptionKeysFor({ ENCRYPTION_KEYS: undefined, DATABASE_URL: 'file::memory:' }).origin, 'ephemeral', 'an in-memory database gets a key that lives as long as it')
+  t.equal(encryptionKeysFor({ DATABASE_URL: 'file::memory:' }).origin, 'ephemeral', 'an in-memory database gets a key that lives as long as it')
 })

@@ -17,7 +17,7 @@ import { Worker, isMainThread, parentPort } from 'node:worker_threads'
 import pg from 'pg'
 import { GENERATIONS, LATEST_GENERATION, shrink, simulate, type Generation, type SimulationOptions, type SimulationResult } from './world'
 
-interface Arguments { seeds: number[], steps: number, db: 'sqlite' | 'postgres', generation: Generation, out?: string, maxSeconds: number, jobs: number }
+interface Arguments { seeds: number[], steps: number, db: 'sqlite' | 'postgres', generation: Generation, out?: string | undefined, maxSeconds: number, jobs: number }
 
 function parse (argv: string[]): Arguments {
   const value = (name: string): string | undefined => {

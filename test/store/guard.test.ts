@@ -137,7 +137,7 @@ t.test('a lock of this instance that no request of it works under is not "in use
   await t.rejects(keys.release(ref), { code: 'STORE_UNAVAILABLE', reason: 'full' }, 'the release fails on the full disk')
   await t.rejects(keys.claim(claim(2000)), { code: 'STORE_UNAVAILABLE', reason: 'full', retryAfterSeconds: STORE_RETRY_AFTER_SECONDS.full },
     'the retry hears that the disk is full, with its Retry-After (not 409 in use for the lock time)')
-  faults.releaseError = undefined
+  delete faults.releaseError
   t.match(await keys.claim(claim(3000)), { kind: 'resumed', record: { lockedBy: ME, lockedUntil: 33_000 } }, 'once it can write, the retry resumes at once')
 })
 
@@ -152,7 +152,7 @@ t.test('a claim that committed after its request answered 503 (a read time-out) 
   faults.claimError = () => new Error('Query read timeout')
   await t.rejects(keys.claim(claim('elsewhere', 1000)), { code: 'STORE_UNAVAILABLE', reason: 'timeout', retryAfterSeconds: 2 })
   await t.rejects(keys.claim(claim('here', 1000)), { code: 'STORE_UNAVAILABLE', reason: 'timeout' })
-  faults.claimError = undefined
+  delete faults.claimError
   t.match(await inner.get(claim('elsewhere', 0).ref), { lockedBy: ME, lockedUntil: 61_000 }, 'the claim committed anyway: locked by this (live) instance')
 
   t.match(await keys.claim(claim('here', 2000)), { kind: 'resumed', record: { lockedBy: ME } }, 'a retry on this instance resumes at once')

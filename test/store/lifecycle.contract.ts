@@ -198,17 +198,17 @@ export function lifecycleStoreContract (t: Test, makeDatabase: MakeDatabase): vo
     // A new payment arrives between pages: it is newer than everything, so later pages never show it.
     await db.payments.create(succeededPayment({ createdAt: iso(T0 + 100_000), merchantId: 'm-1' }))
     while (page.hasMore) {
-      page = await db.payments.list({ merchantId: 'm-1', limit: 10, startingAfter: seen[seen.length - 1] })
+      page = await db.payments.list({ merchantId: 'm-1', limit: 10, startingAfter: itemAt(seen, seen.length - 1) })
       seen.push(...page.data.map((p) => p.id))
     }
     t.same(seen, order, 'every payment once, in order')
 
-    const back = await db.payments.list({ merchantId: 'm-1', limit: 3, endingBefore: order[10] })
+    const back = await db.payments.list({ merchantId: 'm-1', limit: 3, endingBefore: itemAt(order, 10) })
     t.same(back.data.map((p) => p.id), order.slice(7, 10), 'endingBefore: the page just before, still newest first')
     t.equal(back.hasMore, true)
-    t.same((await db.payments.list({ merchantId: 'm-1', limit: 100, endingBefore: order[2] })).data.map((p) => p.id).slice(-2), order.slice(0, 2))
+    t.same((await db.payments.list({ merchantId: 'm-1', limit: 100, endingBefore: itemAt(order, 2) })).data.map((p) => p.id).slice(-2), order.slice(0, 2))
 
-    await t.rejects(db.payments.list({ merchantId: 'm-2', limit: 10, startingAfter: order[0] }), { code: 'VALIDATION' }, 'another merchant\'s payment is no cursor')
+    await t.rejects(db.payments.list({ merchantId: 'm-2', limit: 10, startingAfter: itemAt(order, 0) }), { code: 'VALIDATION' }, 'another merchant\'s payment is no cursor')
     await t.rejects(db.payments.list({ limit: 10, startingAfter: 'nope' }), { code: 'VALIDATION' })
     t.equal((await db.payments.list({ limit: 100 })).data.length, 27, 'no merchant: every payment')
   })

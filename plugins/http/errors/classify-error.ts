@@ -108,7 +108,7 @@ export function classifyError (error: FrameworkError): ClassifiedError {
       code: error.code,
       message: error.message,
       headers: headersOf(error),
-      fieldErrors: error instanceof ValidationError ? error.errors : undefined,
+      ...(error instanceof ValidationError ? { fieldErrors: error.errors } : {}),
       domain: error,
       internal: false
     }

@@ -170,7 +170,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
           case 'replay': return { kind: 'replay', record: existing as IdempotencyRecord & { response: StoredResponse } }
           case 'in_flight': {
             if (!await holderHasStopped(client, existing)) return { kind: 'in_flight', record: existing }
-            return { kind: 'resumed', record: await lock(client), takenOverFrom: existing.lockedBy ?? undefined }
+            return { kind: 'resumed', record: await lock(client), ...(existing.lockedBy === null ? {} : { takenOverFrom: existing.lockedBy }) }
           }
           case 'resumable': return { kind: 'resumed', record: await lock(client) }
         }

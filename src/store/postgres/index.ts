@@ -34,7 +34,7 @@ const HEARTBEAT_QUERY_TIMEOUT_MS = 1_000
  */
 export async function createPostgresDatabase (url: string, options: PostgresOptions): Promise<Database> {
   // Migrations run on their own connection without time-outs: DDL, and waiting for another instance's migration lock, may take long.
-  const setup = openPool(url, { poolSize: 1, onIdleError: options.onIdleError })
+  const setup = openPool(url, { poolSize: 1, ...(options.onIdleError === undefined ? {} : { onIdleError: options.onIdleError }) })
   try {
     await migratePostgres(setup, postgresMigrations)
   } finally {
@@ -43,7 +43,7 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
   const pool = openPool(url, options)
   // Heartbeats on their own connection with short time-outs: a beat is never queued behind requests
   // waiting for the pool, and a paused server shows within about 2 s (see health.ts).
-  const heartbeatPool = openPool(url, { poolSize: 1, queryTimeoutMs: HEARTBEAT_QUERY_TIMEOUT_MS, connectTimeoutMs: HEARTBEAT_CONNECT_TIMEOUT_MS, onIdleError: options.onIdleError })
+  const heartbeatPool = openPool(url, { poolSize: 1, queryTimeoutMs: HEARTBEAT_QUERY_TIMEOUT_MS, connectTimeoutMs: HEARTBEAT_CONNECT_TIMEOUT_MS, ...(options.onIdleError === undefined ? {} : { onIdleError: options.onIdleError }) })
   let closed = false
   return guardDatabase({
     kind: 'postgres',
@@ -73,5 +73,5 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
       closed = true
       await Promise.all([pool.end(), heartbeatPool.end()])
     }
-  }, { settleMs: options.settleMs })
+  }, options.settleMs === undefined ? {} : { settleMs: options.settleMs })
 }

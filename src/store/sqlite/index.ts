@@ -69,7 +69,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
         db.close()
       }
     }
-  }, { settleMs: options.settleMs })
+  }, options.settleMs === undefined ? {} : { settleMs: options.settleMs })
 }
 
 /** A write queue that remembers whether the last write failed for want of disk, I/O or lock. */

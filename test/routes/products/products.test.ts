@@ -116,7 +116,7 @@ t.test('other methods are 405 with Allow, before the body is read; OPTIONS is 20
   t.equal(options.headers.allow, 'GET, HEAD, PUT, OPTIONS')
   t.equal(options.body, '')
   for (const method of ['POST', 'DELETE', 'PATCH', 'TRACE', 'PROPFIND'] as const) {
-    const res = await app.inject({ method, url: '/products/x', headers: { 'content-type': 'application/json' }, payload: method === 'TRACE' ? undefined : '{broken' })
+    const res = await app.inject({ method, url: '/products/x', headers: { 'content-type': 'application/json' }, ...(method === 'TRACE' ? {} : { payload: '{broken' }) })
     t.equal(res.statusCode, 405, method)
     t.equal(res.headers.allow, 'GET, HEAD, PUT, OPTIONS', method)
     t.equal(res.headers['content-type'], JSON_UTF8, method)
