@@ -174,7 +174,7 @@ export function receives (endpoint: Pick<WebhookEndpoint, 'enabledEvents'>, type
   return endpoint.enabledEvents === null || endpoint.enabledEvents.includes(type)
 }
 
-/** A test asked of a disabled endpoint (409): it receives nothing, test events included. */
+/** A test asked of a disabled endpoint is refused (a conflict with its state): it receives nothing, test events included. */
 export function endpointDisabledForTest (): ConflictError {
   return new ConflictError('The webhook endpoint is disabled: it receives nothing, test events included. Enable it first, then send the test.')
 }

@@ -64,7 +64,7 @@ export interface WebhookService {
   /**
    * Sends one `webhook_endpoint.test` event to the endpoint now, through the delivery code (signed like every delivery),
    * and records it as one of its deliveries: `succeeded` on a 2xx, else `failed` (no retries; the endpoint is not
-   * disabled by it). A disabled endpoint is a 409: it receives nothing.
+   * disabled by it). A disabled endpoint is refused (endpointDisabledForTest): it receives nothing.
    */
   sendTest: (merchantId: string, endpointId: string) => Promise<WebhookDelivery>
   /** Claims the due deliveries (up to `limit`), sends them at once, records each outcome. */
