@@ -89,10 +89,12 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
   for await (const event of shop.events.list({ limit: 5 })) eventTypes.push(event.type)
   const firstEvent = await shop.events.retrieve((await shop.api.GET('/api/events', { params: { query: { limit: 1 } } })).data?.data[0]?.id ?? '')
 
-  // Webhook endpoints: create (its secret), change, rotate, deliveries, retry, replay, delete.
+  // Webhook endpoints: create (its secret), change, rotate, send a test, deliveries, retry, replay, delete.
   const endpoint = await shop.webhookEndpoints.create(merchant.id, { url: 'https://127.0.0.1:9/walk', enabledEvents: ['payment.succeeded'] })
   await shop.webhookEndpoints.update(merchant.id, endpoint.id, { description: 'orders' })
   const rotated = await shop.webhookEndpoints.rotateSecret(merchant.id, endpoint.id, { overlapSeconds: 0 })
+  // A test event now, whatever enabledEvents says: `failed` here (nothing listens on port 9), its error in attemptLog[0].
+  const tested = await shop.webhookEndpoints.sendTest(merchant.id, endpoint.id)
   const replay = await shop.webhookEndpoints.replay(merchant.id, endpoint.id, { from: '2020-01-01T00:00:00.000Z', to: '2100-01-01T00:00:00.000Z' })
   const endpoints = await shop.webhookEndpoints.list(merchant.id)
   await shop.webhookEndpoints.retrieve(merchant.id, endpoint.id)
@@ -142,6 +144,7 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
     eventTypes: eventTypes.length > 0,
     endpoints: endpoints.data.length,
     replayed202: replay.replayed >= 0,
+    tested: tested.status,
     retried: retried !== undefined && deliveries.includes(retried),
     verified: verified.apiVersion === '2026-11-25' && verified.id === firstEvent.id,
     keys: keys.data.length
