@@ -3,8 +3,8 @@ import importPlugin from 'eslint-plugin-import'
 
 /**
  * The dependency rule (docs/architecture.md): imports go one way.
- *   src/ (the framework-free core) imports nothing from plugins/, routes/, schemas/ or Fastify,
- *        except the composition root src/app.ts and src/server.ts;
+ *   app/ (the composition root: app.ts, server.ts) stands above everything it wires; nothing imports it;
+ *   src/ (the framework-free core) imports nothing from plugins/, routes/, schemas/ or Fastify;
  *   schemas/ imports only src/domain and TypeBox;
  *   plugins/ never imports routes/;
  *   the service tests (test/services/) never import routes/: services are tested without their routes.
@@ -12,14 +12,15 @@ import importPlugin from 'eslint-plugin-import'
 const framework = ['fastify', 'fastify-*', '@fastify/*']
 
 export const dependencyRule = {
-  files: ['src/**/*.ts', 'schemas/**/*.ts', 'plugins/**/*.ts', 'test/services/**/*.ts'],
+  files: ['src/**/*.ts', 'schemas/**/*.ts', 'plugins/**/*.ts', 'routes/**/*.ts', 'test/services/**/*.ts'],
   plugins: { import: importPlugin },
   settings: { 'import/resolver': { node: { extensions: ['.ts', '.js', '.mjs'] } } },
   rules: {
     'import/no-restricted-paths': ['error', {
       basePath: import.meta.dirname,
       zones: [
-        { target: ['./src/*/**', './src/!(app|server).ts'], from: ['./plugins', './routes', './schemas'], message: 'src/ is the framework-free core: it imports nothing from plugins/, routes/ or schemas/ (only src/app.ts and src/server.ts compose them).' },
+        { target: './src', from: ['./plugins', './routes', './schemas', './app'], message: 'src/ is the framework-free core: it imports nothing from plugins/, routes/, schemas/ or app/ (app/ composes them).' },
+        { target: ['./plugins', './routes', './schemas'], from: './app', message: 'app/ is the composition root: it imports the layers, none of them imports it.' },
         { target: './schemas', from: './src', except: ['./domain'], message: 'schemas/ imports only src/domain and TypeBox.' },
         { target: './schemas', from: ['./plugins', './routes'], message: 'schemas/ imports only src/domain and TypeBox.' },
         { target: './plugins', from: './routes', message: 'plugins/ never imports routes/: routes depend on plugins, not the other way.' },
@@ -29,7 +30,7 @@ export const dependencyRule = {
   }
 }
 
-const coreFiles = { files: ['src/**/*.ts'], ignores: ['src/app.ts', 'src/server.ts'] }
+const coreFiles = { files: ['src/**/*.ts'] }
 
 export default [
   { ignores: ['dist/**', 'sdk/dist/**', 'sdk/src/generated/**', 'bench/results/**', 'coverage/**', '.tap/**', 'node_modules/**', 'data/**', 'test/fixtures/lint/**'] },
@@ -39,7 +40,7 @@ export default [
     ...coreFiles,
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [{ group: framework, message: 'src/ is the framework-free core: no Fastify outside src/app.ts and src/server.ts.' }]
+        patterns: [{ group: framework, message: 'src/ is the framework-free core: no Fastify in src/ (app/, plugins/ and routes/ speak HTTP).' }]
       }]
     }
   },

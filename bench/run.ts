@@ -29,7 +29,7 @@ const RESULTS_DIR = join(ROOT, 'bench', 'results')
  * cannot change what is measured halfway.
  */
 let SNAPSHOT = DIST
-const SERVER = (): string => join(SNAPSHOT, 'src', 'server.js')
+const SERVER = (): string => join(SNAPSHOT, 'app', 'server.js')
 const BASELINE = (): string => join(SNAPSHOT, 'bench', 'baseline-server.js')
 const LOADER = (): string => join(SNAPSHOT, 'bench', 'load.js')
 const EXPRESS_PEER = (): string => join(SNAPSHOT, 'bench', 'express-peer.js')
@@ -40,7 +40,7 @@ const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 500, metricsUsPerRequest: 3 }
 const METRICS_SCENARIOS = ['get-product', 'replay-payment']
 
 /**
- * The node flags of the production command (`npm start`: `node [flags] dist/src/server.js`),
+ * The node flags of the production command (`npm start`: `node [flags] dist/app/server.js`),
  * so the benchmark runs the service exactly as it is started in production.
  */
 function productionNodeFlags (): string[] {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { EVENT_RETENTION_DAYS, EVENT_TYPES, paymentEventType, type DomainEvent, type EventFactory, type NewEvent } from '../src/domain/events'
+import { EVENT_RETENTION_DAYS, EVENT_TYPES, paymentEventType, type DomainEvent, type NewEvent } from '../src/domain/events'
+import type { EventFactory } from '../src/domain/event-factory'
 import { newId } from '../src/domain/ids'
 import { eventResource } from '../src/domain/api-versions'
 import { toPublicPayment } from './payments'

@@ -91,7 +91,7 @@ export const Merchant = Type.Object({
 })
 export type MerchantType = Static<typeof Merchant>
 
-/** The merchants collection, as mounted by the area table in src/app.ts (and named in `Location`). */
+/** The merchants collection, as mounted by the area table in app/app.ts (and named in `Location`). */
 export const MERCHANTS_PATH = '/merchants'
 
 /** A merchant as the API shows it: optional fields that are not set are omitted; the version is only in the ETag. */

@@ -1,4 +1,4 @@
-import { buildApp } from '../src/app'
+import { buildApp } from '../app/app'
 import { loadConfig } from '../src/config'
 import { quoteTimestamps } from '../schemas/openapi-contract'
 

@@ -18,11 +18,11 @@ export async function launchChromium () {
 }
 
 /**
- * Starts `node dist/src/server.js` (in-memory SQLite, the browser tests' admin key, plus `env`) and resolves with
+ * Starts `node dist/app/server.js` (in-memory SQLite, the browser tests' admin key, plus `env`) and resolves with
  * `{ url, stop }` once it listens; `stop` ends it with SIGTERM and waits for its exit.
  */
 export function startService (env = {}) {
-  const server = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'server.js')], {
+  const server = spawn(process.execPath, [join(ROOT, 'dist', 'app', 'server.js')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: 'file::memory:', ADMIN_API_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe']

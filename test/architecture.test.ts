@@ -27,6 +27,9 @@ const wrong: Array<[string, string, string]> = [
   ['schemas importing Fastify', 'schemas/probe.ts', "import Fastify from 'fastify'\nexport const x = Fastify\n"],
   ['a plugin importing routes/', 'plugins/probe.ts', "import paymentRoutes from '../routes/payments'\nexport const x = paymentRoutes\n"],
   ['a service importing routes/', 'src/services/probe.ts', "import paymentRoutes from '../../routes/payments'\nexport const x = paymentRoutes\n"],
+  ['the core importing the composition root', 'src/services/probe.ts', "import { buildApp } from '../../app/app'\nexport const x = buildApp\n"],
+  ['a plugin importing the composition root', 'plugins/probe.ts', "import { buildApp } from '../app/app'\nexport const x = buildApp\n"],
+  ['a route importing the composition root', 'routes/payments/probe.ts', "import { buildApp } from '../../app/app'\nexport const x = buildApp\n"],
   ['a service test importing routes/', 'test/services/probe.test.ts', "import paymentRoutes from '../../routes/payments'\nexport const x = paymentRoutes\n"]
 ]
 
@@ -38,7 +41,7 @@ for (const [name, file, code] of wrong) {
 }
 
 const allowed: Array<[string, string, string]> = [
-  ['the composition root importing plugins and routes', 'src/app.ts', "import a from '../plugins/services'\nimport b from '../routes/payments'\nexport const x = [a, b]\n"],
+  ['the composition root importing the core, plugins and routes', 'app/app.ts', "import a from '../plugins/services'\nimport b from '../routes/payments'\nimport { loadConfig } from '../src/config'\nexport const x = [a, b, loadConfig]\n"],
   ['schemas importing src/domain and TypeBox', 'schemas/probe.ts', "import { Type } from '@sinclair/typebox'\nimport { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'\nexport const x = [Type, MAX_PAYMENT_AMOUNT]\n"],
   ['routes importing plugins, schemas and src', 'routes/payments/probe.ts', "import { problemErrorHandler } from '../../plugins/http/errors/problem'\nimport { Payment } from '../../schemas/payments'\nimport { paymentService } from '../../src/services/payments'\nexport const x = [problemErrorHandler, Payment, paymentService]\n"],
   ['a plugin importing src and schemas', 'plugins/probe.ts', "import { productService } from '../src/services/products'\nimport { componentSchemas } from '../schemas'\nexport const x = [productService, componentSchemas]\n"],

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap'
 import { buildTestApp, checkResponsesAgainstOpenApi } from './helpers/app'
 import { openApiValidator, type ResponseLike } from './helpers/openapi-validator'
-import { buildApp } from '../src/app'
+import { buildApp } from '../app/app'
 import { testConfig } from './helpers/app'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'

@@ -31,7 +31,7 @@ function withRedaction (logger: NonNullable<FastifyServerOptions['logger']>): No
  * What only Fastify() itself takes: the logger and the access log, request ids, limits and
  * time-outs of the HTTP server, the answers to what Node's parser and the router refuse before any
  * hook runs (in the shape of the request's area), and the schema compilers. Everything else is a
- * plugin (src/app.ts).
+ * plugin (app/app.ts).
  */
 export function serverOptions (config: Config, areas: readonly AreaErrors[], logger?: FastifyServerOptions['logger']): FastifyHttpOptions<Server> {
   return {

@@ -53,7 +53,7 @@ async function startServiceOn (port: number): Promise<Service> {
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     WEBHOOK_POLL_INTERVAL_MS: '100'
   }
-  const server = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const server = spawn(process.execPath, [join(ROOT, 'dist', 'app', 'server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), 20_000)

@@ -158,13 +158,3 @@ export class DisputeNotAcceptableError extends ConflictError {
     Object.assign(this.extensions, { disputeId: dispute.id, disputeStatus: dispute.status })
   }
 }
-
-/** A refund of a payment with a dispute that is not `won`: the PSP has taken (or may take) the money back. */
-export class PaymentDisputedError extends ConflictError {
-  override readonly code = 'PAYMENT_DISPUTED'
-  constructor (readonly paymentId: string) {
-    super('The payment has a dispute that is not won: it cannot be refunded while the cardholder\'s bank decides (the PSP refuses it too). ' +
-      'See GET /api/disputes?paymentId=… .')
-    Object.assign(this.extensions, { paymentId })
-  }
-}

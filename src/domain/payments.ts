@@ -4,7 +4,6 @@ import { invalidCurrencyMessage, minorUnitsOf } from './currencies'
 import type { Metadata } from './metadata'
 import type { ConnectorRef } from './routing'
 import type { Customer, PaymentMethodDetails } from './customers'
-import { PaymentDisputedError } from './disputes'
 
 export const PAYMENT_STATUSES = ['pending', 'requires_action', 'requires_capture', 'succeeded', 'declined', 'failed', 'canceled', 'partially_refunded', 'refunded'] as const
 export type PaymentStatus = typeof PAYMENT_STATUSES[number]
@@ -630,5 +629,15 @@ export function newPendingPayment (fields: {
     merchantId: fields.merchantId ?? null,
     createdAt: fields.at,
     updatedAt: fields.at
+  }
+}
+
+/** A refund of a payment with a dispute that is not `won`: the PSP has taken (or may take) the money back. */
+export class PaymentDisputedError extends ConflictError {
+  override readonly code = 'PAYMENT_DISPUTED'
+  constructor (readonly paymentId: string) {
+    super('The payment has a dispute that is not won: it cannot be refunded while the cardholder\'s bank decides (the PSP refuses it too). ' +
+      'See GET /api/disputes?paymentId=… .')
+    Object.assign(this.extensions, { paymentId })
   }
 }

@@ -9,7 +9,7 @@ import {
 import { GatewayError, type CaptureResult, type PaymentGateway } from '../gateway/types'
 import type { Database, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
-import type { EventFactory } from '../domain/events'
+import type { EventFactory } from '../domain/event-factory'
 import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
 import type { ConnectorDirectory, ConnectorRef } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'

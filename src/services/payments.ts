@@ -20,7 +20,7 @@ import { paymentCreation } from '../store/rows'
 import type { Metadata } from '../domain/metadata'
 import type { Customer } from '../domain/customers'
 import type { Page } from '../domain/pagination'
-import type { EventFactory } from '../domain/events'
+import type { EventFactory } from '../domain/event-factory'
 import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */

@@ -17,7 +17,7 @@ import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger
 import type { ConnectorDirectory } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
-import type { EventFactory } from '../domain/events'
+import type { EventFactory } from '../domain/event-factory'
 
 export interface RefundDeps {
   db: Database

@@ -1,4 +1,4 @@
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 import { newId } from '../../src/domain/ids'
 import { signatureOf, type AdyenNotificationItem } from '../../src/gateway/adyen-notifications'
 

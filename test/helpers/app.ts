@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp, type App, type AppOverrides } from '../../src/app'
+import { buildApp, type App, type AppOverrides } from '../../app/app'
 import type { Database } from '../../src/store/types'
 import { loadConfig, type Config } from '../../src/config'
 import { LATEST_API_VERSION, type ApiVersion } from '../../src/domain/api-versions'

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { buildTestApp, type TestAppOptions } from './app'
-import type { App, AppOverrides } from '../../src/app'
+import type { App, AppOverrides } from '../../app/app'
 
 /** A SQLite database file two apps can share (removed after the test). */
 export function sharedDatabase (t: Test): string {

@@ -1,5 +1,5 @@
 import type { InjectOptions } from 'fastify'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 export const PROBLEM = 'application/problem+json; charset=utf-8'
 

@@ -19,7 +19,7 @@ export function childEnv (env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * `src/server.ts` as a real process. tap's TypeScript loader is in process.execArgv,
+ * `app/server.ts` as a real process. tap's TypeScript loader is in process.execArgv,
  * so the child runs the sources without a build.
  */
 export class ServerProcess {
@@ -32,7 +32,7 @@ export class ServerProcess {
   private readonly waiters = new Set<() => void>()
 
   constructor (t: Test, env: Record<string, string>) {
-    this.child = spawn(process.execPath, [...process.execArgv, 'src/server.ts'], {
+    this.child = spawn(process.execPath, [...process.execArgv, 'app/server.ts'], {
       cwd: ROOT,
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe']

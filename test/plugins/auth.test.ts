@@ -9,7 +9,7 @@ import { ADMIN_AUTH, TEST_ADMIN_KEY, buildTestApp, merchantWithKey, type Merchan
 import { spyGateway, type SpyGateway } from '../helpers/gateway'
 import { ACCESS_LEVELS, MAX_ACTIVE_API_KEYS } from '../../src/domain/api-keys'
 import { newPendingPayment } from '../../src/domain/payments'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 const REALM = 'Bearer realm="product-payment-service"'
 const UNKNOWN_KEY = 'sk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'

@@ -9,7 +9,7 @@ import { buildTestApp, merchantWithKey, type MerchantCredentials } from '../help
 import { twoInstances } from '../helpers/instances'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { manualClock } from '../helpers/payments'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 /** A merchant with two simulated accounts: `first` (priority 0) routes before `second` (priority 1). */
 async function merchantWithTwoAccounts (app: App) {

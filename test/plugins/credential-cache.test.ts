@@ -8,7 +8,7 @@ import { ADMIN_AUTH, buildTestApp, merchantWithKey } from '../helpers/app'
 import { sharedDatabase, twoInstances } from '../helpers/instances'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { manualClock, postJson } from '../helpers/payments'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 // Each request names its own key: the test's default credentials would hide which key a request used.
 const NO_DEFAULT_CREDENTIALS = { credentials: 'none' } as const

@@ -8,7 +8,7 @@ import { ADMIN_AUTH, buildTestApp } from '../helpers/app'
 import { twoInstances } from '../helpers/instances'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { manualClock } from '../helpers/payments'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 const put = async (app: App, id: string, price: number) =>
   await app.inject({ method: 'PUT', url: `/products/${id}`, headers: ADMIN_AUTH, payload: { name: 'Cup', price } })

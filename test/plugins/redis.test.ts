@@ -8,7 +8,7 @@ import { buildTestApp } from '../helpers/app'
 import { ensureRedis, REDIS_TEST_URL, uniquePrefix } from '../helpers/redis'
 import { redisRateLimitStore } from '../../plugins/http/redis-rate-limit-store'
 import { REDIS_DEGRADED } from '../../plugins/redis'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 interface LogLine { level: number, msg: string, [key: string]: unknown }
 

@@ -1,6 +1,6 @@
 /**
  * An Adyen notification accepted but not applied when the service dies (issue 26): the real, built service
- * (dist/src/server.js) on a throwaway PostgreSQL schema, the local fake Adyen (test/helpers/fake-adyen.ts), a
+ * (dist/app/server.js) on a throwaway PostgreSQL schema, the local fake Adyen (test/helpers/fake-adyen.ts), a
  * merchant with an Adyen account made through the HTTP API, a manual-capture payment whose capture Adyen
  * received (202, capture pending).
  *

@@ -1,6 +1,6 @@
 /**
  * A shopper's return killed between the PSP's answer and our commit (issue 37): the real, built service
- * (dist/src/server.js) on a throwaway PostgreSQL schema, the local fake Stripe (test/helpers/fake-stripe.ts), a
+ * (dist/app/server.js) on a throwaway PostgreSQL schema, the local fake Stripe (test/helpers/fake-stripe.ts), a
  * merchant with a Stripe account (secret key and webhook signing secret) made through the HTTP API, and a
  * customer-present payment (returnUrl, Stripe's 3-D Secure test card): 201 requires_action, Stripe's
  * PaymentIntent waiting on its hosted page. The shopper authenticates there (the fake marks the PaymentIntent

@@ -1,6 +1,6 @@
 /**
  * Real processes for the fault tests: a throwaway PostgreSQL cluster (initdb into a temporary
- * directory, its own port), a throwaway Redis, instances of the BUILT service (dist/src/server.js,
+ * directory, its own port), a throwaway Redis, instances of the BUILT service (dist/app/server.js,
  * what operators run), and a keyed load that retries like a well-behaved client.
  * Never the shared PostgreSQL (5432) or Redis (6379).
  */
@@ -18,7 +18,7 @@ import { TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 
 const ROOT = resolve(__dirname, '..', '..')
 export const PG_BIN = process.env.FAULT_PG_BIN ?? '/usr/lib/postgresql/15/bin'
-export const SERVER_JS = join(ROOT, 'dist', 'src', 'server.js')
+export const SERVER_JS = join(ROOT, 'dist', 'app', 'server.js')
 
 /** Why the fault tests cannot run here, or undefined. They run only when asked (FAULT_TESTS=1: CI's own step). */
 export function faultTestsUnavailable (needs: { postgres?: boolean, redis?: boolean, tmpfs?: boolean }): string | undefined {
@@ -144,7 +144,7 @@ export class RedisServer {
   }
 }
 
-/** One instance of the built service (`node dist/src/server.js`), with its JSON log lines. */
+/** One instance of the built service (`node dist/app/server.js`), with its JSON log lines. */
 export class ServiceInstance {
   readonly logs: LogLine[] = []
   stderr = ''

@@ -109,7 +109,7 @@ async function start (t: Test, command: string[], dir: string, logLevel = 'info'
 }
 
 const COMMANDS = [
-  { name: 'node dist/src/server.js', command: ['node', 'dist/src/server.js'] },
+  { name: 'node dist/app/server.js', command: ['node', 'dist/app/server.js'] },
   { name: 'npm start', command: ['npm', 'start'] }
 ]
 

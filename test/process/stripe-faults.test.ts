@@ -1,5 +1,5 @@
 /**
- * The Stripe connector's faults with the real, built service (dist/src/server.js) and the local fake Stripe
+ * The Stripe connector's faults with the real, built service (dist/app/server.js) and the local fake Stripe
  * (test/helpers/fake-stripe.ts), on SQLite and on PostgreSQL (a throwaway schema): a merchant with a Stripe
  * account (priority 0) and a simulated one (priority 1), made through the HTTP API.
  * - refused connection: Stripe certainly did nothing, the payment fails over and succeeds on the simulated one;

@@ -29,7 +29,7 @@ import {
   toJson,
   type Sent
 } from '../helpers/fuzz'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 const ENV = { RATE_LIMIT_MAX: '1000000000' }
 let total = 0

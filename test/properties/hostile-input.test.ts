@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { buildTestApp } from '../helpers/app'
 import { spyGateway, type SpyGateway } from '../helpers/gateway'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 import { MAX_BODY_DEPTH } from '../../plugins/http/body-guard'
 import { literalDecimalPlaces, maxLiteralDecimalPlaces } from '../../plugins/http/json-numbers'
 

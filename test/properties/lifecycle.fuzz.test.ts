@@ -10,7 +10,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildTestApp } from '../helpers/app'
 import { spyGateway } from '../helpers/gateway'
 import { FUZZ_SEED, contentType, headers, hostileJson, idempotencyKey, nastyString, nastyValue, pathSegment, runs, send } from '../helpers/fuzz'
-import type { App } from '../../src/app'
+import type { App } from '../../app/app'
 
 let property = 0
 

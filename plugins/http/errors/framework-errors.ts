@@ -8,7 +8,7 @@ import { REQUEST_ID_HEADER } from '../../request-id'
 /** The error shape of an area: the `{ error, code }` envelope or RFC 9457 problem documents. */
 export type ErrorShape = 'envelope' | 'problem'
 
-/** What the framework-level handlers need to know of an area (one row of the area table in src/app.ts). */
+/** What the framework-level handlers need to know of an area (one row of the area table in app/app.ts). */
 export interface AreaErrors {
   prefix: string
   errorShape: ErrorShape

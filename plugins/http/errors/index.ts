@@ -8,7 +8,7 @@ import { throwNotedFieldErrors } from './field-errors'
  * route noted before its schema ran, thrown once the schema has passed (field-errors.ts).
  * Registered before anything that creates a scope, so every scope inherits the handler.
  * What Node and the router refuse before a request reaches a route (client-error.ts, framework-errors.ts)
- * are server options: src/app.ts takes them from ../server-options.ts.
+ * are server options: app/app.ts takes them from ../server-options.ts.
  */
 export default fp(async (app) => {
   app.setErrorHandler(envelopeErrorHandler)

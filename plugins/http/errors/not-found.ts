@@ -5,7 +5,7 @@ import { areaOf, type AreaErrors } from './framework-errors'
 import { problemNotFound } from './problem'
 
 export interface NotFoundOptions {
-  /** The areas of the API (src/app.ts): a path inside a problem area gets a problem document. */
+  /** The areas of the API (app/app.ts): a path inside a problem area gets a problem document. */
   areas: readonly AreaErrors[]
 }
 

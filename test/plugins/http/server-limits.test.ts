@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { ADMIN_AUTH, buildTestApp, merchantWithKey, testConfig } from '../../helpers/app'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { ConfigError, loadConfig } from '../../../src/config'
 import { httpServerOptions } from '../../../plugins/http/server-limits'
 

@@ -4,7 +4,7 @@ import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } f
 import { spyGateway, type SpyGateway } from '../../helpers/gateway'
 import { manualClock } from '../../helpers/payments'
 import { adyenAccount, HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
 import { GatewayError, type ChargeRequest, type ChargeResult } from '../../../src/gateway/types'
 import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'

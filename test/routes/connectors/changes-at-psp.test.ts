@@ -5,7 +5,7 @@ import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } f
 import { FakeStripe } from '../../helpers/fake-stripe'
 import { spyGateway } from '../../helpers/gateway'
 import { adyenAccount, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
 
 /* Issue 40: refunds made at the PSP (Stripe Dashboard, Adyen Customer Area) are recorded so our records equal the PSP's. */

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import Stripe from 'stripe'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } from '../../helpers/app'
 import { FakeStripe } from '../../helpers/fake-stripe'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 
 const SECRET_KEY = 'sk_test_51Hx00dashboardChanges0004242'
 const WEBHOOK_SECRET = 'whsec_0123456789abcdefDASHBOARD'

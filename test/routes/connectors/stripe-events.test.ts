@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import Stripe from 'stripe'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } from '../../helpers/app'
 import { FakeStripe } from '../../helpers/fake-stripe'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { newId } from '../../../src/domain/ids'
 
 const SECRET_KEY = 'sk_test_51Hx00webhookPART0004242'

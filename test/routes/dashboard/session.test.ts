@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { LightMyRequestResponse } from 'fastify'
 import { ADMIN_AUTH, TEST_ADMIN_KEY, buildTestApp, merchantWithKey, type MerchantCredentials } from '../../helpers/app'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { sessionIdOf } from '../../../src/domain/dashboard-sessions'
 
 const NONE = { authorization: undefined }

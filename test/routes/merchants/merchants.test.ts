@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { buildTestApp } from '../../helpers/app'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { createSqliteDatabase } from '../../../src/store/sqlite'
 
 const JSON_UTF8 = 'application/json; charset=utf-8'

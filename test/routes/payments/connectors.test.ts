@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap'
 import { buildTestApp, merchantWithKey, type MerchantCredentials } from '../../helpers/app'
 import { FakeStripe } from '../../helpers/fake-stripe'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 
 const SECRET_KEY = 'sk_test_51LocalFakeStripe'
 

@@ -13,7 +13,7 @@ import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen, type RecordedReques
 import { HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
 import { manualClock } from '../../helpers/payments'
 import { ensurePostgres, freshSchema } from '../../helpers/postgres'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'
 
 const BASE = 'https://pay.example.com'

@@ -10,7 +10,7 @@ import { buildTestApp, merchantWithKey, ADMIN_AUTH, type MerchantCredentials } f
 import { FakeStripe } from '../../helpers/fake-stripe'
 import { manualClock } from '../../helpers/payments'
 import { ensurePostgres, freshSchema } from '../../helpers/postgres'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 
 const SECRET_KEY = 'sk_test_51Hx00threeDSecure0004242'
 const WEBHOOK_SECRET = 'whsec_0123456789abcdef3DSECURE'

@@ -3,7 +3,7 @@ import { buildTestApp, merchantWithKey } from '../../helpers/app'
 import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../../helpers/fake-adyen'
 import { spyGateway } from '../../helpers/gateway'
 import { manualClock, postJson, PROBLEM, refundsOf } from '../../helpers/payments'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { ensurePostgres, freshSchema } from '../../helpers/postgres'
 
 const BASE = 'https://pay.example.com'

@@ -9,7 +9,7 @@ import { buildTestApp, merchantWithKey, type MerchantCredentials } from '../../h
 import { FakeStripe } from '../../helpers/fake-stripe'
 import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../../helpers/fake-adyen'
 import { HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 
 const STRIPE_KEY = 'sk_test_51LocalFakeStripe'
 

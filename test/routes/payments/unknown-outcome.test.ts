@@ -14,7 +14,7 @@ import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../../helper
 import { HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
 import { until } from '../../helpers/local-psp'
 import { ensurePostgres, freshSchema } from '../../helpers/postgres'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { adyenIdempotencyKey } from '../../../src/gateway/adyen'
 
 const STRIPE_KEY = 'sk_test_51LocalFakeStripeUnknown'

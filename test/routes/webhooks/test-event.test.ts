@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH } from '../../helpers/app'
 import { webhookReceiver } from '../../helpers/webhook-receiver'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { itemAt } from '../../helpers/items'
 
 // POST /merchants/{id}/webhook-endpoints/{endpointId}/test (issue 44): one signed webhook_endpoint.test delivery, sent now

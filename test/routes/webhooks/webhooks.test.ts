@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import { buildTestApp, merchantWithKey, ADMIN_AUTH } from '../../helpers/app'
 import { webhookReceiver } from '../../helpers/webhook-receiver'
-import type { App } from '../../../src/app'
+import type { App } from '../../../app/app'
 import { webhookClient } from '../../../src/webhooks/client'
 import { itemAt } from '../../helpers/items'
 
