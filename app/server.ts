@@ -1,7 +1,8 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { buildApp, type App } from './app'
-import { ConfigError, loadConfig, type Config } from '../src/config'
+import { ConfigError, type Config } from '../src/config'
+import { loadConfig } from '../src/load-config'
 
 /** The signals that ask for a graceful stop (container runtimes and process managers send SIGTERM; Ctrl-C is SIGINT). */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const

@@ -1,5 +1,5 @@
 import { buildApp } from '../app/app'
-import { loadConfig } from '../src/config'
+import { loadConfig } from '../src/load-config'
 import { quoteTimestamps } from '../schemas/openapi-contract'
 
 /**

@@ -5,7 +5,7 @@
  *
  *   ENCRYPTION_KEYS=new:…,old:… npm run reencrypt
  */
-import { loadConfig } from '../src/config'
+import { loadConfig } from '../src/load-config'
 import { openDatabase } from '../src/store'
 import { secretBox } from '../src/secrets/encryption'
 import { encryptionKeysFor } from '../src/secrets/keys'

@@ -96,3 +96,8 @@ t.test('the cycle check finds a cycle made of type-only links and a self-import'
     ['src/domain/c-probe.ts']
   ])
 })
+
+t.test('src/config.ts depends on nothing but its schema\'s library: everything may import the config object', async (t) => {
+  const imports = ts.preProcessFile(readFileSync(join(root, 'src/config.ts'), 'utf8'), true, true).importedFiles.map((imported) => imported.fileName)
+  t.same(imports, ['@sinclair/typebox'])
+})

@@ -5,9 +5,6 @@ import type { PaymentGateway } from './types'
  * (stripe.ts, …) builds one; connectors.ts chooses which by type.
  */
 
-/** Stripe's API (STRIPE_API_URL's default): here, not in stripe.ts, so checking the setting does not load Stripe's SDK. */
-export const STRIPE_DEFAULT_API_URL = 'https://api.stripe.com'
-
 /** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */
 export type ConnectorCredentials = Readonly<Record<string, string>>
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { nextAttemptDelay, parseRetryAfter, parseRetryDelays, signatureHeader, verifiesWith, newSecret, receives } from '../../src/domain/webhooks'
 import { isPrivateAddress, webhookUrlProblem, resolvesPrivately } from '../../src/webhooks/addresses'
-import { loadConfig } from '../../src/config'
+import { loadConfig } from '../../src/load-config'
 import { TEST_ADMIN_KEY } from '../helpers/app'
 import { paymentEventType, isEventType } from '../../src/domain/events'
 

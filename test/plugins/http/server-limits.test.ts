@@ -8,7 +8,8 @@ import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { ADMIN_AUTH, buildTestApp, merchantWithKey, testConfig } from '../../helpers/app'
 import type { App } from '../../../app/app'
-import { ConfigError, loadConfig } from '../../../src/config'
+import { ConfigError } from '../../../src/config'
+import { loadConfig } from '../../../src/load-config'
 import { httpServerOptions } from '../../../plugins/http/server-limits'
 
 /** Slack for a loaded CI machine on top of a deadline and Node's check interval. */
