@@ -5,6 +5,7 @@ import type { Database } from '../src/store/types'
 import { serverOptions, type AreaErrors } from '../plugins/http/server-options'
 import errorsPlugin from '../plugins/http/errors'
 import notFoundPlugin from '../plugins/http/errors/not-found'
+import { setAreaHandlers } from '../plugins/http/errors/area-handlers'
 import serverLimitsPlugin from '../plugins/http/server-limits'
 import requestBodyPlugin from '../plugins/http/request-body'
 import requestHygienePlugin from '../plugins/http/request-hygiene'
@@ -25,7 +26,7 @@ import schemasPlugin from '../plugins/schemas'
 import servicesPlugin from '../plugins/services'
 import healthRoutes from '../routes/health'
 import rootRoutes from '../routes/root'
-import productRoutes, { unroutableProductRequest } from '../routes/products'
+import productRoutes, { productNotFound, unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
 import disputeRoutes from '../routes/disputes'
 import merchantRoutes from '../routes/merchants'
@@ -69,13 +70,15 @@ interface Area extends AreaErrors {
 }
 
 /**
- * The areas of the API: where each is mounted, its routes, and its error shape. This table drives
- * both the registration below and the shape of answers given outside any route (a request the
- * router cannot route, that Node's parser refuses, or that no route serves).
+ * The areas of the API: where each is mounted, its routes, and its error shape. This table is the one
+ * source of the areas' error answers: it drives the registration below, which gives each area's scope
+ * the error and not-found handlers of its shape (plugins/http/errors/area-handlers.ts), and the shape of
+ * answers given outside any route (a request the router cannot route, that Node's parser refuses, or
+ * that no route serves).
  */
 export const areas: readonly Area[] = [
   { prefix: '/health', routes: healthRoutes, errorShape: 'envelope' },
-  { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest },
+  { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest, notFound: productNotFound },
   { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
   { prefix: '/api/disputes', routes: disputeRoutes, errorShape: 'problem' },
   { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' },
@@ -83,6 +86,14 @@ export const areas: readonly Area[] = [
   { prefix: CHECKOUT_PATH, routes: checkoutRoutes, errorShape: 'problem' },
   { prefix: DASHBOARD_PATH, routes: dashboardRoutes, errorShape: 'problem' }
 ]
+
+/** An area's routes in their own scope, behind the error and not-found handlers its row of the table names. */
+function areaScope (area: Area): FastifyPluginAsyncTypebox {
+  return async (scope, options) => {
+    setAreaHandlers(scope, area)
+    await area.routes(scope, options)
+  }
+}
 
 /** Builds the whole service, ready but not listening. */
 export async function buildApp (config: Config, overrides: AppOverrides = {}): Promise<App> {
@@ -121,7 +132,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(notFoundPlugin, { areas })
 
   await app.register(rootRoutes)
-  for (const area of areas) await app.register(area.routes, { prefix: area.prefix })
+  for (const area of areas) await app.register(areaScope(area), { prefix: area.prefix })
 
   await app.ready()
   return app

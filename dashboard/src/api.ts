@@ -1,22 +1,7 @@
 // The one way the dashboard talks to the service: the JSON API, through the dashboard session
 // (HttpOnly cookie + X-CSRF-Token header). No business rule lives here: the API decides, the page shows it.
 
-export type Principal = { kind: 'admin' } | { kind: 'merchant', merchantId: string }
-
-export interface Session {
-  principal: Principal
-  csrfToken: string
-  expiresAt: string
-}
-
-/** An RFC 9457 problem document (or the products area's `{ error, code }` envelope). */
-export interface Problem {
-  type?: string
-  title?: string
-  detail?: string
-  error?: string
-  errors?: Record<string, string[] | string>
-}
+import type { components } from '../../sdk/src/generated/schema'
 
 export class ApiError extends Error {
   constructor (readonly status: number, readonly problem: Problem, readonly retryAfter: string | null) {
@@ -32,10 +17,12 @@ export function whenSessionLost (callback: () => void): void { onSessionLost = c
 
 /** The API's answer in words a merchant understands, with the API's own detail. */
 export function plainWords (status: number, problem: Problem, retryAfter: string | null): string {
-  const detail = problem.detail ?? problem.error ?? problem.title ?? ''
-  const fields = problem.errors === undefined
+  // The body of a refusal is whatever the service (or a proxy before it) sent: every member is read as optional.
+  const detail = ('error' in problem ? problem.error : problem.detail ?? problem.title) ?? ''
+  const errors = 'errors' in problem ? problem.errors : undefined
+  const fields = errors === undefined
     ? ''
-    : ' ' + Object.entries(problem.errors).map(([field, messages]) => `${field}: ${[messages].flat().join(', ')}`).join('; ')
+    : ' ' + Object.entries(errors).map(([field, messages]) => `${field}: ${[messages].flat().join(', ')}`).join('; ')
   const later = retryAfter === null ? '' : ` Try again in ${retryAfter} s.`
   const why: Record<number, string> = {
     400: 'The service refused the request as sent.',
@@ -119,126 +106,48 @@ export function messageOf (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-// The resources the pages show (the API's public shapes, only the members used).
-export interface Page<T> { data: T[], hasMore: boolean }
+// The resources the pages show and the bodies they send: the API's own shapes, from the OpenAPI document through the
+// SDK's generated types (sdk/src/generated/schema.ts, `npm run generate --prefix sdk`). A type-only import: esbuild
+// erases it, so nothing of the SDK is bundled, and a change to a route's schema breaks the dashboard's typecheck.
+type Schemas = components['schemas']
 
-export interface Attempt { connectorId: string | null, connectorType: string, outcome: string, code: string | null, at: string }
-
-export interface Payment {
-  id: string
-  status: string
-  amount: number
-  currency: string
-  amountRefunded: number
-  amountCaptured: number
-  amountCapturable: number
-  amountCapturePending?: number
-  /** Present once the payment had a dispute: the money the PSP took back and has not reinstated. */
-  amountDisputed?: number
-  captureMethod?: string
-  declineCode?: string
-  failureCode?: string
-  cancellationReason?: string
-  connector: { id: string | null, type: string }
-  connectorReference?: string
-  attempts: Attempt[]
-  metadata?: Record<string, string>
-  customer?: { email: string, name?: string, reference?: string }
-  paymentMethodDetails?: { type: string, card?: { brand: string, last4: string, expMonth?: number, expYear?: number, country?: string } }
-  /** A customer-present payment's: where the shopper lands after authenticating (the merchant's page). */
-  returnUrl?: string
-  /** While `requires_action`: where the merchant's checkout sends the shopper to authenticate (3-D Secure, a bank's page). */
-  nextAction?: { type: 'redirect', url: string, method: 'GET' | 'POST', data?: Record<string, string> }
-  createdAt: string
-  updatedAt: string
-}
-
-export interface Refund {
-  id: string
-  paymentId: string
-  amount: number
-  currency: string
-  status: string
-  reason?: string
-  failureCode?: string
-  createdAt: string
-}
-
-export type DisputeStatus = 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted'
-
-/** A dispute a PSP reported on one of the merchant's payments (GET /api/disputes). */
-export interface Dispute {
-  id: string
-  paymentId: string
-  amount: number
-  currency: string
-  /** The PSP's reason as given (Stripe's `reason`, Adyen's chargeback reason code); absent when it gave none. */
-  reason?: string
-  status: DisputeStatus
-  fundsWithdrawn: boolean
-  evidenceDueBy?: string
-  connector: { id: string, type: string }
-  connectorReference: string
-  createdAt: string
-  updatedAt: string
-}
-
-export interface ApiEvent {
-  id: string
-  type: string
-  sequence: number
-  createdAt: string
-  resource: { type: string, id: string }
-  /** The resource as the API showed it then (a refund's names its `paymentId`). */
-  data: Record<string, unknown>
-}
-
-export interface Merchant { id: string, name: string, email: string, status: 'active' | 'suspended', createdAt: string }
-
-export interface ApiKey { id: string, name: string, prefix: string, last4: string, createdAt: string, expiresAt?: string | null }
-
-export interface Connector {
-  id: string
-  type: string
-  priority: number
-  status: 'enabled' | 'disabled'
-  description?: string
-  credentialsHint?: string
-  createdAt: string
-  updatedAt: string
-}
-
-export interface WebhookEndpoint {
-  id: string
-  url: string
-  description?: string
-  enabledEvents: string[]
-  disabled: boolean
-  disabledReason?: string
-  createdAt: string
-}
-
-export interface DeliveryAttempt { attempt: number, at: string, statusCode: number | null, durationMs: number, error: string | null, responseBody?: string | null }
-
-export interface Delivery {
-  id: string
-  eventId: string
-  eventType: string
-  status: 'pending' | 'succeeded' | 'failed'
-  attempts: number
-  nextAttemptAt?: string
-  attemptLog: DeliveryAttempt[]
-  createdAt: string
-}
-
-export interface Outcome { count: number, amount: number }
-export interface SummaryDay { date: string, succeeded: Outcome, declined: Outcome, refunded: Outcome }
-export interface Summary {
-  from: string
-  to: string
-  currencies: Array<{
-    currency: string
-    days: SummaryDay[]
-    totals: { succeeded: Outcome, declined: Outcome, refunded: Outcome, successRate: number | null }
-  }>
-}
+export type Payment = Schemas['Payment']
+export type PaymentList = Schemas['PaymentList']
+export type PaymentSummary = Schemas['PaymentSummary']
+export type CaptureRequest = Schemas['CaptureRequest']
+export type Refund = Schemas['Refund']
+export type RefundList = Schemas['RefundList']
+export type CreateRefundRequest = Schemas['CreateRefundRequest']
+export type Dispute = Schemas['Dispute']
+export type DisputeList = Schemas['DisputeList']
+export type DisputeStatus = Dispute['status']
+export type ApiEvent = Schemas['Event']
+export type EventList = Schemas['EventList']
+export type Merchant = Schemas['Merchant']
+export type MerchantList = Schemas['MerchantList']
+export type CreateMerchantRequest = Schemas['CreateMerchantRequest']
+export type MerchantPatch = Schemas['MerchantPatch']
+export type ApiKey = Schemas['ApiKey']
+export type ApiKeyCollection = Schemas['ApiKeyCollection']
+export type CreatedApiKey = Schemas['CreatedApiKey']
+export type CreateApiKeyRequest = Schemas['CreateApiKeyRequest']
+export type Connector = Schemas['ConnectorAccount']
+export type ConnectorCollection = Schemas['ConnectorAccountCollection']
+export type CreateConnectorRequest = Schemas['CreateConnectorRequest']
+export type UpdateConnectorRequest = Schemas['UpdateConnectorRequest']
+export type WebhookEndpoint = Schemas['WebhookEndpoint']
+export type WebhookEndpointCollection = Schemas['WebhookEndpointCollection']
+export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret']
+export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest']
+export type UpdateWebhookEndpointRequest = Schemas['UpdateWebhookEndpointRequest']
+export type RotateWebhookSecretRequest = Schemas['RotateWebhookSecretRequest']
+export type ReplayWebhookEventsRequest = Schemas['ReplayWebhookEventsRequest']
+export type ReplayResult = Schemas['ReplayResult']
+export type Delivery = Schemas['WebhookDelivery']
+export type DeliveryList = Schemas['WebhookDeliveryList']
+export type DeliveryAttempt = Delivery['attemptLog'][number]
+export type Session = Schemas['DashboardSession']
+export type SignInRequest = Schemas['DashboardSignIn']
+export type Principal = Session['principal']
+/** An RFC 9457 problem document of any area, or the products area's `{ error, code }` envelope. */
+export type Problem = Schemas['ProblemDetails'] | Schemas['ErrorEnvelope']

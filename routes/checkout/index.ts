@@ -5,8 +5,6 @@ import { NotFoundError } from '../../src/domain/errors'
 import { merchantReturnUrl } from '../../src/domain/payments'
 import { simulatedBankDecision } from '../../src/gateway/simulated'
 import { namespacedLedger } from '../../src/gateway/connectors'
-import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
-import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { publicOperation } from '../../schemas/auth'
 import {
   CHECKOUT_PATH, RETURN_SEGMENT, ReturnForm, ReturnParams, ReturnQuery, returnResponses, SIMULATED_BANK_SEGMENT, SimulatedBankForm, SimulatedBankQuery,
@@ -41,9 +39,6 @@ function stringsOf (...sources: unknown[]): Record<string, string> {
  * unguessable token, never the payment id; the outcome always comes from asking the PSP.
  */
 const checkout: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(problemErrorHandler)
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
   // Browsers post forms: Adyen's return (MD/PaRes, redirectResult) and the simulated bank's buttons.
   app.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))))

@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
-import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { publicOperation } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
@@ -17,10 +15,6 @@ import {
  * signs each delivery, and the signature over the raw body is the authentication.
  */
 const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(problemErrorHandler)
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
-
   // Stripe signs the exact bytes it sent: they are kept beside the parsed body (which the schema and body guard still check).
   const rawBodies = new WeakMap<FastifyRequest, Buffer>()
   const parseJson = utf8JsonParser(app)

@@ -2,8 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import { UnauthenticatedError } from '../../src/domain/errors'
-import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
-import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth'
 import { DASHBOARD_SESSION_SCHEME, publicOperation } from '../../schemas/auth'
 import { SignInBody, dashboardResponses, toSessionResource } from '../../schemas/dashboard'
@@ -24,10 +22,6 @@ function noSession (): UnauthenticatedError {
  * the cookie themselves (GET needs no CSRF header: it changes nothing and returns the token to a reload).
  */
 const dashboard: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(problemErrorHandler)
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
-
   app.post('/session', {
     config: { auth: 'public' },
     schema: {

@@ -7,9 +7,7 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { IdempotencyHeaders, idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
 import { paymentErrors } from '../../schemas/payments'
 import { Dispute, DisputeList, DisputeListQuery, DisputeParams, disputeErrors, disputeExamples, toPublicDispute } from '../../schemas/disputes'
-import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
 import { disputeAcceptedResponse } from '../../plugins/stored-responses'
-import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { integerQuery } from '../../plugins/http/request-guards'
 
 const adminRefused = 'This operation needs a merchant API key; the admin key does not act on a merchant\'s behalf.'
@@ -29,11 +27,6 @@ function ownerOf (request: FastifyRequest): string {
 
 /** /api/disputes (issue 40): the disputes the PSPs reported on a merchant's payments; accepting one. RFC 9457 problem documents. */
 const disputes: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(problemErrorHandler)
-  // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
-
   app.get('', {
     config: { auth: 'merchant' },
     schema: {

@@ -6,8 +6,6 @@ import { codeErrors, createInputErrors, mergePatchShapeErrors, merchantEtag } fr
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { evaluatePreconditions } from '../../plugins/http/conditional'
-import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
-import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { IdempotencyHeaders, jsonResponse } from '../../schemas/common'
 import { integerQuery, metadataGuard } from '../../plugins/http/request-guards'
 import { validPageRequest } from '../../src/domain/pagination'
@@ -77,11 +75,6 @@ const ownErrors = problemAuthErrors('only the admin key changes `status`', '/mer
 
 /** The merchants area: RFC 9457 problem documents for every failure. */
 const merchants: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(problemErrorHandler)
-  // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
-
   // JSON Merge Patch documents are JSON: same parser, same body limit (the
   // server's), same invalid-JSON and empty-body errors. Only in this plugin.
   app.addContentTypeParser(MERGE_PATCH_MEDIA_TYPE, { parseAs: 'buffer' }, utf8JsonParser(app))

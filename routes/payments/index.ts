@@ -4,8 +4,6 @@ import { ForbiddenError, ValidationError } from '../../src/domain/errors'
 import { mayCreatePayments } from '../../src/domain/api-keys'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { validatePaymentInput } from '../../src/domain/payments'
-import { problemErrorHandler, problemNotFound } from '../../plugins/http/errors/problem'
-import { answerUnservedMethod } from '../../plugins/http/allowed-methods'
 import { normaliseAmount } from '../../plugins/http/json-numbers'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
@@ -75,10 +73,6 @@ async function emptyBodyIsEmptyObject (request: FastifyRequest): Promise<void> {
 
 /** The payments area: RFC 9457 problem documents for every failure. */
 const payments: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(problemErrorHandler)
-  // A known path with a method it does not serve: 405 with Allow (OPTIONS: 204 with Allow); else 404.
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) =>
-    answerUnservedMethod(request, reply, problemErrorHandler) ?? problemNotFound(request, reply))
   await app.register(eventRoutes)
 
   // The same JSON parser, which also notes the decimals of the amount as written (JSON.parse turns

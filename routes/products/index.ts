@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { MethodNotAllowedError, PreconditionFailedError, ValidationError, type DomainError } from '../../src/domain/errors'
 import { contentEtag, evaluatePreconditions } from '../../plugins/http/conditional'
 import { envelopeErrorHandler, envelopeNotFound } from '../../plugins/http/errors/envelope'
@@ -35,19 +36,21 @@ export function unroutableProductRequest (method: string, pathInArea: string): D
   return new ValidationError(fieldErrorsFromSchema([{ keyword: 'pattern', instancePath: '/id', params: { pattern: ProductId.pattern } }], 'params'))
 }
 
-/** The products area: simple `{ error, code }` envelopes for every failure. */
-const products: FastifyPluginAsyncTypebox = async (app) => {
-  app.setErrorHandler(envelopeErrorHandler)
-  // Any other method on a product path (POST, DELETE, TRACE, PROPFIND, …) is 405 with Allow; OPTIONS is 204 with Allow.
-  const notFound = envelopeNotFound('route not found')
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, (request, reply) => {
-    const [path = request.url] = request.url.split('?')
-    if (isProductPath(path.slice(app.prefix.length))) {
-      return answerUnservedMethod(request, reply, envelopeErrorHandler) ?? envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
-    }
-    return notFound(request, reply)
-  })
+const notFound = envelopeNotFound('route not found')
 
+/**
+ * The area's answer to a request no route serves (its row of the area table, src/app.ts): any other method on a
+ * product path (POST, DELETE, TRACE, PROPFIND, …) is 405 with Allow and OPTIONS is 204 with Allow; any other path
+ * is 404 `route not found`.
+ */
+export function productNotFound (request: FastifyRequest, reply: FastifyReply, pathInArea: string): FastifyReply {
+  if (!isProductPath(pathInArea)) return notFound(request, reply)
+  return answerUnservedMethod(request, reply, envelopeErrorHandler) ??
+    envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
+}
+
+/** The products area: simple `{ error, code }` envelopes for every failure (the area table's shape, src/app.ts). */
+const products: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:id', {
     config: { auth: 'public' },
     schema: {

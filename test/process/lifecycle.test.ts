@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
@@ -31,14 +31,45 @@ function isAlive (pid: number): boolean {
   }
 }
 
-/** True once no process of the group is alive, polled up to `ms` (an exiting child is reaped a moment after its parent's close event on a loaded machine). */
-async function groupGone (pgid: number, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (isAlive(-pgid)) {
-    if (Date.now() > deadline) return false
-    await new Promise((resolve) => setTimeout(resolve, 50))
+interface Member { pid: number, state: string, command: string }
+
+/**
+ * The processes of a group, with their state (`Z`: exited, waiting for its parent, or PID 1 once orphaned, to reap
+ * it). Linux: /proc; elsewhere: ps.
+ */
+function membersOf (pgid: number): Member[] {
+  if (existsSync('/proc/self/stat')) {
+    const members: Member[] = []
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      let stat: string
+      try { stat = readFileSync(`/proc/${entry}/stat`, 'utf8') } catch { continue } // gone meanwhile
+      // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so split after its last ')'.
+      const close = stat.lastIndexOf(')')
+      const [state = '?', , pgrp] = stat.slice(close + 2).split(' ')
+      if (Number(pgrp) === pgid) members.push({ pid: Number(entry), state, command: stat.slice(stat.indexOf('(') + 1, close) })
+    }
+    return members
   }
-  return true
+  const ps = spawnSync('ps', ['-A', '-o', 'pid=,pgid=,stat=,comm='], { encoding: 'utf8' })
+  return ps.stdout.split('\n').map((line) => line.trim().split(/\s+/)).filter((fields) => Number(fields[1]) === pgid)
+    .map(([pid, , state = '?', ...command]) => ({ pid: Number(pid), state: state.slice(0, 1), command: command.join(' ') }))
+}
+
+/**
+ * What is left running of a process group: its members that have not exited. A member that has exited but is not
+ * reaped yet (a zombie: no memory, no socket, no file) is not left running. `npm start` builds first, and the build's
+ * esbuild, orphaned when vite exits, stays a zombie of the group until PID 1 reaps it, which takes as long as PID 1
+ * takes on this machine. A running member may still be on its way out when its parent has just closed: waited for,
+ * up to a limit only a process that does not stop reaches.
+ */
+async function leftRunning (pgid: number, ms = 30_000): Promise<Member[]> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const running = membersOf(pgid).filter((member) => member.state !== 'Z')
+    if (running.length === 0 || Date.now() > deadline) return running
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 }
 
 function portIsFree (port: number): Promise<boolean> {
@@ -126,16 +157,14 @@ for (const { name, command } of COMMANDS) {
       t.equal(await getStatus(`http://127.0.0.1:${server.port}/health/ready`), 200, 'serves')
       if (name === 'npm start') t.not(server.serverPid, server.pid, 'npm runs the server as its child')
 
-      const sent = Date.now()
       process.kill(server.pid, signal)
       const { code, signal: killedBy } = await server.exited
-      const took = Date.now() - sent
-      t.equal(code, 0, 'exit code 0')
+      // close-with-grace exits 1 past SHUTDOWN_GRACE_MS: 0 is a drain finished within it (src/server.ts).
+      t.equal(code, 0, 'exit code 0: drained within SHUTDOWN_GRACE_MS')
       t.equal(killedBy, null, 'not killed by the signal')
-      t.ok(took < GRACE_MS, `exited in ${took} ms, within SHUTDOWN_GRACE_MS`)
       t.ok(server.logs.some((line) => line.msg === 'shutting down' && line.signal === signal), 'the server itself received the signal')
       t.notOk(isAlive(server.serverPid), 'the server process is gone')
-      t.ok(await groupGone(server.pid), 'no process of the group is left')
+      t.same(await leftRunning(server.pid), [], 'no process of the group is left running')
       t.ok(await portIsFree(server.port), 'the port is free')
       t.notOk(existsSync(join(dir, 'service.db-wal')), 'the database was closed (WAL checkpointed and removed)')
     })
@@ -165,7 +194,7 @@ t.test('Ctrl-C on `npm start` (SIGINT to the whole process group: npm and node) 
   const { code } = await server.exited
   t.equal(code, 0, 'exit code 0, not the "second signal" exit 1')
   t.equal(server.logs.filter((line) => line.msg === 'shutting down').length, 1, 'one shutdown')
-  t.ok(await groupGone(server.pid), 'no process of the group is left')
+  t.same(await leftRunning(server.pid), [], 'no process of the group is left running')
   t.ok(await portIsFree(server.port), 'the port is free')
 })
 
@@ -184,11 +213,10 @@ t.test('a repeated stop signal within a second is the same stop; one later than 
   server.child.kill('SIGTERM') // the same stop delivered again within a second (npm forwarding, a control group): ignored
   await new Promise((resolve) => setTimeout(resolve, 1300))
   t.equal(server.child.exitCode, null, 'still draining after the duplicate')
-  const sent = Date.now()
   server.child.kill('SIGINT')
   const { code } = await server.exited
   t.equal(code, 1, 'an operator insisting: exit 1 at once')
-  t.ok(Date.now() - sent < 3000, 'without waiting for SHUTDOWN_GRACE_MS')
-  t.match(server.stderr, /second SIGINT, exiting/)
+  // Said by the insisting path only: past SHUTDOWN_GRACE_MS close-with-grace exits 1 without it.
+  t.match(server.stderr, /second SIGINT, exiting/, 'without waiting for SHUTDOWN_GRACE_MS')
   stuck.destroy()
 })

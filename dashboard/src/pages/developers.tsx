@@ -1,5 +1,8 @@
 import { useState } from 'preact/hooks'
-import { api, messageOf, type ApiKey, type Connector } from '../api'
+import {
+  api, messageOf, type ApiKeyCollection, type Connector, type ConnectorCollection, type CreateApiKeyRequest, type CreateConnectorRequest, type CreatedApiKey,
+  type UpdateConnectorRequest
+} from '../api'
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
 import { dateTime } from '../format'
 
@@ -17,7 +20,7 @@ export function Developers ({ merchantId }: { merchantId: string }) {
 }
 
 function ApiKeys ({ base }: { base: string }) {
-  const keys = useLoad(() => api<{ data: ApiKey[] }>(base), [base])
+  const keys = useLoad(() => api<ApiKeyCollection>(base), [base])
   const [created, setCreated] = useState<{ name: string, secret: string } | undefined>()
   const [error, setError] = useState<string | undefined>()
   const [revoked, setRevoked] = useState<string | undefined>()
@@ -27,7 +30,7 @@ function ApiKeys ({ base }: { base: string }) {
     const name = String(new FormData(formElement).get('name') ?? '').trim()
     setError(undefined)
     try {
-      const key = await api<ApiKey & { secret: string }>(base, { method: 'POST', body: { name: name === '' ? undefined : name } })
+      const key = await api<CreatedApiKey>(base, { method: 'POST', body: (name === '' ? {} : { name }) satisfies CreateApiKeyRequest })
       setCreated({ name: key.name, secret: key.secret })
       formElement.reset()
       keys.reload()
@@ -73,7 +76,7 @@ function ApiKeys ({ base }: { base: string }) {
   )
 }
 
-const CREDENTIALS: Record<string, Array<{ name: string, label: string }>> = {
+const CREDENTIALS: Record<Connector['type'], Array<{ name: keyof NonNullable<CreateConnectorRequest['credentials']>, label: string }>> = {
   simulated: [],
   stripe: [{ name: 'secretKey', label: 'Secret key (sk_…)' }, { name: 'webhookSecret', label: 'Webhook signing secret (whsec_…, optional)' }],
   adyen: [
@@ -83,17 +86,19 @@ const CREDENTIALS: Record<string, Array<{ name: string, label: string }>> = {
     { name: 'liveUrlPrefix', label: 'Live URL prefix (live accounts only)' }
   ]
 }
+// The keys of CREDENTIALS, which the Record type makes exactly the API's connector types.
+const CONNECTOR_TYPES = Object.keys(CREDENTIALS) as Array<Connector['type']>
 
 function Connectors ({ base }: { base: string }) {
-  const connectors = useLoad(() => api<{ data: Connector[] }>(base), [base])
-  const [type, setType] = useState('simulated')
+  const connectors = useLoad(() => api<ConnectorCollection>(base), [base])
+  const [type, setType] = useState<Connector['type']>('simulated')
   const [message, setMessage] = useState<{ ok: boolean, text: string } | undefined>()
   const [deleted, setDeleted] = useState<string | undefined>()
   const add = async (event: Event): Promise<void> => {
     event.preventDefault()
     const formElement = event.currentTarget as HTMLFormElement
     const form = new FormData(formElement)
-    const credentials: Record<string, string> = {}
+    const credentials: NonNullable<CreateConnectorRequest['credentials']> = {}
     for (const field of CREDENTIALS[type] ?? []) {
       const value = String(form.get(field.name) ?? '').trim()
       if (value !== '') credentials[field.name] = value
@@ -106,9 +111,9 @@ function Connectors ({ base }: { base: string }) {
         body: {
           type,
           priority: Number(form.get('priority') ?? 0),
-          description: description === '' ? undefined : description,
-          credentials: Object.keys(credentials).length === 0 ? undefined : credentials
-        }
+          ...(description === '' ? {} : { description }),
+          ...(Object.keys(credentials).length === 0 ? {} : { credentials })
+        } satisfies CreateConnectorRequest
       })
       setMessage({ ok: true, text: `Added ${connector.type} connector ${connector.id}. Its credentials are stored encrypted and never shown again.` })
       formElement.reset()
@@ -137,8 +142,8 @@ function Connectors ({ base }: { base: string }) {
       <h3>Add a connector account</h3>
       <form class='stack' onSubmit={(event) => { add(event).catch(reportError) }}>
         <Field label='Type'>
-          <select name='type' value={type} onChange={(event) => { setType(event.currentTarget.value) }}>
-            {Object.keys(CREDENTIALS).map((name) => <option key={name} value={name}>{name}</option>)}
+          <select name='type' value={type} onChange={(event) => { const chosen = event.currentTarget.value; setType(CONNECTOR_TYPES.find((name) => name === chosen) ?? 'simulated') }}>
+            {CONNECTOR_TYPES.map((name) => <option key={name} value={name}>{name}</option>)}
           </select>
         </Field>
         {(CREDENTIALS[type] ?? []).map((field) => (
@@ -195,7 +200,7 @@ function ConnectorRow ({ base, connector, onChange, onDeleted }: { base: string,
             describe={<p>{connector.status === 'enabled' ? DISABLE_MEANS : ENABLE_MEANS}</p>}
             action={async () => {
               const next = connector.status === 'enabled' ? 'disabled' : 'enabled'
-              await api(path, { method: 'PATCH', body: { status: next } })
+              await api(path, { method: 'PATCH', body: { status: next } satisfies UpdateConnectorRequest })
               return `${name} is now ${next}.`
             }} onDone={onChange}
           />
@@ -228,7 +233,7 @@ function PriorityForm ({ path, name, priority, onSaved }: { path: string, name: 
     if (value.trim() === '') { setResult({ ok: false, text: 'Enter a priority: a whole number, 0 is tried first.' }); return }
     setBusy(true)
     try {
-      const updated = await api<Connector>(path, { method: 'PATCH', body: { priority: Number(value) } })
+      const updated = await api<Connector>(path, { method: 'PATCH', body: { priority: Number(value) } satisfies UpdateConnectorRequest })
       setResult({ ok: true, text: `Priority of ${name} is now ${updated.priority}.` })
       onSaved()
     } catch (err) {

@@ -1,4 +1,4 @@
-import { api, type Dispute, type DisputeStatus, type Page } from '../api'
+import { api, type Dispute, type DisputeStatus, type DisputeList } from '../api'
 import { Field, LoadState, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
@@ -51,7 +51,7 @@ export function Disputes ({ route }: { route: Route }) {
   const status = q.get('status') ?? ''
   const after = q.get('after') ?? undefined
   const before = q.get('before') ?? undefined
-  const list = useLoad(() => api<Page<Dispute>>('/api/disputes', { query: { limit: PAGE_SIZE, status, startingAfter: after, endingBefore: before } }), [q.toString()])
+  const list = useLoad(() => api<DisputeList>('/api/disputes', { query: { limit: PAGE_SIZE, status, startingAfter: after, endingBefore: before } }), [q.toString()])
   const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)

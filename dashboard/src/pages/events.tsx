@@ -1,11 +1,11 @@
-import { api, type ApiEvent, type Page } from '../api'
+import { api, type ApiEvent, type EventList } from '../api'
 import { Field, LoadState, useLoad } from '../components'
 import { dateTime } from '../format'
 import { href, navigate, type Route } from '../router'
 
 /** The API's event types (GET /api/events `type`). */
 const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.requires_action', 'payment.failed', 'payment.canceled', 'payment.capture_failed',
-  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled', 'webhook_endpoint.test']
+  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled', 'webhook_endpoint.test'] satisfies Array<ApiEvent['type']>
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const PAGE_SIZE = 20
 
@@ -19,7 +19,7 @@ export function Events ({ route }: { route: Route }) {
   const before = q.get('before') ?? undefined
   const list = useLoad(async () => !paymentValid
     ? undefined
-    : await api<Page<ApiEvent>>('/api/events', { query: { limit: PAGE_SIZE, type, paymentId: payment, startingAfter: after, endingBefore: before } }), [q.toString()])
+    : await api<EventList>('/api/events', { query: { limit: PAGE_SIZE, type, paymentId: payment, startingAfter: after, endingBefore: before } }), [q.toString()])
   const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)

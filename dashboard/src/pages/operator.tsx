@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { api, messageOf, type Merchant, type Page } from '../api'
+import { api, messageOf, type CreateMerchantRequest, type Merchant, type MerchantList, type MerchantPatch } from '../api'
 import { ActionButton, Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, newKey } from '../format'
 import { href, type Route } from '../router'
@@ -10,7 +10,7 @@ const REACTIVATE = 'Its keys may create payments again.'
 /** The operator's (admin key) view: every merchant, suspend/reactivate, and each merchant's pages. */
 export function Operator ({ route }: { route: Route }) {
   const after = route.query.get('after') ?? undefined
-  const merchants = useLoad(() => api<Page<Merchant>>('/merchants', { query: { limit: 50, startingAfter: after } }), [after])
+  const merchants = useLoad(() => api<MerchantList>('/merchants', { query: { limit: 50, startingAfter: after } }), [after])
   const last = merchants.data?.data[merchants.data.data.length - 1]
   const [message, setMessage] = useState<{ ok: boolean, text: string } | undefined>()
   // One Idempotency-Key per intended merchant: a resend after a lost answer creates it once.
@@ -23,7 +23,7 @@ export function Operator ({ route }: { route: Route }) {
     try {
       const merchant = await api<Merchant>('/merchants', {
         method: 'POST',
-        body: { name: String(form.get('name') ?? '').trim(), email: String(form.get('email') ?? '').trim() },
+        body: { name: String(form.get('name') ?? '').trim(), email: String(form.get('email') ?? '').trim() } satisfies CreateMerchantRequest,
         idempotencyKey: createKey
       })
       setMessage({ ok: true, text: `Created the merchant ${merchant.name} (${merchant.id}). Next: create its first API key on its Keys and connectors page.` })
@@ -65,7 +65,7 @@ export function Operator ({ route }: { route: Route }) {
                     describe={<p>{merchant.status === 'active' ? SUSPEND : REACTIVATE}</p>}
                     action={async () => {
                       const next = merchant.status === 'active' ? 'suspended' : 'active'
-                      await api(`/merchants/${merchant.id}`, { method: 'PATCH', body: { status: next }, contentType: 'application/merge-patch+json' })
+                      await api(`/merchants/${merchant.id}`, { method: 'PATCH', body: { status: next } satisfies MerchantPatch, contentType: 'application/merge-patch+json' })
                       return `Now ${next}.`
                     }} onDone={() => { merchants.reload() }}
                   />

@@ -1,5 +1,5 @@
 import { useMemo } from 'preact/hooks'
-import { api, type Summary } from '../api'
+import { api, type PaymentSummary } from '../api'
 import { DailyChart } from '../chart'
 import { Field, LoadState, useLoad } from '../components'
 import { money, utcDay } from '../format'
@@ -11,7 +11,7 @@ const OUTCOMES = [
   { key: 'refunded', label: 'Refunded', color: '#1d4ed8' }
 ] as const
 
-type CurrencySummary = Summary['currencies'][number]
+type CurrencySummary = PaymentSummary['currencies'][number]
 
 /** Payments in the range (every outcome): amounts in different currencies do not compare, counts do. */
 function paymentsIn (c: CurrencySummary): number {
@@ -39,7 +39,7 @@ export function Overview ({ route }: { route: Route }) {
   // In the URL like the range and the currency: a reload or a shared link shows the same chart.
   const chart = route.query.get('chart') === 'volume' ? 'volume' : undefined
   const measure = chart === 'volume' ? 'amount' : 'count'
-  const summary = useLoad(() => api<Summary>('/api/payments/summary', { query: { from, to } }), [from, to])
+  const summary = useLoad(() => api<PaymentSummary>('/api/payments/summary', { query: { from, to } }), [from, to])
   const currencies = useMemo(() => byVolume(summary.data?.currencies ?? []), [summary.data])
   const shown = currencies.find((c) => c.currency === currency) ?? currencies[0]
   const days = useMemo(() => shown?.days.map((day) => day.date) ?? [], [shown])

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { api, type ApiEvent, type Dispute, type Page, type Payment, type Refund } from '../api'
+import { api, type ApiEvent, type CaptureRequest, type CreateRefundRequest, type Dispute, type DisputeList, type EventList, type Payment, type Refund, type RefundList } from '../api'
 import { ActionButton, Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, newKey, statusLabel } from '../format'
 import { href } from '../router'
@@ -12,7 +12,7 @@ async function timelineOf (payment: Payment): Promise<{ events: ApiEvent[], trun
   const events: ApiEvent[] = []
   let startingAfter: string | undefined
   for (let page = 0; page < EVENT_PAGES; page++) {
-    const batch = await api<Page<ApiEvent>>('/api/events', { query: { limit: 100, paymentId: payment.id, startingAfter } })
+    const batch = await api<EventList>('/api/events', { query: { limit: 100, paymentId: payment.id, startingAfter } })
     events.push(...batch.data)
     if (!batch.hasMore) return { events: events.reverse(), truncated: false }
     startingAfter = batch.data[batch.data.length - 1]?.id
@@ -30,9 +30,9 @@ function methodText (payment: Payment): string {
 
 export function PaymentPage ({ id }: { id: string }) {
   const payment = useLoad(() => api<Payment>(`/api/payments/${encodeURIComponent(id)}`), [id])
-  const refunds = useLoad(() => api<Page<Refund>>(`/api/payments/${encodeURIComponent(id)}/refunds`, { query: { limit: 100 } }), [id])
+  const refunds = useLoad(() => api<RefundList>(`/api/payments/${encodeURIComponent(id)}/refunds`, { query: { limit: 100 } }), [id])
   const timeline = useLoad(async () => payment.data === undefined ? undefined : await timelineOf(payment.data), [payment.data])
-  const disputes = useLoad(() => api<Page<Dispute>>('/api/disputes', { query: { paymentId: id, limit: 100 } }), [id])
+  const disputes = useLoad(() => api<DisputeList>('/api/disputes', { query: { paymentId: id, limit: 100 } }), [id])
   const reload = (): void => { payment.reload(); refunds.reload(); disputes.reload() }
   const p = payment.data
   return (
@@ -137,7 +137,7 @@ export function PaymentPage ({ id }: { id: string }) {
 }
 
 /** The payment's disputes (GET /api/disputes?paymentId), each open one with its Accept action. */
-function PaymentDisputes ({ disputes, onDone }: { disputes: { data: Page<Dispute> | undefined, error: string | undefined, loading: boolean }, onDone: () => void }) {
+function PaymentDisputes ({ disputes, onDone }: { disputes: { data: DisputeList | undefined, error: string | undefined, loading: boolean }, onDone: () => void }) {
   // Shown here, not by the button: the button goes away once the dispute is accepted.
   const [done, setDone] = useState<string | undefined>()
   const rows = disputes.data?.data ?? []
@@ -269,7 +269,8 @@ function Actions ({ payment, disputed, onDone }: { payment: Payment, disputed: b
       </section>
     )
   }
-  const amountOf = (text: string): number | undefined => text.trim() === '' ? undefined : Number(text)
+  /** The amount typed, or none (all of it) when the field is empty. */
+  const amountOf = (text: string): { amount?: number } => text.trim() === '' ? {} : { amount: Number(text) }
   return (
     <section aria-labelledby='actions'>
       <h2 id='actions'>Actions</h2>
@@ -285,7 +286,7 @@ function Actions ({ payment, disputed, onDone }: { payment: Payment, disputed: b
           <ActionButton
             label='Capture' describe={<p>Capture {money(Number(captureAmount), payment.currency)}; the rest of the authorization is released.</p>}
             action={async () => {
-              const captured = await api<Payment>(`/api/payments/${payment.id}/capture`, { method: 'POST', body: { amount: amountOf(captureAmount) }, idempotencyKey: captureKey })
+              const captured = await api<Payment>(`/api/payments/${payment.id}/capture`, { method: 'POST', body: amountOf(captureAmount) satisfies CaptureRequest, idempotencyKey: captureKey })
               setCaptureKey(newKey())
               return `Captured: the payment is now ${statusLabel(captured.status)} (${money(captured.amountCaptured, captured.currency)} captured).`
             }} onDone={finished} showSuccess={false}
@@ -312,7 +313,7 @@ function Actions ({ payment, disputed, onDone }: { payment: Payment, disputed: b
             action={async () => {
               const refund = await api<Refund>(`/api/payments/${payment.id}/refunds`, {
                 method: 'POST',
-                body: { amount: amountOf(refundAmount), reason: refundReason === '' ? undefined : refundReason },
+                body: { ...amountOf(refundAmount), ...(refundReason === '' ? {} : { reason: refundReason }) } satisfies CreateRefundRequest,
                 idempotencyKey: refundKey
               })
               setRefundKey(newKey())

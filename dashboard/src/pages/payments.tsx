@@ -1,4 +1,4 @@
-import { api, type Page, type Payment } from '../api'
+import { api, type Payment, type PaymentList } from '../api'
 import { ExportCsv, Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
@@ -133,7 +133,7 @@ export function Payments ({ route }: { route: Route }) {
   }
   const list = useLoad(async () => search.kind === 'unknown'
     ? undefined
-    : await api<Page<Payment>>('/api/payments', { query: { limit: PAGE_SIZE, ...query, startingAfter: after, endingBefore: before } }), [q.toString()])
+    : await api<PaymentList>('/api/payments', { query: { limit: PAGE_SIZE, ...query, startingAfter: after, endingBefore: before } }), [q.toString()])
 
   const apply = (event: Event): void => {
     event.preventDefault()

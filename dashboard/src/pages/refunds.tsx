@@ -1,4 +1,4 @@
-import { api, type Page, type Refund } from '../api'
+import { api, type RefundList } from '../api'
 import { ExportCsv, Field, LoadState, useLoad } from '../components'
 import { dateTime, money, statusLabel } from '../format'
 import { href, navigate, type Route } from '../router'
@@ -14,7 +14,7 @@ export function Refunds ({ route }: { route: Route }) {
   const after = q.get('after') ?? undefined
   const before = q.get('before') ?? undefined
   const query = { status: filters.status, createdGte: dayStart(filters.from), createdLt: dayAfter(filters.to) }
-  const list = useLoad(() => api<Page<Refund>>('/api/refunds', { query: { limit: PAGE_SIZE, ...query, startingAfter: after, endingBefore: before } }), [q.toString()])
+  const list = useLoad(() => api<RefundList>('/api/refunds', { query: { limit: PAGE_SIZE, ...query, startingAfter: after, endingBefore: before } }), [q.toString()])
   const apply = (event: Event): void => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)

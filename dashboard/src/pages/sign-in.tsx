@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { api, messageOf, type Session } from '../api'
+import { api, messageOf, type Session, type SignInRequest } from '../api'
 import { Field, Notice } from '../components'
 
 /**
@@ -15,7 +15,7 @@ export function SignIn ({ ended, onSignedIn }: { ended: string | undefined, onSi
     setBusy(true)
     setError(undefined)
     try {
-      const session = await api<Session>('/dashboard/session', { method: 'POST', body: { apiKey } })
+      const session = await api<Session>('/dashboard/session', { method: 'POST', body: { apiKey } satisfies SignInRequest })
       setApiKey('')
       onSignedIn(session)
     } catch (err) {

@@ -1,33 +1,38 @@
 import { useState } from 'preact/hooks'
-import { api, messageOf, type ApiEvent, type Delivery, type DeliveryAttempt, type Page, type WebhookEndpoint } from '../api'
+import {
+  api, messageOf, type ApiEvent, type CreateWebhookEndpointRequest, type Delivery, type DeliveryAttempt, type DeliveryList, type ReplayResult,
+  type ReplayWebhookEventsRequest, type RotateWebhookSecretRequest, type UpdateWebhookEndpointRequest, type WebhookEndpoint,
+  type WebhookEndpointCollection, type WebhookEndpointWithSecret
+} from '../api'
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
 import { dateTime } from '../format'
 
 /** The API's event types (an endpoint's `enabledEvents`; `*` is all of them). */
 const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.requires_action', 'payment.failed', 'payment.canceled', 'payment.capture_failed',
-  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled']
+  'refund.succeeded', 'refund.failed', 'dispute.created', 'dispute.updated', 'dispute.closed', 'merchant.updated', 'webhook_endpoint.disabled'] satisfies WebhookEndpoint['enabledEvents']
 
 /** A merchant's webhook endpoints (own key, or the operator for any merchant), each with its delivery log. */
 export function Webhooks ({ merchantId, operator = false }: { merchantId: string, operator?: boolean }) {
   const base = `/merchants/${encodeURIComponent(merchantId)}/webhook-endpoints`
-  const endpoints = useLoad(() => api<{ data: WebhookEndpoint[] }>(base), [base])
+  const endpoints = useLoad(() => api<WebhookEndpointCollection>(base), [base])
   const [created, setCreated] = useState<{ url: string, secret: string } | undefined>()
   const [error, setError] = useState<string | undefined>()
   const create = async (event: Event): Promise<void> => {
     event.preventDefault()
     const formElement = event.currentTarget as HTMLFormElement
     const form = new FormData(formElement)
-    const chosen = form.getAll('events').map(String)
+    const ticked = form.getAll('events').map(String)
+    const chosen = EVENT_TYPES.filter((type) => ticked.includes(type))
     setError(undefined)
     if (form.get('which') === 'some' && chosen.length === 0) { setError('Choose at least one event type, or all events.'); return }
     try {
-      const endpoint = await api<WebhookEndpoint & { secret: string }>(base, {
+      const endpoint = await api<WebhookEndpointWithSecret>(base, {
         method: 'POST',
         body: {
           url: String(form.get('url')),
-          description: String(form.get('description') ?? '') || undefined,
-          enabledEvents: form.get('which') === 'some' ? chosen : undefined
-        }
+          ...(String(form.get('description') ?? '') === '' ? {} : { description: String(form.get('description')) }),
+          ...(form.get('which') === 'some' ? { enabledEvents: chosen } : {})
+        } satisfies CreateWebhookEndpointRequest
       })
       setCreated({ url: endpoint.url, secret: endpoint.secret })
       formElement.reset()
@@ -90,7 +95,7 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
   const path = `${base}/${endpoint.id}`
   const [secret, setSecret] = useState<string | undefined>()
   const [cursor, setCursor] = useState<string | undefined>()
-  const deliveries = useLoad(() => api<Page<Delivery>>(`${path}/deliveries`, { query: { limit: 20, startingAfter: cursor } }), [path, cursor])
+  const deliveries = useLoad(() => api<DeliveryList>(`${path}/deliveries`, { query: { limit: 20, startingAfter: cursor } }), [path, cursor])
   const [replayFrom, setReplayFrom] = useState(new Date(Date.now() - 86_400_000).toISOString().slice(0, 16))
   const [replayTo, setReplayTo] = useState(new Date(Date.now() + 60_000).toISOString().slice(0, 16))
   const headingId = `endpoint-${endpoint.id}`
@@ -107,14 +112,14 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
           label={endpoint.disabled ? 'Enable' : 'Disable'}
           describe={<p>{endpoint.disabled ? 'Deliveries start again for new events (replay the missed ones).' : 'Nothing is sent to this endpoint until it is enabled again.'}</p>}
           action={async () => {
-            await api(path, { method: 'PATCH', body: { disabled: !endpoint.disabled } })
+            await api(path, { method: 'PATCH', body: { disabled: !endpoint.disabled } satisfies UpdateWebhookEndpointRequest })
             return endpoint.disabled ? 'Enabled.' : 'Disabled.'
           }} onDone={onChange}
         />
         <ActionButton
           label='Rotate secret' describe={<p>A new signing secret is made; the old one keeps signing for 24 hours.</p>}
           action={async () => {
-            const rotated = await api<{ secret: string }>(`${path}/rotate-secret`, { method: 'POST', body: {} })
+            const rotated = await api<WebhookEndpointWithSecret>(`${path}/rotate-secret`, { method: 'POST', body: {} satisfies RotateWebhookSecretRequest })
             setSecret(rotated.secret)
             return 'Rotated.'
           }}
@@ -128,9 +133,9 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
         <ActionButton
           label='Replay' describe={<p>Send this endpoint again every event from {replayFrom} to {replayTo} UTC.</p>}
           action={async () => {
-            const result = await api<{ replayed: number, hasMore: boolean }>(`${path}/replay`, {
+            const result = await api<ReplayResult>(`${path}/replay`, {
               method: 'POST',
-              body: { from: `${replayFrom}:00Z`, to: `${replayTo}:00Z` }
+              body: { from: `${replayFrom}:00Z`, to: `${replayTo}:00Z` } satisfies ReplayWebhookEventsRequest
             })
             deliveries.reload()
             return `${result.replayed} deliveries scheduled${result.hasMore ? ' (more events remain: replay again from the last one)' : ''}.`

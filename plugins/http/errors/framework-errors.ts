@@ -14,6 +14,11 @@ export interface AreaErrors {
   errorShape: ErrorShape
   /** The area's own answer to a request the router could not route, given the path inside the area (undefined: a plain 404). */
   unroutable?: (method: string, pathInArea: string) => DomainError | undefined
+  /**
+   * The area's own answer to a request no route of it serves, given the path inside the area (undefined: 204/405 +
+   * Allow on a known path, else 404, in the area's shape; area-handlers.ts).
+   */
+  notFound?: (request: FastifyRequest, reply: FastifyReply, pathInArea: string) => FastifyReply
 }
 
 export const errorHandlers: Record<ErrorShape, (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply> = {
