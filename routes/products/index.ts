@@ -39,7 +39,7 @@ export function unroutableProductRequest (method: string, pathInArea: string): D
 const notFound = envelopeNotFound('route not found')
 
 /**
- * The area's answer to a request no route serves (its row of the area table, src/app.ts): any other method on a
+ * The area's answer to a request no route serves (its row of the area table, app/app.ts): any other method on a
  * product path (POST, DELETE, TRACE, PROPFIND, …) is 405 with Allow and OPTIONS is 204 with Allow; any other path
  * is 404 `route not found`.
  */
@@ -49,7 +49,7 @@ export function productNotFound (request: FastifyRequest, reply: FastifyReply, p
     envelopeErrorHandler(new MethodNotAllowedError(PRODUCT_METHODS), request, reply)
 }
 
-/** The products area: simple `{ error, code }` envelopes for every failure (the area table's shape, src/app.ts). */
+/** The products area: simple `{ error, code }` envelopes for every failure (the area table's shape, app/app.ts). */
 const products: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:id', {
     config: { auth: 'public' },

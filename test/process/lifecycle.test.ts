@@ -159,7 +159,7 @@ for (const { name, command } of COMMANDS) {
 
       process.kill(server.pid, signal)
       const { code, signal: killedBy } = await server.exited
-      // close-with-grace exits 1 past SHUTDOWN_GRACE_MS: 0 is a drain finished within it (src/server.ts).
+      // close-with-grace exits 1 past SHUTDOWN_GRACE_MS: 0 is a drain finished within it (app/server.ts).
       t.equal(code, 0, 'exit code 0: drained within SHUTDOWN_GRACE_MS')
       t.equal(killedBy, null, 'not killed by the signal')
       t.ok(server.logs.some((line) => line.msg === 'shutting down' && line.signal === signal), 'the server itself received the signal')

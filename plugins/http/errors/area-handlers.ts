@@ -6,7 +6,7 @@ import { problemNotFound } from './problem'
 
 /**
  * Sets an area's error handler and not-found handler on the area's own scope, from its row of the area table
- * (src/app.ts), before any of its routes: every error of the area is answered in its shape, and a request no route
+ * (app/app.ts), before any of its routes: every error of the area is answered in its shape, and a request no route
  * of it serves gets 204/405 + Allow on a known path (OPTIONS/another method), else 404, in that shape, unless the
  * row names the area's own answer (`notFound`). Unknown routes count against the rate limit (route guessing is throttled).
  */
