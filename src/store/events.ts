@@ -4,7 +4,9 @@ import type { EventStore } from './types'
 import { eventFromRow, type EventRow } from './webhook-rows'
 
 export const eventSql = {
-  get: sql<{ merchantId: string, id: string }, EventRow>('event-get')`SELECT * FROM events WHERE id = ${'id'} AND merchant_id = ${'merchantId'}`
+  get: sql<{ merchantId: string, id: string }, EventRow>('event-get')`SELECT * FROM events WHERE id = ${'id'} AND merchant_id = ${'merchantId'}`,
+  /** Whether the payment has its payment.pending event already (it gets one at most). */
+  hasPendingEvent: sql<{ resourceId: string }, { found: number }>('event-has-pending')`SELECT 1 AS found FROM events WHERE resource_id = ${'resourceId'} AND type = 'payment.pending'`
 }
 
 /** The event store's reads, the same on both databases (events are written by the stores of the changes they describe). */

@@ -1,7 +1,7 @@
 import { listPage } from './listing'
-import { paymentFromRow, type PaymentRow } from './rows'
-import { sql, type SqlRunner } from './sql'
-import type { PaymentStore } from './types'
+import { PAYMENT_COLUMNS, paymentFromRow, paymentValues, type PaymentRow } from './rows'
+import { columnParams, insertSql, sql, type SqlRunner } from './sql'
+import type { Payment, PaymentStore } from './types'
 import type { DailyFigures } from '../domain/payment-summary'
 import { moneyHeldBy } from '../domain/payments'
 import { normalizedEmail } from '../domain/customers'
@@ -12,6 +12,8 @@ interface SummaryRange { merchantId: string, createdGte: string, createdLt: stri
 interface DailyRow { day: string, currency: string, count: number | string, amount_minor: number | string }
 
 export const paymentSql = {
+  /** A new payment (its creation, with its key's recovery point, is each dialect's one transaction or statement). */
+  insert: insertSql('pay-insert', 'payments', PAYMENT_COLUMNS),
   get: sql<{ id: string }, PaymentRow>('pay-get')`SELECT * FROM payments WHERE id = ${'id'}`,
   deferRecovery: sql<{ id: string, notBefore: number }>('pay-defer')`
     UPDATE payments SET recovery_lease_until = ${'notBefore'} WHERE id = ${'id'} AND status = 'pending'`,
@@ -49,6 +51,8 @@ export const paymentSql = {
       AND r.status = 'succeeded' AND r.updated_at >= ${'createdGte'} AND r.updated_at < ${'createdLt'}
     GROUP BY substr(r.updated_at, 1, 10), r.currency`
 }
+
+export const paymentParams = (payment: Payment): Record<typeof PAYMENT_COLUMNS[number], unknown> => columnParams(PAYMENT_COLUMNS, paymentValues(payment))
 
 /** The currencies by exponent, those of exponent 2 (most) left out: they are "every other currency". */
 const currenciesByExponent = new Map<number, string[]>()

@@ -50,6 +50,48 @@ export function sql<P = Record<string, never>, R = unknown> (name: string) {
 }
 
 /**
+ * A statement assembled from a list of parts (text and parameter names) rather than written as a template:
+ * for statements whose columns come from a list (`insertSql`, an UPDATE of every mutable column).
+ */
+export function sqlOf<P, R = unknown> (name: string, parts: ReadonlyArray<RawSql | (keyof P & string)>): Statement<P, R> {
+  const strings = ['']
+  const parameters: Array<keyof P & string> = []
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      parameters.push(part)
+      strings.push('')
+    } else {
+      strings[strings.length - 1] += part.raw
+    }
+  }
+  return sql<P, R>(name)(Object.assign(strings, { raw: strings }), ...parameters)
+}
+
+/** Parts joined by `separator` (text). */
+export function joined<T extends string> (parts: ReadonlyArray<RawSql | T>, separator: string): Array<RawSql | T> {
+  return parts.flatMap((part, i) => (i === 0 ? [part] : [raw(separator), part]))
+}
+
+/** A row's values keyed by its columns (in the same order), the parameters of `insertSql`. */
+export function columnParams<C extends string> (columns: readonly C[], values: readonly unknown[]): Record<C, unknown> {
+  return Object.fromEntries(columns.map((column, i) => [column, values[i]])) as Record<C, unknown>
+}
+
+/** `INSERT INTO table (columns) VALUES (…)`, one parameter named after each column, then `suffix`. */
+export function insertSql<C extends string> (name: string, table: string, columns: readonly C[], suffix = ''): Statement<Record<C, unknown>> {
+  return sqlOf<Record<C, unknown>>(name, [raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (`), ...joined(columns, ', '), raw(`)${suffix}`)])
+}
+
+/**
+ * The text of an INSERT built per call (a table and columns known only then: an idempotent creation's
+ * rows), with the dialect's placeholders; PostgreSQL's are numbered from `from`.
+ */
+export function insertText (dialect: SqlDialect, table: string, columns: readonly string[], from = 1): string {
+  const placeholders = columns.map((_, i) => (dialect === 'sqlite' ? '?' : `$${from + i}`))
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${placeholders.join(', ')})`
+}
+
+/**
  * Runs statements written once, for the parts of the stores that are the same on both databases.
  * Reads run on their own (SQLite: on the connection, WAL readers never wait; PostgreSQL: one pooled
  * query); a write is one statement, atomic and committed when it resolves (SQLite: in the group

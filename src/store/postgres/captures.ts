@@ -1,8 +1,9 @@
 import type { CaptureStore, Payment } from '../types'
 import { paymentFromRow, type PaymentRow } from '../rows'
 import { inTransaction, type PgClient, type PgPool } from './connection'
-import { postgresRunner } from './runner'
+import { postgresRunner, query } from './runner'
 import { paymentSql } from '../payments'
+import { captureSql, settleParams, sharedCaptureStore, voidParams } from '../captures'
 import { postgresKeyStatements } from './idempotency'
 import { appendEventOf } from './events'
 import { captureResourceId } from '../../domain/captures'
@@ -21,17 +22,14 @@ async function lockPayment (client: PgClient, id: string): Promise<PaymentRow | 
 
 export function postgresCaptureStore (pool: PgPool): CaptureStore {
   return {
+    ...sharedCaptureStore(postgresRunner(pool)),
     async reserve (paymentId, decide, options) {
       return await inTransaction(pool, 'READ COMMITTED', async (client): Promise<Payment | undefined> => {
         const row = await lockPayment(client, paymentId)
         if (row === undefined || (options.merchantId !== undefined && row.merchant_id !== options.merchantId)) return undefined
         const leased = row.recovery_lease_until ?? null
         const reserved = decide(paymentFromRow(row), { voidInFlight: leased !== null && Number(leased) > options.now })
-        await client.query({
-          name: 'capture-reserve',
-          text: 'UPDATE payments SET capture_pending_minor = $2, capture_attempts = $3, updated_at = $4 WHERE id = $1',
-          values: [paymentId, reserved.capturePendingMinor, reserved.captureAttempts, reserved.updatedAt]
-        })
+        await client.query(query(captureSql.reserve, { id: paymentId, pending: reserved.capturePendingMinor, attempts: reserved.captureAttempts, updatedAt: reserved.updatedAt }))
         if (options.key !== undefined) await postgresKeyStatements.markResourceCreated(client, options.key, captureResourceId(paymentId, reserved.captureAttempts))
         return reserved
       })
@@ -42,12 +40,7 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
         const row = await lockPayment(client, final.id)
         if (row === undefined) throw new Error(`payment ${final.id} vanished while its capture was settled`)
         if (row.capture_pending_minor === null) return paymentFromRow(row)
-        await client.query({
-          name: 'capture-settle',
-          text: `UPDATE payments SET status = $2, amount_captured_minor = $3, capture_pending_minor = NULL, updated_at = $4, recovery_lease_until = NULL
-            WHERE id = $1`,
-          values: [final.id, final.status, final.amountCapturedMinor, final.updatedAt]
-        })
+        await client.query(query(captureSql.settle, settleParams(final)))
         await appendEventOf(client, event, final)
         if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         return final
@@ -55,13 +48,7 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
     },
 
     async holdForVoid (paymentId, options) {
-      const { rows: [held] } = await pool.query<PaymentRow>({
-        name: 'capture-hold',
-        text: `UPDATE payments SET recovery_lease_until = $2
-          WHERE id = $1 AND status = 'requires_capture' AND capture_pending_minor IS NULL AND (recovery_lease_until IS NULL OR recovery_lease_until <= $3)
-          RETURNING *`,
-        values: [paymentId, options.leaseUntil, options.now]
-      })
+      const held = await postgresRunner(pool).get(captureSql.hold, { id: paymentId, leaseUntil: options.leaseUntil, now: options.now })
       if (held !== undefined) return { payment: paymentFromRow(held), held: true }
       const row = await postgresRunner(pool).get(paymentSql.get, { id: paymentId })
       return row === undefined ? undefined : { payment: paymentFromRow(row), held: false }
@@ -89,11 +76,7 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
         const row = await lockPayment(client, final.id)
         if (row === undefined) throw new Error(`payment ${final.id} vanished while it was voided`)
         if (row.status !== 'requires_capture' || row.capture_pending_minor !== null) return paymentFromRow(row)
-        await client.query({
-          name: 'capture-void',
-          text: 'UPDATE payments SET status = $2, cancellation_reason = $3, updated_at = $4, recovery_lease_until = NULL WHERE id = $1',
-          values: [final.id, final.status, final.cancellationReason, final.updatedAt]
-        })
+        await client.query(query(captureSql.void, voidParams(final)))
         await appendEventOf(client, event, final)
         return final
       })
@@ -106,18 +89,10 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
         const current = paymentFromRow(row)
         if (current.status !== from.status || current.amountCapturedMinor !== from.amountCapturedMinor || current.capturePendingMinor !== null ||
           current.amountRefundedMinor !== 0 || current.refundPendingMinor !== 0 || (current.amountDisputedMinor ?? 0) !== 0) return current
-        await client.query({
-          name: 'capture-connector-change',
-          text: 'UPDATE payments SET status = $2, amount_captured_minor = $3, updated_at = $4, recovery_lease_until = NULL WHERE id = $1',
-          values: [final.id, final.status, final.amountCapturedMinor, final.updatedAt]
-        })
+        await client.query(query(captureSql.connectorChange, { ...settleParams(final), fromStatus: from.status, fromCapturedMinor: from.amountCapturedMinor }))
         await appendEventOf(client, event, final)
         return final
       })
-    },
-
-    async releaseHold (paymentId) {
-      await pool.query({ name: 'capture-release', text: 'UPDATE payments SET recovery_lease_until = NULL WHERE id = $1', values: [paymentId] })
     },
 
     /* Like the payment store's leaseAbandoned: candidates locked with SKIP LOCKED, then their keys (a live request's key leaves its payment alone). */

@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { migrate, type Migration, type MigrationRunner } from '../migrations'
 import { unavailableReason } from '../unavailable'
+import type { Statement } from '../sql'
 
 export type PgPool = pg.Pool
 export type PgClient = pg.PoolClient
@@ -191,6 +192,12 @@ export class Params {
 
   list (values: readonly unknown[]): string {
     return values.map((value) => this.add(value)).join(', ')
+  }
+
+  /** A statement written once (../sql.ts), its parameters renumbered into this statement's: a CTE member or the main query. */
+  embed<P> (written: Statement<P>, params: P): string {
+    const placeholders = written.values(params, 'postgres').map((value) => this.add(value))
+    return written.text.postgres.replace(/\$(\d+)/g, (_, n: string) => placeholders[Number(n) - 1] as string)
   }
 }
 

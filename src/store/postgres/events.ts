@@ -2,15 +2,12 @@ import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
 import type { EventStore, WebhookStore } from '../types'
-import { listPage } from '../listing'
-import { sharedEventStore } from '../events'
-import { postgresRunner } from './runner'
+import { eventSql, sharedEventStore } from '../events'
+import { endpointParams, sharedWebhookStore, webhookSql } from '../webhooks'
+import { postgresRunner, query } from './runner'
 import { postgresKeyStatements } from './idempotency'
 import { inTransaction, onlyRow, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
-import {
-  CLAIM_SELECT, claimFromRow, deliveryFromRow, ENDPOINT_COLUMNS, ENDPOINT_MUTABLE_COLUMNS, endpointFromRow, endpointMutableValues, endpointValues, EVENT_COLUMNS, eventValues,
-  type ClaimRow, type DeliveryRow, type EndpointRow
-} from '../webhook-rows'
+import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COLUMNS, eventValues, type ClaimRow, type DeliveryRow } from '../webhook-rows'
 
 /**
  * A UUIDv7 (as text) made in SQL, as newId() makes them, for rows a statement fans out (PostgreSQL
@@ -68,7 +65,7 @@ export function postgresEventStore (pool: PgPool): EventStore {
         // The payment's lock: its settlement (which numbers its own event) waits for this, or this for it.
         const { rows } = await client.query({ name: 'event-lock-pending-payment', text: "SELECT 1 FROM payments WHERE id = $1 AND status = 'pending' FOR UPDATE", values: [event.resourceId] })
         if (rows.length === 0) return undefined
-        const existing = await client.query({ name: 'event-has-pending', text: "SELECT 1 FROM events WHERE resource_id = $1 AND type = 'payment.pending'", values: [event.resourceId] })
+        const existing = await client.query(query(eventSql.hasPendingEvent, { resourceId: event.resourceId }))
         if (existing.rows.length > 0) return undefined
         return await appendEvent(client, event)
       })
@@ -91,36 +88,22 @@ export function postgresEventStore (pool: PgPool): EventStore {
 }
 
 export function postgresWebhookStore (pool: PgPool): WebhookStore {
-  const params = (n: number, from = 1): string => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ')
+  const db = postgresRunner(pool)
   return {
+    ...sharedWebhookStore(db),
     async createEndpoint (endpoint, max, completion) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         // The merchant's row lock serialises endpoint creation per merchant (the count stays exact).
         await client.query({ name: 'wh-lock-merchant', text: 'SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', values: [endpoint.merchantId] })
-        const { rows } = await client.query<{ count: string }>({ name: 'wh-count', text: 'SELECT count(*) AS count FROM webhook_endpoints WHERE merchant_id = $1', values: [endpoint.merchantId] })
-        const { count } = onlyRow(rows, 'count(*)')
+        const { count } = onlyRow((await client.query<{ count: string }>(query(webhookSql.countEndpoints, { merchantId: endpoint.merchantId }))).rows, 'count(*)')
         if (Number(count) >= max) return false
-        await client.query({ name: 'wh-insert', text: `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${params(ENDPOINT_COLUMNS.length)})`, values: endpointValues(endpoint) })
+        await client.query(query(webhookSql.insertEndpoint, endpointParams(endpoint)))
         if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         return true
       })
     },
-    async listEndpoints (merchantId) {
-      const { rows } = await pool.query<EndpointRow>({ name: 'wh-list', text: 'SELECT * FROM webhook_endpoints WHERE merchant_id = $1 ORDER BY created_at, id', values: [merchantId] })
-      return rows.map(endpointFromRow)
-    },
-    async getEndpoint (merchantId, id) {
-      const { rows } = await pool.query<EndpointRow>({ name: 'wh-get', text: 'SELECT * FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2', values: [id, merchantId] })
-      const [row] = rows
-      return row === undefined ? undefined : endpointFromRow(row)
-    },
     async updateEndpoint (endpoint, expectedUpdatedAt, completion) {
-      const update = {
-        name: 'wh-update',
-        text: `UPDATE webhook_endpoints SET ${ENDPOINT_MUTABLE_COLUMNS.map((c, i) => `${c} = $${i + 4}`).join(', ')}
-          WHERE id = $1 AND merchant_id = $2 AND updated_at = $3`,
-        values: [endpoint.id, endpoint.merchantId, expectedUpdatedAt, ...endpointMutableValues(endpoint)]
-      }
+      const update = query(webhookSql.updateEndpoint, { ...endpointParams(endpoint), expectedUpdatedAt })
       if (completion === undefined) return (await pool.query(update)).rowCount === 1
       // The Idempotency-Key's response commits with the change, only when the compare-and-set wins.
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
@@ -133,38 +116,20 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         const { rows } = await client.query({ name: 'wh-lock', text: 'SELECT 1 FROM webhook_endpoints WHERE id = $1 AND merchant_id = $2 FOR UPDATE', values: [id, merchantId] })
         if (rows.length === 0) return false
-        await client.query({ name: 'wh-delete-deliveries', text: 'DELETE FROM webhook_deliveries WHERE endpoint_id = $1', values: [id] })
-        await client.query({ name: 'wh-delete', text: 'DELETE FROM webhook_endpoints WHERE id = $1', values: [id] })
+        await client.query(query(webhookSql.deleteDeliveries, { endpointId: id }))
+        await client.query(query(webhookSql.deleteEndpoint, { id, merchantId }))
         return true
       })
     },
-    async listDeliveries (endpointId, page) {
-      const result = await listPage<DeliveryRow>(postgresRunner(pool), { table: 'webhook_deliveries', scope: { endpoint_id: endpointId }, page })
-      return { data: result.data.map(deliveryFromRow), hasMore: result.hasMore }
-    },
     async retryDelivery (endpointId, deliveryId, now, at) {
-      const { rows } = await pool.query<DeliveryRow>({
-        name: 'wh-retry',
-        text: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, lease_until = NULL, round_start = attempts, updated_at = $4
-          WHERE id = $1 AND endpoint_id = $2 AND (lease_until IS NULL OR lease_until <= $3) RETURNING *`,
-        values: [deliveryId, endpointId, now, at]
-      })
-      const [row] = rows
-      if (row !== undefined) return { kind: 'retried', delivery: deliveryFromRow(row) }
-      const { rows: leased } = await pool.query<Pick<DeliveryRow, 'lease_until'>>({
-        name: 'wh-retry-lease',
-        text: 'SELECT lease_until FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2',
-        values: [deliveryId, endpointId]
-      })
-      const [lease] = leased
-      return lease === undefined ? { kind: 'not_found' } : { kind: 'in_flight', leaseUntil: Number(lease.lease_until) }
+      const retried = await db.get(webhookSql.retry, { endpointId, id: deliveryId, now, at })
+      if (retried !== undefined) return { kind: 'retried', delivery: deliveryFromRow(retried) }
+      const row = await db.get(webhookSql.getDelivery, { endpointId, id: deliveryId })
+      return row === undefined ? { kind: 'not_found' } : { kind: 'in_flight', leaseUntil: Number(row.lease_until) }
     },
     async replay (endpoint, range, now, limit) {
-      const { rows } = await pool.query<{ id: string, type: string }>({
-        name: 'wh-replay-events',
-        text: `SELECT id, type FROM events WHERE merchant_id = $1 AND created_at >= $2 AND (created_at, id) > ($3, $4) AND created_at < $5
-          ORDER BY created_at, id LIMIT $6`,
-        values: [endpoint.merchantId, range.from, range.after?.createdAt ?? range.from, range.after?.id ?? '', range.to, limit + 1]
+      const rows = await db.all(webhookSql.eventsInRange, {
+        merchantId: endpoint.merchantId, from: range.from, afterCreatedAt: range.after?.createdAt ?? range.from, afterId: range.after?.id ?? '', to: range.to, limit: limit + 1
       })
       const batch = rows.slice(0, limit)
       const last = batch.at(-1)
@@ -198,12 +163,9 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
           values
         })
         const { sequence } = onlyRow(rows, 'the test event insert')
-        await client.query({
-          name: 'wh-test-delivery',
-          text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, lease_until, created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $7, $7)`,
-          values: [delivery.id, delivery.endpointId, event.id, event.type, event.merchantId, delivery.leaseUntil, delivery.at]
-        })
+        await client.query(query(webhookSql.insertLeasedDelivery, {
+          id: delivery.id, endpointId: delivery.endpointId, eventId: event.id, eventType: event.type, merchantId: event.merchantId, leaseUntil: delivery.leaseUntil, at: delivery.at
+        }))
         return { ...event, sequence: Number(sequence) }
       })
     },
@@ -242,54 +204,17 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         if (leased === undefined) return false
         const log = [...JSON.parse(leased.attempt_log) as unknown[], record.attempt].slice(-ATTEMPT_LOG_MAX)
         const { outcome } = record
-        await client.query({
-          name: 'wh-save-attempt',
-          text: `UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, next_attempt_at = $3, lease_until = NULL, attempt_log = $4, updated_at = $5
-            WHERE id = $1`,
-          values: [record.deliveryId, outcome.kind === 'retry' ? 'pending' : outcome.kind, outcome.kind === 'retry' ? outcome.at : null, JSON.stringify(log), record.now]
+        const tx = postgresRunner(client)
+        await tx.write(webhookSql.saveAttempt, {
+          id: record.deliveryId, status: outcome.kind === 'retry' ? 'pending' : outcome.kind, nextAttemptAt: outcome.kind === 'retry' ? outcome.at : null, log: JSON.stringify(log), now: record.now
         })
-        if (outcome.kind === 'succeeded') {
-          await client.query({ name: 'wh-succeeded', text: 'UPDATE webhook_endpoints SET last_success_at = $2 WHERE id = $1', values: [record.endpointId, record.now] })
-        }
+        if (outcome.kind === 'succeeded') await tx.write(webhookSql.endpointSucceeded, { id: record.endpointId, at: record.now })
         if (outcome.kind === 'failed' && outcome.disable !== undefined) {
-          const { rows: disabled } = await client.query<EndpointRow>({
-            name: 'wh-disable',
-            text: `UPDATE webhook_endpoints SET disabled_reason = $2, updated_at = $3
-              WHERE id = $1 AND disabled_reason IS NULL AND ($2 = 'gone' OR last_success_at IS NULL OR last_success_at < $4)
-              RETURNING *`,
-            values: [record.endpointId, outcome.disable, record.now, outcome.failingSince ?? '']
-          })
-          const [endpoint] = disabled
-          if (endpoint !== undefined) await appendEventOf(client, record.disabledEvent, endpointFromRow(endpoint))
+          const disabled = await tx.get(webhookSql.disable, { id: record.endpointId, reason: outcome.disable, now: record.now, failingSince: outcome.failingSince ?? '' })
+          if (disabled !== undefined) await appendEventOf(client, record.disabledEvent, endpointFromRow(disabled))
         }
         return true
       })
-    },
-    async oldestDueAt (now) {
-      const { rows } = await pool.query<{ oldest: string | null }>({
-        name: 'wh-oldest-due',
-        text: "SELECT MIN(next_attempt_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1",
-        values: [now]
-      })
-      const { oldest } = onlyRow(rows, 'MIN(next_attempt_at)')
-      return oldest === null ? undefined : Number(oldest)
-    },
-    async secretsNotUnder (prefix, afterId, limit) {
-      const { rows } = await pool.query<{ id: string, secret: string, previous_secret: string | null }>({
-        name: 'wh-secrets-not-under',
-        text: `SELECT id, secret, previous_secret FROM webhook_endpoints
-          WHERE id > $1 AND (substr(secret, 1, $2::int) <> $3 OR substr(previous_secret, 1, $2::int) <> $3) ORDER BY id LIMIT $4`,
-        values: [afterId, prefix.length, prefix, limit]
-      })
-      return rows.map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
-    },
-    async replaceSecrets (expected, next) {
-      const result = await pool.query({
-        name: 'wh-replace-secrets',
-        text: 'UPDATE webhook_endpoints SET secret = $4, previous_secret = $5 WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $3',
-        values: [expected.id, expected.secret, expected.previousSecret, next.secret, next.previousSecret]
-      })
-      return result.rowCount === 1
     }
   }
 }

@@ -1,6 +1,10 @@
-import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, RowInsert, StoredResponse } from '../types'
+import type { ClaimRequest, ClaimResult, IdempotencyKeyRef, IdempotencyRecord, IdempotencyStore, ResourceCreation, StoredResponse } from '../types'
 import { classifyExistingKey, holderMayHaveStopped, holderStopped, idempotencyRecordFromRow, settledClaim, type IdempotencyRow } from '../rows'
+import { finishParams, idempotencySql, keyParams, sharedIdempotencyStore } from '../idempotency'
+import { instanceSql } from '../instances'
+import { insertText } from '../sql'
 import { inTransaction, onlyRow, Params, statement, type PgClient, type PgPool, type Queryable } from './connection'
+import { postgresRunner, query } from './runner'
 
 const KEY_MATCH = 'scope = $1 AND method = $2 AND path = $3 AND key = $4'
 
@@ -8,39 +12,23 @@ function refValues (ref: IdempotencyKeyRef): [string, string, string, string] {
   return [ref.scope, ref.method, ref.path, ref.key]
 }
 
-/** `scope = $a AND method = $b AND …` with the ref's values added to `p`. */
-function keyMatch (p: Params, ref: IdempotencyKeyRef): string {
-  return `scope = ${p.add(ref.scope)} AND method = ${p.add(ref.method)} AND path = ${p.add(ref.path)} AND key = ${p.add(ref.key)}`
-}
-
-/** SQL that other stores' statements embed (as CTE members or on their own) to move a key along. */
+/** The key statements other stores' statements embed (as CTE members, or as their main query) to move a key along. */
 export const keySql = {
   /** Records the key's resource (recovery point 'resource_created'). */
   markResourceCreated: (p: Params, ref: IdempotencyKeyRef, resourceId: string): string =>
-    `UPDATE idempotency_keys SET recovery_point = 'resource_created', resource_id = ${p.add(resourceId)} WHERE ${keyMatch(p, ref)}`,
+    p.embed(idempotencySql.markResourceCreated, { ...keyParams(ref), resourceId }),
   /** Stores the response and unlocks the key, unless it is finished already. */
-  finish: (p: Params, ref: IdempotencyKeyRef, response: StoredResponse): string =>
-    `UPDATE idempotency_keys
-      SET recovery_point = 'finished', response_status = ${p.add(response.statusCode)}, response_headers = ${p.add(JSON.stringify(response.headers))},
-        response_body = ${p.add(response.body)}, locked_until = NULL, locked_by = NULL
-      WHERE ${keyMatch(p, ref)} AND recovery_point <> 'finished'`
+  finish: (p: Params, ref: IdempotencyKeyRef, response: StoredResponse): string => p.embed(idempotencySql.finish, finishParams(ref, response))
 }
 
 /** The same, each run as a statement of its own. */
 export const postgresKeyStatements = {
   async markResourceCreated (db: Queryable, ref: IdempotencyKeyRef, resourceId: string): Promise<void> {
-    const p = new Params()
-    await db.query(statement(keySql.markResourceCreated(p, ref, resourceId), p.values))
+    await postgresRunner(db).write(idempotencySql.markResourceCreated, { ...keyParams(ref), resourceId })
   },
   async storeResponse (db: Queryable, ref: IdempotencyKeyRef, response: StoredResponse): Promise<void> {
-    const p = new Params()
-    await db.query(statement(keySql.finish(p, ref, response), p.values))
+    await postgresRunner(db).write(idempotencySql.finish, finishParams(ref, response))
   }
-}
-
-/** `INSERT INTO table (columns) VALUES ($from, …)`: the values are numbered from `from`. */
-function insertText (row: RowInsert, from: number): string {
-  return `INSERT INTO ${row.table} (${row.columns.join(', ')}) VALUES (${row.columns.map((_, i) => `$${from + i}`).join(', ')})`
 }
 
 /**
@@ -51,7 +39,7 @@ function insertText (row: RowInsert, from: number): string {
 function claimCreatingStatement (request: ClaimRequest, creation: ResourceCreation): { name: string, text: string, values: unknown[] } {
   const values: unknown[] = [...refValues(request.ref), request.fingerprint, request.lockUntil, request.now, request.expiresAt, creation.resourceId, request.owner ?? null]
   const members = creation.rows.map((row, i) => {
-    const member = `r${i} AS (${insertText(row, values.length + 1).replace(/ VALUES \((.*)\)$/, ' SELECT $1 WHERE EXISTS (SELECT 1 FROM claimed)')})`
+    const member = `r${i} AS (${insertText('postgres', row.table, row.columns, values.length + 1).replace(/ VALUES \((.*)\)$/, ' SELECT $1 WHERE EXISTS (SELECT 1 FROM claimed)')})`
     values.push(...row.values)
     return member
   })
@@ -95,15 +83,14 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     return await claimExisting(request, creation)
   }
 
-  async function get (ref: IdempotencyKeyRef): Promise<IdempotencyRecord | undefined> {
-    return one((await pool.query<IdempotencyRow>({ name: 'idem-get', text: `SELECT * FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) })).rows)
-  }
+  const shared = sharedIdempotencyStore(postgresRunner(pool))
+  const { get } = shared
 
   /** Writes the resource of a claim that owns a key without one, in the claim's transaction. */
   async function create (client: PgClient, result: ClaimResult, creation: ResourceCreation | undefined): Promise<ClaimResult> {
     if (creation === undefined || (result.kind !== 'new' && result.kind !== 'resumed') || result.record.resourceId !== null) return result
     for (const row of creation.rows) {
-      await client.query(statement(insertText(row, 1), [...row.values]))
+      await client.query(statement(insertText('postgres', row.table, row.columns), [...row.values]))
     }
     await postgresKeyStatements.markResourceCreated(client, result.record, creation.resourceId)
     const record: IdempotencyRecord = { ...result.record, recoveryPoint: 'resource_created', resourceId: creation.resourceId }
@@ -130,21 +117,13 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     }
     return await inTransaction(pool, 'READ COMMITTED', async (client) => await create(client, await decide(client), creation))
     async function lock (client: PgClient): Promise<IdempotencyRecord> {
-      const { rows } = await client.query<IdempotencyRow>({
-        name: 'idem-lock',
-        text: `UPDATE idempotency_keys SET locked_until = $5, locked_by = $6 WHERE ${KEY_MATCH} RETURNING *`,
-        values: [...ref, request.lockUntil, request.owner ?? null]
-      })
+      const { rows } = await client.query<IdempotencyRow>(query(idempotencySql.lock, { ...keyParams(request.ref), lockUntil: request.lockUntil, owner: request.owner ?? null }))
       return idempotencyRecordFromRow(onlyRow(rows, 'the lock of a key held FOR UPDATE'))
     }
     /** A live lock whose holder (another instance) stopped beating: its request is gone with it. */
     async function holderHasStopped (client: PgClient, existing: IdempotencyRecord): Promise<boolean> {
       if (!holderMayHaveStopped(existing, request)) return false
-      const { rows: [holder] } = await client.query<{ heartbeat_at: string }>({
-        name: 'idem-holder-heartbeat',
-        text: 'SELECT heartbeat_at FROM instances WHERE id = $1',
-        values: [existing.lockedBy]
-      })
+      const { rows: [holder] } = await client.query<{ heartbeat_at: number | string }>(query(instanceSql.heartbeat, { id: existing.lockedBy }))
       return holderStopped(holder === undefined ? undefined : Number(holder.heartbeat_at), request)
     }
     async function decide (client: PgClient): Promise<ClaimResult> {
@@ -161,7 +140,7 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
         if (existing === undefined) continue
         switch (classifyExistingKey(existing, request.fingerprint, request.now)) {
           case 'expired': {
-            await client.query({ name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: ref })
+            await client.query(query(idempotencySql.remove, keyParams(request.ref)))
             const fresh = await insert()
             if (fresh === undefined) throw new Error('idempotency claim: re-inserting an expired key failed')
             return { kind: 'new', record: fresh }
@@ -179,44 +158,5 @@ export function postgresIdempotencyStore (pool: PgPool): IdempotencyStore {
     }
   }
 
-  return {
-    claim,
-    // The single-statement operations below run in autocommit; each is atomic on its own.
-    async release (ref, lockedUntil) {
-      const result = await pool.query(lockedUntil === undefined
-        ? { name: 'idem-unlock', text: `UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until IS NOT NULL`, values: refValues(ref) }
-        : { name: 'idem-unlock-if', text: `UPDATE idempotency_keys SET locked_until = NULL, locked_by = NULL WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
-      return (result.rowCount ?? 0) > 0
-    },
-    async abandon (ref, lockedUntil) {
-      await pool.query(lockedUntil === undefined
-        ? { name: 'idem-delete', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH}`, values: refValues(ref) }
-        : { name: 'idem-delete-if', text: `DELETE FROM idempotency_keys WHERE ${KEY_MATCH} AND locked_until = $5`, values: [...refValues(ref), lockedUntil] })
-    },
-    async finish (ref, response) { await postgresKeyStatements.storeResponse(pool, ref, response) },
-    get,
-    async findByResource (resourceId) {
-      return one((await pool.query<IdempotencyRow>({
-        name: 'idem-by-resource',
-        text: 'SELECT * FROM idempotency_keys WHERE resource_id = $1 LIMIT 1',
-        values: [resourceId]
-      })).rows)
-    },
-    /*
-     * One DELETE, safe when every instance reaps at once: a row another reaper
-     * deleted first is skipped after its lock is released, and a key whose payment
-     * is still pending is never deleted (the recovery worker needs it).
-     */
-    async reap (now) {
-      const result = await pool.query({
-        name: 'idem-reap',
-        text: `DELETE FROM idempotency_keys k
-          WHERE k.expires_at <= $1
-            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = k.resource_id AND p.status = 'pending')
-            AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.id = k.resource_id AND r.status = 'pending')`,
-        values: [now]
-      })
-      return result.rowCount ?? 0
-    }
-  }
+  return { ...shared, claim }
 }

@@ -4,6 +4,7 @@ import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
 import { dashboardSessionStore } from '../dashboard-sessions'
 import { ledgerStore } from '../ledger'
+import { instanceStore } from '../instances'
 import { guardDatabase } from '../guard'
 import { postgresDisputeStore } from './disputes'
 import { migratePostgres, openPool, type PostgresOptions } from './connection'
@@ -16,7 +17,6 @@ import { postgresIdempotencyStore } from './idempotency'
 import { postgresApiKeyStore } from './api-keys'
 import { postgresRunner } from './runner'
 import { postgresEventStore, postgresWebhookStore } from './events'
-import { postgresInstanceStore } from './instances'
 
 export type { PostgresOptions } from './connection'
 
@@ -57,7 +57,8 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     apiKeys: postgresApiKeyStore(pool),
     events: postgresEventStore(pool),
     webhooks: postgresWebhookStore(pool),
-    instances: postgresInstanceStore(heartbeatPool),
+    // Heartbeats on their own connection (see above): a saturated request pool never delays a beat.
+    instances: instanceStore(postgresRunner(heartbeatPool)),
     connectors: connectorStore(postgresRunner(pool)),
     connectorEvents: connectorEventStore(postgresRunner(pool)),
     disputes: postgresDisputeStore(pool),

@@ -1,6 +1,6 @@
 import type { KeyCompletion, Payment, PaymentStore } from '../types'
-import { nextActionColumn, PAYMENT_COLUMNS, paymentFromRow, paymentMethodDetailsColumns, paymentValues, type PaymentRow } from '../rows'
-import { paymentSql, sharedPaymentStore } from '../payments'
+import { nextActionColumn, paymentFromRow, paymentMethodDetailsColumns, type PaymentRow } from '../rows'
+import { paymentParams, paymentSql, sharedPaymentStore } from '../payments'
 import type { NewEvent } from '../../domain/events'
 import { inTransaction, onlyRow, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
 import { keySql } from './idempotency'
@@ -52,7 +52,7 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
     /* One statement (autocommit): the insert and, with a key, the key's recovery point. */
     async create (payment, key) {
       const p = new Params()
-      const insert = `INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${p.list(paymentValues(payment))})`
+      const insert = p.embed(paymentSql.insert, paymentParams(payment))
       const text = key === undefined ? insert : withMembers([`p AS (${insert})`], keySql.markResourceCreated(p, key, payment.id))
       await pool.query(statement(text, p.values))
     },

@@ -1,6 +1,6 @@
 import type { Payment, RefundDecision, RefundStore } from '../types'
-import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type PaymentRow, type RefundRow } from '../rows'
-import { sharedRefundStore } from '../refunds'
+import { paymentFromRow, refundFromRow, REFUND_COLUMNS, type PaymentRow, type RefundRow } from '../rows'
+import { refundParams, refundPaymentParams, refundSettleParams, refundSql, sharedRefundStore } from '../refunds'
 import { inTransaction, Params, statement, withMembers, type PgPool } from './connection'
 import { keySql } from './idempotency'
 import { eventMembers } from './events'
@@ -16,9 +16,7 @@ import { postgresRunner } from './runner'
  * idempotency key, like the payment store does.
  */
 function paymentMember (p: Params, payment: Payment): string {
-  return `pay AS (UPDATE payments
-    SET status = ${p.add(payment.status)}, amount_refunded_minor = ${p.add(payment.amountRefundedMinor)}, refund_pending_minor = ${p.add(payment.refundPendingMinor)}, updated_at = ${p.add(payment.updatedAt)}
-    WHERE id = ${p.add(payment.id)})`
+  return `pay AS (${p.embed(refundSql.savePayment, refundPaymentParams(payment))})`
 }
 
 /** The refund's columns under the prefix `r_` (the payment's take the plain names). */
@@ -38,7 +36,7 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
         const decision = decide(paymentFromRow(row))
         const p = new Params()
         const members = [paymentMember(p, decision.payment)]
-        const insert = `INSERT INTO refunds (${REFUND_COLUMNS.join(', ')}) VALUES (${p.list(refundValues(decision.refund))})`
+        const insert = p.embed(refundSql.insert, refundParams(decision.refund))
         const made = options.event?.(decision)
         if (made !== undefined) members.push(...eventMembers(p, made))
         const text = options.key === undefined
@@ -67,8 +65,7 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
         const p = new Params()
         const members = [
           paymentMember(p, decision.payment),
-          `rf AS (UPDATE refunds SET status = ${p.add(decision.refund.status)}, failure_code = ${p.add(decision.refund.failureCode)}, updated_at = ${p.add(decision.refund.updatedAt)}, recovery_lease_until = NULL
-            WHERE id = ${p.add(refundId)})`
+          `rf AS (${p.embed(refundSql.settle, { ...refundSettleParams(decision.refund), id: refundId })})`
         ]
         if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
         const made = event?.(decision)

@@ -1,5 +1,8 @@
 import type { CaptureStore, Payment } from '../types'
 import { paymentFromRow, type PaymentRow } from '../rows'
+import { paymentSql } from '../payments'
+import { captureSql, settleParams, sharedCaptureStore, voidParams } from '../captures'
+import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
@@ -10,27 +13,17 @@ import { captureResourceId } from '../../domain/captures'
 export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): CaptureStore {
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
-  const select = db.prepare<[string], PaymentRow>('SELECT * FROM payments WHERE id = ?')
-  const saveReservation = db.prepare('UPDATE payments SET capture_pending_minor = ?, capture_attempts = ?, updated_at = ? WHERE id = ?')
-  const saveCapture = db.prepare(`
-    UPDATE payments SET status = ?, amount_captured_minor = ?, capture_pending_minor = NULL, updated_at = ?, recovery_lease_until = NULL
-    WHERE id = ? AND capture_pending_minor IS NOT NULL`)
-  const hold = db.prepare(`
-    UPDATE payments SET recovery_lease_until = ?
-    WHERE id = ? AND status = 'requires_capture' AND capture_pending_minor IS NULL AND (recovery_lease_until IS NULL OR recovery_lease_until <= ?)`)
+  const select = prepare(db, paymentSql.get)
+  const reserve = prepare(db, captureSql.reserve)
+  const saveCapture = prepare(db, captureSql.settle)
+  const hold = prepare(db, captureSql.hold)
   const expiredCandidates = db.prepare<[string, number, number], PaymentRow>(`
     SELECT * FROM payments
     WHERE status = 'requires_capture' AND capture_before <= ? AND capture_pending_minor IS NULL AND (recovery_lease_until IS NULL OR recovery_lease_until <= ?)
     ORDER BY capture_before LIMIT ?`)
   const setLease = db.prepare('UPDATE payments SET recovery_lease_until = ? WHERE id = ?')
-  const saveVoid = db.prepare(`
-    UPDATE payments SET status = ?, cancellation_reason = ?, updated_at = ?, recovery_lease_until = NULL
-    WHERE id = ? AND status = 'requires_capture' AND capture_pending_minor IS NULL`)
-  const release = db.prepare('UPDATE payments SET recovery_lease_until = NULL WHERE id = ?')
-  const saveConnectorChange = db.prepare(`
-    UPDATE payments SET status = ?, amount_captured_minor = ?, updated_at = ?, recovery_lease_until = NULL
-    WHERE id = ? AND status = ? AND amount_captured_minor = ? AND capture_pending_minor IS NULL AND amount_refunded_minor = 0 AND refund_pending_minor = 0
-      AND COALESCE(amount_disputed_minor, 0) = 0`)
+  const saveVoid = prepare(db, captureSql.void)
+  const saveConnectorChange = prepare(db, captureSql.connectorChange)
   const inFlightCandidates = db.prepare<{ updatedBefore: string, now: number, limit: number }, PaymentRow>(`
     SELECT * FROM payments p
     WHERE p.capture_pending_minor IS NOT NULL AND p.updated_at < @updatedBefore
@@ -40,18 +33,19 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
   const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ? WHERE resource_id = ?')
 
   const read = (id: string): Payment | undefined => {
-    const row = select.get(id)
+    const row = select.get({ id })
     return row === undefined ? undefined : paymentFromRow(row)
   }
 
   return {
+    ...sharedCaptureStore(sqliteRunner(db, writes)),
     async reserve (paymentId, decide, options) {
       return await writes.run(() => {
-        const row = select.get(paymentId)
+        const row = select.get({ id: paymentId })
         if (row === undefined || (options.merchantId !== undefined && row.merchant_id !== options.merchantId)) return undefined
         const leased = row.recovery_lease_until ?? null
         const reserved = decide(paymentFromRow(row), { voidInFlight: leased !== null && Number(leased) > options.now })
-        saveReservation.run(reserved.capturePendingMinor, reserved.captureAttempts, reserved.updatedAt, paymentId)
+        reserve.run({ id: paymentId, pending: reserved.capturePendingMinor, attempts: reserved.captureAttempts, updatedAt: reserved.updatedAt })
         if (options.key !== undefined) keys.markResourceCreated(options.key, captureResourceId(paymentId, reserved.captureAttempts))
         return reserved
       })
@@ -59,7 +53,7 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
 
     async settle (final, completion, event) {
       return await writes.run(() => {
-        const saved = saveCapture.run(final.status, final.amountCapturedMinor, final.updatedAt, final.id).changes === 1
+        const saved = saveCapture.run(settleParams(final)) === 1
         if (!saved) return read(final.id) as Payment
         outbox.appendOf(event, final)
         if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
@@ -69,9 +63,10 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
 
     async holdForVoid (paymentId, options) {
       return await writes.run(() => {
-        const held = hold.run(options.leaseUntil, paymentId, options.now).changes === 1
+        const held = hold.get({ id: paymentId, leaseUntil: options.leaseUntil, now: options.now })
+        if (held !== undefined) return { payment: paymentFromRow(held), held: true }
         const payment = read(paymentId)
-        return payment === undefined ? undefined : { payment, held }
+        return payment === undefined ? undefined : { payment, held: false }
       })
     },
 
@@ -85,7 +80,7 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
 
     async finishVoid (final, event) {
       return await writes.run(() => {
-        const saved = saveVoid.run(final.status, final.cancellationReason, final.updatedAt, final.id).changes === 1
+        const saved = saveVoid.run(voidParams(final)) === 1
         if (!saved) return read(final.id) as Payment
         outbox.appendOf(event, final)
         return final
@@ -94,15 +89,11 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
 
     async applyConnectorChange (final, from, event) {
       return await writes.run(() => {
-        const saved = saveConnectorChange.run(final.status, final.amountCapturedMinor, final.updatedAt, final.id, from.status, from.amountCapturedMinor).changes === 1
+        const saved = saveConnectorChange.run({ ...settleParams(final), fromStatus: from.status, fromCapturedMinor: from.amountCapturedMinor }) === 1
         if (!saved) return read(final.id) as Payment
         outbox.appendOf(event, final)
         return final
       })
-    },
-
-    async releaseHold (paymentId) {
-      await writes.run(() => { release.run(paymentId) })
     },
 
     async leaseInFlight (options) {

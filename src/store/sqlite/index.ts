@@ -3,6 +3,7 @@ import { productStore } from '../products'
 import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
 import { dashboardSessionStore } from '../dashboard-sessions'
+import { instanceStore } from '../instances'
 import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteMerchantStore } from './merchants'
@@ -17,7 +18,6 @@ import { sqliteRunner } from './runner'
 import { groupCommit, type WriteQueue } from './group-commit'
 import { guardDatabase } from '../guard'
 import { sqliteDisputeStore } from './disputes'
-import { sqliteInstanceStore } from './instances'
 import { unavailableReason } from '../unavailable'
 
 /** Readiness writes at least this often, so a full disk shows before a request finds it. */
@@ -46,7 +46,7 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     apiKeys: sqliteApiKeyStore(db, writes),
     events: sqliteEventStore(db, writes),
     webhooks: sqliteWebhookStore(db, writes),
-    instances: sqliteInstanceStore(db, writes),
+    instances: instanceStore(sqliteRunner(db, writes)),
     connectors: connectorStore(sqliteRunner(db, writes)),
     connectorEvents: connectorEventStore(sqliteRunner(db, writes)),
     disputes: sqliteDisputeStore(db, writes),

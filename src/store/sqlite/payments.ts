@@ -1,6 +1,6 @@
 import type { IdempotencyKeyRef, KeyCompletion, Payment, PaymentStore } from '../types'
-import { nextActionColumn, PAYMENT_COLUMNS, paymentFromRow, paymentMethodDetailsColumns, paymentValues, type PaymentRow } from '../rows'
-import { paymentSql, sharedPaymentStore } from '../payments'
+import { nextActionColumn, paymentFromRow, paymentMethodDetailsColumns, type PaymentRow } from '../rows'
+import { paymentParams, paymentSql, sharedPaymentStore } from '../payments'
 import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
@@ -11,7 +11,7 @@ import type { EventOf } from '../../domain/events'
 export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): PaymentStore {
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
-  const insert = db.prepare(`INSERT INTO payments (${PAYMENT_COLUMNS.join(', ')}) VALUES (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`)
+  const insert = prepare(db, paymentSql.insert)
   const select = prepare(db, paymentSql.get)
   const finalize = db.prepare(`
     UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
@@ -29,7 +29,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   const lockKey = db.prepare('UPDATE idempotency_keys SET locked_until = ?, locked_by = NULL WHERE resource_id = ?')
 
   const create = db.transaction((payment: Payment, key?: IdempotencyKeyRef) => {
-    insert.run(...paymentValues(payment))
+    insert.run(paymentParams(payment))
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from = 'pending'): Payment => {

@@ -1,7 +1,7 @@
 import type { Payment, RefundDecision, RefundStore } from '../types'
-import { paymentFromRow, refundFromRow, REFUND_COLUMNS, refundValues, type RefundRow } from '../rows'
+import { paymentFromRow, refundFromRow, type RefundRow } from '../rows'
 import { paymentSql } from '../payments'
-import { sharedRefundStore } from '../refunds'
+import { refundParams, refundPaymentParams, refundSettleParams, refundSql, sharedRefundStore } from '../refunds'
 import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { sqliteKeyStatements } from './idempotency'
@@ -18,20 +18,17 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
   const selectPayment = prepare(db, paymentSql.get)
-  const savePayment = db.prepare(`
-    UPDATE payments SET status = ?, amount_refunded_minor = ?, refund_pending_minor = ?, updated_at = ? WHERE id = ?`)
-  const insertRefund = db.prepare(`INSERT INTO refunds (${REFUND_COLUMNS.join(', ')}) VALUES (${REFUND_COLUMNS.map(() => '?').join(', ')})`)
+  const savePayment = prepare(db, refundSql.savePayment)
+  const insertRefund = prepare(db, refundSql.insert)
   const selectRefund = db.prepare<[string], RefundRow>('SELECT * FROM refunds WHERE id = ?')
-  const saveRefund = db.prepare('UPDATE refunds SET status = ?, failure_code = ?, updated_at = ?, recovery_lease_until = NULL WHERE id = ?')
+  const saveRefund = prepare(db, refundSql.settle)
   const leaseCandidates = db.prepare<[string, number, number], RefundRow>(`
     SELECT * FROM refunds
     WHERE status = 'pending' AND created_at < ? AND (recovery_lease_until IS NULL OR recovery_lease_until <= ?)
     ORDER BY created_at LIMIT ?`)
   const lease = db.prepare('UPDATE refunds SET recovery_lease_until = ? WHERE id = ?')
 
-  const writePayment = (payment: Payment): void => {
-    savePayment.run(payment.status, payment.amountRefundedMinor, payment.refundPendingMinor, payment.updatedAt, payment.id)
-  }
+  const writePayment = (payment: Payment): void => { savePayment.run(refundPaymentParams(payment)) }
 
   return {
     ...sharedRefundStore(sqliteRunner(db, writes)),
@@ -41,7 +38,7 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
         if (row === undefined || (options.merchantId !== undefined && row.merchant_id !== options.merchantId)) return undefined
         const decision = decide(paymentFromRow(row))
         writePayment(decision.payment)
-        insertRefund.run(...refundValues(decision.refund))
+        insertRefund.run(refundParams(decision.refund))
         if (options.key !== undefined) keys.markResourceCreated(options.key, decision.refund.id)
         outbox.appendOf(options.event, decision)
         return decision
@@ -59,7 +56,7 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
         if (refund.status !== 'pending') return { refund, payment }
         const decision = settle(refund, payment)
         writePayment(decision.payment)
-        saveRefund.run(decision.refund.status, decision.refund.failureCode, decision.refund.updatedAt, refundId)
+        saveRefund.run({ ...refundSettleParams(decision.refund), id: refundId })
         if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
         outbox.appendOf(event, decision)
         return decision
