@@ -79,6 +79,7 @@ export default fp(async (app) => {
   app.decorate('stripeEvents', stripeEventService({
     db: app.db,
     accounts,
+    connectors: app.connectors,
     payments: app.payments,
     captures: app.captures,
     refunds: app.refunds,

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { AxeBuilder } from '@axe-core/playwright'
-import { ADMIN, SCREENSHOTS, launchChromium, startServiceWithPublicUrl } from './harness.mjs'
+import * as harness from './harness.mjs'
+import { ADMIN, SCREENSHOTS, apiClient, assertAccessible, closeHttp, launchChromium, startServiceWithPublicUrl } from './harness.mjs'
 import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated.js'
 
 let server
@@ -19,15 +19,7 @@ let browser
 let merchant
 let shop
 
-async function call (method, path, headers, body) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
-}
+const call = apiClient(() => base)
 
 function escapeHtml (value) {
   return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -109,54 +101,13 @@ before(async () => {
 
 after(async () => {
   await browser?.close()
-  shop?.site.closeAllConnections()
-  shop?.site.close()
+  closeHttp(shop?.site)
   await server?.stop()
 })
 
-/** Records everything on any page of the walk that means "something was blocked or broke". */
-async function watchForProblems (page) {
-  const problems = []
-  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
-    problems.push(`CSP violation on ${violation.documentURI}: ${violation.directive} blocked ${violation.blockedURI || '(inline)'}`)
-  })
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      window.__reportCspViolation({ directive: event.effectiveDirective, blockedURI: event.blockedURI, documentURI: event.documentURI })
-    })
-  })
-  page.on('console', (message) => {
-    const text = message.text()
-    const at = message.location().url ?? ''
-    // Chromium asks each origin for /favicon.ico by itself (no page asked for it); the service has none: not the walk's problem.
-    if (/Failed to load resource: .* 404/.test(text) && at !== '' && new URL(at).pathname === '/favicon.ico') return
-    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(text)) problems.push(`console ${message.type()}: ${text}${at === '' ? '' : ` (${at})`}`)
-  })
-  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
-  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText}`) })
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.request().method()} ${response.url()}`)
-  })
-  return problems
-}
-
-/** Runs `body` on a fresh page, then fails on any problem the pages reported. */
+/** Runs `body` on a fresh page, then fails on any problem the pages of the walk reported (the shop's, the bank's, the service's). */
 async function onPage (body) {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 768 } })
-  const page = await context.newPage()
-  const problems = await watchForProblems(page)
-  let failure
-  try {
-    await body(page)
-    await page.waitForTimeout(250)
-  } catch (err) {
-    failure = err
-  } finally {
-    await context.close()
-  }
-  assert.deepEqual(problems, [], `the checkout walk must work under the pages' CSPs without errors:\n${problems.join('\n')}` +
-    (failure === undefined ? '' : `\n(then: ${failure.message})`))
-  if (failure !== undefined) throw failure
+  await harness.onPage(browser, body, { viewport: { width: 1024, height: 768 } })
 }
 
 /** The requests of one navigation, first to last, following its redirects back from the last one. */
@@ -232,8 +183,7 @@ async function eventsOf (paymentId) {
 test('the shopper authenticates at the simulated bank ("Succeed") and lands on the merchant\'s returnUrl with status=succeeded', async () => {
   await onPage(async (page) => {
     const payment = await toTheBank(page, 'A-1042')
-    const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze()
-    assert.deepEqual(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`), [], 'the bank page: no serious or critical axe violation')
+    await assertAccessible(page, 'the bank page')
 
     const { landedAt, returnAddress } = await bankChooses(page, '#succeed', payment)
     assert.equal(landedAt.origin, shop.url)

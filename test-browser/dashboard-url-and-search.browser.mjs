@@ -6,8 +6,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { AxeBuilder } from '@axe-core/playwright'
-import { ADMIN, launchChromium, startService } from './harness.mjs'
+import * as harness from './harness.mjs'
+import { ADMIN, apiClient, assertAccessible, launchChromium, startService } from './harness.mjs'
 
 let server
 let base
@@ -16,15 +16,7 @@ let browser
 let shop
 const payments = {}
 
-async function call (method, path, headers, body) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
-}
+const call = apiClient(() => base)
 
 async function createPayment (body) {
   const created = await call('POST', '/api/payments', { ...shop.auth, 'idempotency-key': crypto.randomUUID() }, body)
@@ -54,61 +46,17 @@ after(async () => {
   await server?.stop()
 })
 
-/** Everything on the page that means "something was refused, blocked or broke": no answer of 400 or more is expected here. */
-async function watchForProblems (page) {
-  const problems = []
-  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
-    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'}`)
-  })
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      window.__reportCspViolation({ directive: event.effectiveDirective, blockedURI: event.blockedURI })
-    })
-  })
-  page.on('console', (message) => {
-    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
-  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
-  page.on('response', (response) => { if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.url()}`) })
-  return problems
-}
-
-async function assertAccessible (page, name) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()
-  const bad = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-  assert.deepEqual(bad.map((violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`), [],
-    `${name}: axe found serious or critical violations`)
-  assert.ok(results.passes.length > 0, `${name}: axe ran its checks`)
-}
-
+/** Runs `body` on a fresh page, then fails on anything refused, blocked or broken: no answer of 400 or more is expected here. */
 async function onPage (body) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true })
-  const page = await context.newPage()
-  const problems = await watchForProblems(page)
-  let failure
-  try {
-    await body(page)
-    await page.waitForTimeout(250)
-  } catch (err) {
-    failure = err
-  } finally {
-    await context.close()
-  }
-  assert.deepEqual(problems, [], `the dashboard must ask the API nothing it refuses:\n${problems.join('\n')}` + (failure === undefined ? '' : `\n(then: ${failure.message})`))
-  if (failure !== undefined) throw failure
+  await harness.onPage(browser, body)
 }
 
 async function signIn (page) {
-  await page.goto(`${base}/dashboard/`)
-  await page.getByLabel('API key').fill(shop.secret)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await harness.signIn(page, base, shop.secret)
 }
 
 async function openPage (page, hash, heading) {
-  await page.goto(`${base}/dashboard/#${hash}`)
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+  await harness.openPage(page, base, hash, heading)
 }
 
 /** Types `text` in the search box and applies it. */

@@ -1,14 +1,14 @@
 // The dashboard at /dashboard/ in a real Chromium against the built server (npm run test:browser): a merchant and
-// the operator use it through the session the way a person would, every page passes axe (no serious or critical
-// violations), and any CSP violation, page error, console error or unexpected HTTP error fails the test.
+// the operator use it through the session the way a person would, every page passes axe (no violation of any
+// impact), and any CSP violation, page error, console error or unexpected HTTP error fails the test.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, launchChromium, startService, startServiceWithPublicUrl } from './harness.mjs'
+import * as harness from './harness.mjs'
+import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, apiClient, assertAccessible, closeHttp, launchChromium, startService, startServiceWithPublicUrl } from './harness.mjs'
 import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated.js'
-import { AxeBuilder } from '@axe-core/playwright'
 
 /** Committed, shown in docs/dashboard.md. */
 const DOCS_SCREENSHOT = join(ROOT, 'docs', 'dashboard-payments.png')
@@ -44,15 +44,7 @@ async function startReceiver () {
   return { http, received, url: `http://127.0.0.1:${http.address().port}/hooks` }
 }
 
-async function call (method, path, headers, body) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
-}
+const call = apiClient(() => base)
 
 /** A merchant and its API key, created the way an operator would (admin key over HTTP). */
 async function merchant (name) {
@@ -110,95 +102,26 @@ before(async () => {
 
 after(async () => {
   await browser?.close()
-  receiver?.http.closeAllConnections()
-  receiver?.http.close()
+  closeHttp(receiver?.http)
   await server?.stop()
 })
 
 /**
- * Records everything on the page that means "something was blocked or broke". `expected` lists the error
- * answers a test provokes on purpose ({ path: RegExp, status }). A first visit is not one: GET /dashboard/session
- * answers 204 without a session cookie, so the console stays clean.
+ * Runs `body` on a fresh page, then fails on any problem the page reported. `expected` lists the error answers a test
+ * provokes on purpose ({ path: RegExp, status }). A first visit is not one: GET /dashboard/session answers 204 without
+ * a session cookie, so the console stays clean.
  */
-async function watchForProblems (page, expected = []) {
-  const allowed = expected
-  const problems = []
-  const expectedStatuses = new Set()
-  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
-    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'} at ${violation.sourceFile}:${violation.line}`)
-  })
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      window.__reportCspViolation({ directive: event.effectiveDirective, blockedURI: event.blockedURI, sourceFile: event.sourceFile, line: event.lineNumber })
-    })
-  })
-  page.on('console', (message) => {
-    const text = message.text()
-    // Chromium logs every error answer as "Failed to load resource"; the expected ones are accounted for below.
-    const expectedLoadFailure = /Failed to load resource: the server responded with a status of (\d+)/.exec(text)
-    if (expectedLoadFailure !== null && expectedStatuses.has(Number(expectedLoadFailure[1]))) return
-    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(text)) problems.push(`console ${message.type()}: ${text}`)
-  })
-  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
-  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
-  page.on('response', (response) => {
-    if (response.status() < 400) return
-    const path = new URL(response.url()).pathname
-    if (allowed.some((rule) => rule.path.test(path) && rule.status === response.status())) {
-      expectedStatuses.add(response.status())
-      return
-    }
-    problems.push(`HTTP ${response.status()} for ${response.url()}`)
-  })
-  return problems
-}
-
-/** axe-core on the page as it is now: no serious or critical violation. */
-async function assertAccessible (page, name) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()
-  const bad = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-  assert.deepEqual(bad.map((violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`), [],
-    `${name}: axe found serious or critical violations`)
-  assert.ok(results.passes.length > 0, `${name}: axe ran its checks`)
-}
-
-/** Runs `body` on a fresh page, then fails on any problem the page reported (as docs.browser.mjs does). */
 async function onPage (expected, body) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  const page = await context.newPage()
-  const problems = await watchForProblems(page, expected)
-  let failure
-  try {
-    await body(page, context)
-    await page.waitForTimeout(250)
-  } catch (err) {
-    failure = err
-  } finally {
-    await context.close()
-  }
-  assert.deepEqual(problems, [], `the dashboard must work under its CSP without errors:\n${problems.join('\n')}` +
-    (failure === undefined ? '' : `\n(then: ${failure.message})`))
-  if (failure !== undefined) throw failure
+  await harness.onPage(browser, body, { expected })
 }
 
 /** Signs in through the form; resolves with the session the server answered (its CSRF token included). */
 async function signIn (page, apiKey, at = base) {
-  const response = await page.goto(`${at}/dashboard/`, { waitUntil: 'load' })
-  assert.equal(response.status(), 200)
-  assert.match(response.headers()['content-security-policy'] ?? '', /style-src 'self';/, 'served under the dashboard CSP')
-  await page.getByRole('heading', { name: 'Sign in to the payments dashboard' }).waitFor()
-  await page.getByLabel('API key').fill(apiKey)
-  const answered = page.waitForResponse((r) => r.url().endsWith('/dashboard/session') && r.request().method() === 'POST')
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  const answer = await answered
-  assert.equal(answer.status(), 201)
-  await page.getByRole('button', { name: 'Sign out' }).waitFor()
-  return answer.json()
+  return await harness.signIn(page, at, apiKey)
 }
 
 async function openPage (page, hash, heading) {
-  await page.goto(`${base}/dashboard/#${hash}`)
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+  await harness.openPage(page, base, hash, heading)
 }
 
 test('merchant: sign in, the payment in the list and its timeline, a partial refund from its page', async () => {
@@ -719,5 +642,47 @@ test('a payment waiting for the shopper (requires_action): its status filter, it
     await page.waitForURL(/type=payment\.requires_action/)
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=events] li').length === 2, undefined, { timeout: 5000 }).catch(() => {})
     assert.deepEqual(await page.getByTestId('events').locator('summary code').allInnerTexts(), [ofD.abandoned.id, ofD.waiting.id])
+  })
+})
+
+test('every page of the dashboard passes axe with no violation of any impact: the merchant\'s and the operator\'s, a refused key, an unknown payment, a page not found, signed out', async () => {
+  const unknown = '00000000-0000-4000-8000-000000000000'
+  const expected = [{ path: /^\/dashboard\/session$/, status: 401 }, { path: new RegExp(`^/api/payments/${unknown}(/[a-z]+)?$`), status: 404 }]
+  /** The page once what it loads is shown (no "Loading…" status left; a closed webhook payload's own "Loading…" is not one). */
+  const loaded = async (page) => {
+    await page.waitForFunction(() => ![...document.querySelectorAll('main [role="status"]')].some((status) => status.textContent === 'Loading…'), undefined, { timeout: 5000 })
+  }
+  await onPage(expected, async (page) => {
+    await page.goto(`${base}/dashboard/`)
+    await page.getByLabel('API key').fill('sk_not_a_key_of_this_service')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('alert').waitFor()
+    await assertAccessible(page, 'sign in, key refused')
+
+    await signIn(page, merchantA.secret)
+    const merchantPages = [
+      ['/overview', 'Overview'], ['/payments', 'Payments'], [`/payments/${paymentOfA.id}`, paymentOfA.id], [`/payments/${unknown}`, unknown],
+      ['/refunds', 'Refunds'], ['/disputes', 'Disputes'], ['/events', 'Events'], ['/webhooks', 'Webhooks'], ['/developers', 'Developers'], ['/no-such-page', 'Page not found']
+    ]
+    for (const [hash, heading] of merchantPages) {
+      await openPage(page, hash, heading)
+      await loaded(page)
+      await assertAccessible(page, `merchant, ${hash}`)
+    }
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Sign in to the payments dashboard' }).waitFor()
+    await page.getByRole('status').filter({ hasText: 'You are signed out.' }).waitFor()
+    await assertAccessible(page, 'signed out')
+
+    await signIn(page, ADMIN_API_KEY)
+    const operatorPages = [
+      ['/operator', 'Merchants'], [`/merchants/${merchantA.id}/webhooks`, 'Webhooks'], [`/merchants/${merchantA.id}/developers`, 'Developers'],
+      ['/payments', 'Payments'], ['/no-such-page', 'Page not found']
+    ]
+    for (const [hash, heading] of operatorPages) {
+      await openPage(page, hash, heading)
+      await loaded(page)
+      await assertAccessible(page, `operator, ${hash}`)
+    }
   })
 })

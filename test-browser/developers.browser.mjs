@@ -7,9 +7,9 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { AxeBuilder } from '@axe-core/playwright'
 import { Webhook } from 'standardwebhooks'
-import { ADMIN, launchChromium, startService } from './harness.mjs'
+import * as harness from './harness.mjs'
+import { ADMIN, apiClient, assertAccessible, closeHttp, launchChromium, startService } from './harness.mjs'
 
 let server
 let base
@@ -35,15 +35,7 @@ async function startReceiver () {
   return { http, received, url: (path) => `http://127.0.0.1:${http.address().port}${path}` }
 }
 
-async function call (method, path, headers, body) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
-}
+const call = apiClient(() => base)
 
 before(async () => {
   server = await startService({
@@ -75,81 +67,24 @@ before(async () => {
 
 after(async () => {
   await browser?.close()
-  receiver?.http.closeAllConnections()
-  receiver?.http.close()
+  closeHttp(receiver?.http)
   await server?.stop()
 })
 
 /**
- * Everything on the page that means "something was refused, blocked or broke". `expected` lists the error answers a
+ * Runs `body` on a fresh page, then fails on anything refused, blocked or broken. `expected` lists the error answers a
  * test provokes on purpose ({ path: RegExp, status }); Chromium's console line for each of those is expected too.
  */
-async function watchForProblems (page, expected) {
-  const problems = []
-  const expectedStatuses = new Set()
-  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
-    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'}`)
-  })
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      window.__reportCspViolation({ directive: event.effectiveDirective, blockedURI: event.blockedURI })
-    })
-  })
-  page.on('console', (message) => {
-    const text = message.text()
-    const loadFailure = /Failed to load resource: the server responded with a status of (\d+)/.exec(text)
-    if (loadFailure !== null && expectedStatuses.has(Number(loadFailure[1]))) return
-    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(text)) problems.push(`console ${message.type()}: ${text}`)
-  })
-  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
-  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
-  page.on('response', (response) => {
-    if (response.status() < 400) return
-    const path = new URL(response.url()).pathname
-    if (expected.some((rule) => rule.path.test(path) && rule.status === response.status())) {
-      expectedStatuses.add(response.status())
-      return
-    }
-    problems.push(`HTTP ${response.status()} for ${response.url()}`)
-  })
-  return problems
-}
-
-async function assertAccessible (page, name) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()
-  const bad = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-  assert.deepEqual(bad.map((violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`), [],
-    `${name}: axe found serious or critical violations`)
-  assert.ok(results.passes.length > 0, `${name}: axe ran its checks`)
-}
-
 async function onPage (expected, body) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  const page = await context.newPage()
-  const problems = await watchForProblems(page, expected)
-  let failure
-  try {
-    await body(page)
-    await page.waitForTimeout(250)
-  } catch (err) {
-    failure = err
-  } finally {
-    await context.close()
-  }
-  assert.deepEqual(problems, [], `the dashboard must ask the API nothing it refuses:\n${problems.join('\n')}` + (failure === undefined ? '' : `\n(then: ${failure.message})`))
-  if (failure !== undefined) throw failure
+  await harness.onPage(browser, body, { expected })
 }
 
 async function signIn (page) {
-  await page.goto(`${base}/dashboard/`)
-  await page.getByLabel('API key').fill(shop.secret)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await harness.signIn(page, base, shop.secret)
 }
 
 async function openPage (page, hash, heading) {
-  await page.goto(`${base}/dashboard/#${hash}`)
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+  await harness.openPage(page, base, hash, heading)
 }
 
 /** The connector table's row of the account described `name`. */

@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { AxeBuilder } from '@axe-core/playwright'
-import { ADMIN, launchChromium, startService } from './harness.mjs'
+import * as harness from './harness.mjs'
+import { ADMIN, apiClient, assertAccessible, closeHttp, launchChromium, startService } from './harness.mjs'
 
 const DAY = 86_400_000
 
@@ -52,15 +52,7 @@ async function startStripeStandIn () {
   return { http, closed, url: `http://127.0.0.1:${http.address().port}` }
 }
 
-async function call (method, path, headers, body) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
-}
+const call = apiClient(() => base)
 
 async function merchant (name) {
   const created = await call('POST', '/merchants', ADMIN, { name, email: `${name.toLowerCase().replace(/\W/g, '-')}@example.com` })
@@ -160,66 +152,21 @@ before(async () => {
 after(async () => {
   await browser?.close()
   await server?.stop()
-  stripe?.http.closeAllConnections()
-  stripe?.http.close()
+  closeHttp(stripe?.http)
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
 })
 
-/** Everything on the page that means "something was blocked or broke" (as dashboard.browser.mjs records it). */
-async function watchForProblems (page) {
-  const problems = []
-  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
-    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'}`)
-  })
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      window.__reportCspViolation({ directive: event.effectiveDirective, blockedURI: event.blockedURI })
-    })
-  })
-  page.on('console', (message) => {
-    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
-  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
-  page.on('response', (response) => { if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.url()}`) })
-  return problems
-}
-
-async function assertAccessible (page, name) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()
-  const bad = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-  assert.deepEqual(bad.map((violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`), [],
-    `${name}: axe found serious or critical violations`)
-  assert.ok(results.passes.length > 0, `${name}: axe ran its checks`)
-}
-
+/** Runs `body` on a fresh page, then fails on anything refused, blocked or broken: no answer of 400 or more is expected here. */
 async function onPage (body) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  const page = await context.newPage()
-  const problems = await watchForProblems(page)
-  let failure
-  try {
-    await body(page)
-    await page.waitForTimeout(250)
-  } catch (err) {
-    failure = err
-  } finally {
-    await context.close()
-  }
-  assert.deepEqual(problems, [], `the dashboard must work without errors:\n${problems.join('\n')}` + (failure === undefined ? '' : `\n(then: ${failure.message})`))
-  if (failure !== undefined) throw failure
+  await harness.onPage(browser, body)
 }
 
 async function signIn (page, apiKey) {
-  await page.goto(`${base}/dashboard/`)
-  await page.getByLabel('API key').fill(apiKey)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await harness.signIn(page, base, apiKey)
 }
 
 async function openPage (page, hash, heading) {
-  await page.goto(`${base}/dashboard/#${hash}`)
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+  await harness.openPage(page, base, hash, heading)
 }
 
 /** The list's rows once `count` rows are shown (an earlier answer may still be on screen right after navigating). */

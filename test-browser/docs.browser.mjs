@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN, SCREENSHOTS, launchChromium, startService } from './harness.mjs'
+import { ADMIN, SCREENSHOTS, launchChromium, startService, watchForProblems } from './harness.mjs'
 
 const PRODUCT = { id: 'sku-browser', name: 'Browser cup', price: 12.5 }
 
@@ -23,35 +23,6 @@ after(async () => {
   await browser?.close()
   await server?.stop()
 })
-
-/** Records everything on the page that means "something was blocked or broke". */
-async function watchForProblems (page) {
-  const problems = []
-  await page.exposeBinding('__reportCspViolation', (_source, violation) => {
-    problems.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || '(inline)'} at ${violation.sourceFile}:${violation.line}`)
-  })
-  // Runs before any page script and is not subject to the page's CSP.
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      window.__reportCspViolation({
-        directive: event.effectiveDirective,
-        blockedURI: event.blockedURI,
-        sourceFile: event.sourceFile,
-        line: event.lineNumber
-      })
-    })
-  })
-  page.on('console', (message) => {
-    const text = message.text()
-    if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(text)) problems.push(`console ${message.type()}: ${text}`)
-  })
-  page.on('pageerror', (error) => { problems.push(`page error: ${error.message}`) })
-  page.on('requestfailed', (request) => { problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`) })
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.url()}`)
-  })
-  return problems
-}
 
 test('Swagger UI renders the products operations and runs GET /products/{id} under the CSP', async () => {
   const put = await fetch(`${base}/products/${PRODUCT.id}`, {

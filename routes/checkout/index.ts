@@ -17,10 +17,11 @@ function escapeHtml (value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
+/** A plain page of the checkout (the simulated bank, a refused return): its content in one main landmark, as axe asks. */
 function page (reply: FastifyReply, statusCode: number, title: string, body: string): FastifyReply {
   return reply.code(statusCode).header('cache-control', 'no-store').type('text/html; charset=utf-8')
     .send(`<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><link rel="icon" href="data:,"><title>${title}</title>` +
-      `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem">${body}</body></html>`)
+      `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem"><main>${body}</main></body></html>`)
 }
 
 /** Only strings: what a PSP sent back (query and form), to pass on to a connector that needs it. */

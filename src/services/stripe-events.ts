@@ -2,9 +2,11 @@ import { ConnectorEventNotMatchedError, ConnectorEventUnverifiedError } from '..
 import { isGuid } from '../domain/ids'
 import type { Payment } from '../domain/payments'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
+import type { ConnectorDirectory } from '../gateway/connectors'
+import { GatewayError, type ChargeResult } from '../gateway/types'
 import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect, type VerifiedStripeEvent } from '../gateway/stripe-events'
 import type { Database } from '../store/types'
-import type { Logger, PaymentService } from './payments'
+import { downstreamKeyFor, type Logger, type PaymentService } from './payments'
 import type { CaptureService } from './captures'
 import type { RefundService } from './refunds'
 import type { DisputeService } from './disputes'
@@ -13,6 +15,8 @@ export interface StripeEventDeps {
   db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
   /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
   accounts: Pick<ConnectorAccountSource, 'byId'>
+  /** The accounts' gateways: a PaymentIntent an event settles a payment with is read again for its card (a read, never a write). */
+  connectors: Pick<ConnectorDirectory, 'gatewayOf'>
   payments: Pick<PaymentService, 'applyConnectorOutcome'>
   captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
   refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund'>
@@ -104,8 +108,32 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
       return
     }
     // Every report is applied: it settles a payment pending here, and money reported for an attempt the payment left is given back.
-    const applied = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, effect.result)
+    const result = await withPaymentMethodDetails(account, payment, effect, context)
+    const applied = await deps.payments.applyConnectorOutcome(payment.id, { id: account.id, type: account.type }, result)
     if (payment.status === 'pending') deps.log.info({ ...context, paymentId: payment.id, status: applied?.status }, 'Stripe event applied to a pending payment')
+  }
+
+  /**
+   * An event's object is the PaymentIntent as it was, its expandable members left as ids (Stripe expands nothing in an
+   * event): `latest_charge` names the charge, whose payment_method_details say the card. When the event is about to
+   * settle a payment still waiting here (pending, or waiting for its shopper) with money taken or held, the PaymentIntent
+   * is retrieved with its charge expanded, as the return and the recovery worker read it: a GET, never a write. Only the
+   * details are taken from it (the outcome stays the event's); Stripe not answering, the payment settles without them.
+   */
+  async function withPaymentMethodDetails (account: RoutableAccount, payment: Payment, effect: ChargeEffect, context: object): Promise<ChargeResult> {
+    const { result } = effect
+    if (result.paymentMethodDetails !== undefined || payment.paymentMethodDetails !== undefined) return result
+    if ((result.outcome !== 'succeeded' && result.outcome !== 'authorized') || (payment.status !== 'pending' && payment.status !== 'requires_action')) return result
+    try {
+      const gateway = await deps.connectors.gatewayOf({ id: account.id, type: account.type })
+      const state = await gateway.retrieve({ chargeIdempotencyKey: downstreamKeyFor(payment.id), paymentId: payment.id, chargeReference: effect.reference })
+      const sameCharge = (state.state === 'captured' || state.state === 'authorized') && state.chargeId === effect.reference
+      return sameCharge && state.paymentMethodDetails !== undefined ? { ...result, paymentMethodDetails: state.paymentMethodDetails } : result
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      deps.log.warn({ ...context, paymentId: payment.id, gatewayFailure: err.code }, 'the PaymentIntent\'s charge could not be read at Stripe; the payment settles without its payment method details')
+      return result
+    }
   }
 
   async function applyRefund (account: RoutableAccount, event: VerifiedStripeEvent, effect: RefundEffect): Promise<void> {

@@ -55,6 +55,7 @@ interface PaymentBody {
   connectorReference?: string
   amountCaptured: number
   nextAction?: { type: string, url: string, method: string } | null
+  paymentMethodDetails?: unknown
 }
 
 interface StoredPayment { status: string, updated_at: string, next_action: unknown }
@@ -208,7 +209,9 @@ async function killedBetweenAnswerAndCommit (t: Test, settledBy: SettledBy): Pro
     const delivered = await deliver(newBase, stripeId, succeeded)
     t.same(delivered, { status: 200, text: '{"received":true}', location: null }, 'Stripe\'s payment_intent.succeeded is accepted')
     t.ok(await isSettled(), `the webhook settled the payment ${Date.now() - killedAt} ms after the kill`)
-    t.equal(retrievals(fake, intentId), retrievalsBefore, 'from the event: Stripe was not asked again')
+    // The event's PaymentIntent names its charge by id: one read with the charge expanded, for the card (never a write).
+    t.equal(retrievals(fake, intentId), retrievalsBefore + 1, 'from the event, plus one read of the PaymentIntent for its card')
+    t.same(fake.requests.filter((request) => request.method === 'GET' && request.path === `/v1/payment_intents/${intentId}`).at(-1)?.query, { 'expand[0]': 'latest_charge' }, 'with its charge expanded')
   } else {
     // The worker asks about requires_action payments unchanged for 60 s (ACTION_ASK_AFTER_SECONDS, not a setting): as if two minutes had passed.
     await schema.query('UPDATE payments SET updated_at = $2 WHERE id = $1', [payment.id, new Date(Date.now() - 120_000).toISOString()])
@@ -221,6 +224,7 @@ async function killedBetweenAnswerAndCommit (t: Test, settledBy: SettledBy): Pro
   }
   t.match(settled, { id: payment.id, status: 'succeeded', connector: { id: stripeId, type: 'stripe' }, connectorReference: intentId, amountCaptured: 25 },
     'succeeded with the PaymentIntent made before the kill')
+  t.same(settled?.paymentMethodDetails, { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2034, country: 'US' } }, 'with the card, whichever settled it')
   t.notOk(settled?.nextAction, 'no next action any more')
   t.same(await eventTypes(), ['payment.requires_action', 'payment.succeeded'], 'exactly one payment.succeeded event')
   t.equal(creations(fake).length, 1, 'one PaymentIntent creation at Stripe')

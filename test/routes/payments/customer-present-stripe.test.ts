@@ -102,14 +102,58 @@ function cases (t: Test, backend: Backend): void {
     t.same(await eventTypes(s, id), ['payment.requires_action', 'payment.succeeded'], 'settled once')
   })
 
-  t.test('webhook before return: payment_intent.succeeded settles it; the return only redirects', async (t) => {
+  t.test('webhook before return: payment_intent.succeeded settles it, with the card read from the PaymentIntent\'s charge; the return only redirects', async (t) => {
     const s = await setup(t, backend)
     const { id, intentId, returnAddress } = await waiting(t, s)
-    await deliver(t, s, 'payment_intent.succeeded', s.fake.authenticate(intentId, true))
-    t.equal((await paymentOf(s, id)).status, 'succeeded')
+    const before = s.fake.requests.length
+    const intent = s.fake.authenticate(intentId, true)
+    t.type(intent.latest_charge, 'string', 'an event\'s PaymentIntent names its charge by id')
+    await deliver(t, s, 'payment_intent.succeeded', intent)
+    t.same(s.fake.requests.slice(before).map((request) => ({ method: request.method, path: request.path, query: request.query })),
+      [{ method: 'GET', path: `/v1/payment_intents/${intentId}`, query: { 'expand[0]': 'latest_charge' } }], 'one read of the PaymentIntent with its charge expanded, no write')
+    const settled = await paymentOf(s, id)
+    t.equal(settled.status, 'succeeded')
+    t.same(settled.paymentMethodDetails, { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2034, country: 'US' } }, 'only the members a payment keeps')
+    await deliver(t, s, 'charge.succeeded', { id: intent.latest_charge, object: 'charge', payment_intent: intentId, payment_method_details: { type: 'card', card: { brand: 'mastercard', last4: '4444' } } })
+    await deliver(t, s, 'payment_intent.succeeded', intent)
     t.equal((await shopperReturns(t, s, returnAddress)).searchParams.get('status'), 'succeeded')
-    t.equal(retrievals(s, intentId), 0)
+    t.equal(s.fake.requests.length, before + 1, 'a settled payment is not read again (events and return alike)')
+    t.same((await paymentOf(s, id)).paymentMethodDetails, settled.paymentMethodDetails, 'unchanged by later events')
     t.same(await eventTypes(s, id), ['payment.requires_action', 'payment.succeeded'])
+  })
+
+  t.test('manual capture: amount_capturable_updated → requires_capture with the card; Stripe not answering the read settles it without', async (t) => {
+    const s = await setup(t, backend)
+    const manual = await waiting(t, s, { captureMethod: 'manual' })
+    await deliver(t, s, 'payment_intent.amount_capturable_updated', s.fake.authenticate(manual.intentId, true))
+    t.match(await paymentOf(s, manual.id), { status: 'requires_capture', paymentMethodDetails: { type: 'card', card: { brand: 'visa', last4: '4242' } } })
+    t.equal(retrievals(s, manual.intentId), 1)
+
+    const unread = await waiting(t, s)
+    s.fake.failNext('status500')
+    await deliver(t, s, 'payment_intent.succeeded', s.fake.authenticate(unread.intentId, true))
+    const settled = await paymentOf(s, unread.id)
+    t.equal(settled.status, 'succeeded', 'the money rule first: the event settles the payment')
+    t.notOk('paymentMethodDetails' in settled, 'no details rather than invented ones')
+    t.equal(retrievals(s, unread.intentId), 1, 'asked once')
+    t.notOk(s.fake.requests.some((request) => request.method === 'POST' && request.path !== '/v1/payment_intents'), 'nothing written at Stripe')
+  })
+
+  t.test('unknown outcome (the answer to the creation lost), settled only by payment_intent.succeeded: the card read with the charge expanded', async (t) => {
+    const s = await setup(t, backend)
+    s.fake.failNext('dropAfterWork')
+    const res = await s.app.inject({ method: 'POST', url: '/api/payments', headers: s.merchant.auth, payload: { amount: 25, currency: 'EUR', paymentMethod: 'pm_card_visa' } })
+    t.equal(res.statusCode, 503)
+    const id = res.json().paymentId as string
+    t.equal((await paymentOf(s, id)).status, 'pending')
+    const [intent] = s.fake.intentsOf(id)
+    if (intent === undefined) throw new Error('Stripe made no PaymentIntent')
+    const before = s.fake.requests.length
+    await deliver(t, s, 'payment_intent.succeeded', intent)
+    t.same(s.fake.requests.slice(before).map((request) => ({ method: request.method, path: request.path, query: request.query })),
+      [{ method: 'GET', path: `/v1/payment_intents/${intent.id}`, query: { 'expand[0]': 'latest_charge' } }])
+    t.match(await paymentOf(s, id), { status: 'succeeded', connectorReference: intent.id, paymentMethodDetails: { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2034, country: 'US' } } })
+    t.same(await eventTypes(s, id), ['payment.pending', 'payment.succeeded'])
   })
 
   t.test('failed authentication → declined authentication_failed (return or payment_intent.payment_failed); manual → requires_capture by amount_capturable_updated', async (t) => {
