@@ -22,6 +22,7 @@ import type { Customer } from '../domain/customers'
 import type { Page } from '../domain/pagination'
 import type { EventFactory } from '../domain/events'
 import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
+import type { CallOutcome } from '../domain/connector-stats'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -332,6 +333,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         continue
       }
       let result: ChargeResult
+      const startedAt = deps.clock()
       try {
         result = await target.gateway.charge({
           idempotencyKey: downstreamKeyFor(current.id),
@@ -347,6 +349,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         }, signal === undefined ? {} : { signal })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
+        await logCall(current, target, err.kind === 'not_processed' ? 'not_processed' : 'unknown', err.code, startedAt)
         if (options.quiet !== true) failures.failed(target, { paymentId: current.id, code: err.code, kind: err.kind === 'not_processed' ? 'not_processed' : 'unknown' })
         if (err.kind === 'not_processed') {
           // Certainly nothing was charged there by this call; the next connector may take it unless an earlier attempt pins the payment here.
@@ -366,6 +369,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
           : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.')
       }
+      await logCall(current, target, result.outcome, result.outcome === 'declined' ? result.declineCode : null, startedAt)
       const final = settledBy(current, target, result)
       return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
     }
@@ -608,6 +612,31 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       if (stored !== undefined && stored.status !== 'pending') throw new SettledElsewhere(stored)
     }
     return recorded
+  }
+
+  /**
+   * Records a charge call that just ended in the connectors' call log (issue 44: success rate and latency per connector),
+   * its duration by the service's clock. The log describes the call, whatever becomes of the payment's own write after it;
+   * best effort: a failure is logged, never thrown (the payment's outcome matters more than its statistics).
+   */
+  async function logCall (payment: Payment, connector: ConnectorRef, outcome: CallOutcome, code: string | null, startedAt: number): Promise<void> {
+    const answeredAt = deps.clock()
+    try {
+      await deps.db.connectors.recordAttempt({
+        id: newId(),
+        paymentId: payment.id,
+        merchantId: payment.merchantId,
+        connectorId: connector.id,
+        connectorType: connector.type,
+        outcome,
+        code: code === null ? null : code.slice(0, 64),
+        startedAt: new Date(startedAt).toISOString(),
+        answeredAt: new Date(answeredAt).toISOString(),
+        durationMs: Math.max(0, answeredAt - startedAt)
+      })
+    } catch (err) {
+      deps.log.warn({ err, paymentId: payment.id, connectorId: connector.id, connectorType: connector.type }, 'a charge call could not be recorded in the connector call log')
+    }
   }
 
   /** payment.pending, once per payment: the gateway's outcome is unknown. Its own write (no state changed); a failure is logged, never thrown. */
