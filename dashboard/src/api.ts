@@ -208,6 +208,24 @@ export interface Connector {
   updatedAt: string
 }
 
+/** One connector's charge calls over a range (GET /merchants/{id}/connectors/stats). */
+export interface ConnectorStatsEntry {
+  id: string | null
+  type: string
+  description?: string
+  deleted: boolean
+  attempts: number
+  succeeded: number
+  authorized: number
+  requiresAction: number
+  declined: number
+  notProcessed: number
+  unknown: number
+  successRate: number | null
+  latency: { p50Ms: number | null, p95Ms: number | null }
+}
+export interface ConnectorStats { createdGte: string, createdLt: string, data: ConnectorStatsEntry[] }
+
 export interface WebhookEndpoint {
   id: string
   url: string
