@@ -349,11 +349,16 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         }, signal === undefined ? {} : { signal })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
-        await logCall(current, target, err.kind === 'not_processed' ? 'not_processed' : 'unknown', err.code, startedAt)
+        // Not awaited first: on SQLite the call's row joins the attempt's own write in one group commit.
+        const logged = logCall(current, target, err.kind === 'not_processed' ? 'not_processed' : 'unknown', err.code, startedAt)
         if (options.quiet !== true) failures.failed(target, { paymentId: current.id, code: err.code, kind: err.kind === 'not_processed' ? 'not_processed' : 'unknown' })
         if (err.kind === 'not_processed') {
           // Certainly nothing was charged there by this call; the next connector may take it unless an earlier attempt pins the payment here.
-          current = await recordAttempt(current, target, 'not_processed', err.code)
+          try {
+            current = await recordAttempt(current, target, 'not_processed', err.code)
+          } finally {
+            await logged
+          }
           refused.add(connectorKey(target))
           continue
         }
@@ -363,15 +368,22 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           // Settled meanwhile (a PSP's event, the recovery worker): answer with that outcome.
           if (recordError instanceof SettledElsewhere) throw recordError
           deps.log.error({ err: recordError, paymentId: current.id }, 'the unknown attempt could not be recorded')
+        } finally {
+          await logged
         }
         await recordPending(current)
         throw unavailable(current.id, err.kind === 'timeout'
           ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
           : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.')
       }
-      await logCall(current, target, result.outcome, result.outcome === 'declined' ? result.declineCode : null, startedAt)
+      // Not awaited first: on SQLite the call's row joins the completion's group commit (still two commits per payment).
+      const logged = logCall(current, target, result.outcome, result.outcome === 'declined' ? result.declineCode : null, startedAt)
       const final = settledBy(current, target, result)
-      return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
+      try {
+        return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
+      } finally {
+        await logged
+      }
     }
     // Every connector certainly refused: nothing was charged anywhere; the payment waits for a retry.
     await recordPending(current)
