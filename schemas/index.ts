@@ -11,7 +11,7 @@ import {
   CreateWebhookEndpointBody, ReplayBody, ReplayResult, RotateSecretBody, UpdateWebhookEndpointBody,
   WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret
 } from './webhooks'
-import { ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody } from './connectors'
+import { ConnectorAccount, ConnectorAccountList, ConnectorStats, ConnectorStatsEntry, CreateConnectorBody, UpdateConnectorBody } from './connectors'
 import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './connector-events'
 import { Health, ServiceIndex } from './health'
 import { DashboardSession, SignInBody } from './dashboard'
@@ -33,7 +33,7 @@ export const componentSchemas = [
   Event, EventList,
   WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret, CreateWebhookEndpointBody, UpdateWebhookEndpointBody,
   RotateSecretBody, ReplayBody, ReplayResult, WebhookDelivery, WebhookDeliveryList,
-  ConnectorAccount, ConnectorAccountList, CreateConnectorBody, UpdateConnectorBody,
+  ConnectorAccount, ConnectorAccountList, ConnectorStatsEntry, ConnectorStats, CreateConnectorBody, UpdateConnectorBody,
   StripeEventBody, AdyenNotificationBody, StripeEventReceived,
   Health, ServiceIndex,
   SignInBody, DashboardSession,

@@ -219,3 +219,48 @@ test('Webhooks: Send test event delivers a signed webhook_endpoint.test and show
     await assertAccessible(page, 'webhooks, test event failed')
   })
 })
+
+// Issue 44 "Connectors: per-connector success rate and latency": payments made through the Primary account show up in the
+// Developers page's statistics table with their rate, over the range the page's URL names (the Overview's from/to).
+test('Developers: connector statistics show the payments made through an account, its success rate and latency, over the chosen range', async () => {
+  const pay = async (amount) => await call('POST', '/api/payments', { ...shop.auth, 'idempotency-key': crypto.randomUUID() }, { amount, currency: 'USD' })
+  const paid = await pay(10)
+  assert.equal(paid.status, 201, JSON.stringify(paid.body))
+  assert.equal(paid.body.status, 'succeeded')
+  const declined = await pay(2000)
+  assert.equal(declined.status, 402, 'the simulated bank declines 2000')
+  const api = await call('GET', `/merchants/${shop.id}/connectors/stats`, shop.auth)
+  assert.equal(api.status, 200)
+  const primary = api.body.data.find((entry) => entry.id === connectors.Primary.id)
+  assert.deepEqual({ attempts: primary.attempts, succeeded: primary.succeeded, declined: primary.declined, successRate: primary.successRate },
+    { attempts: 2, succeeded: 1, declined: 1, successRate: 0.5 }, 'both calls went to Primary (priority 0)')
+  assert.equal(typeof primary.latency.p50Ms, 'number')
+
+  await onPage([], async (page) => {
+    await signIn(page)
+    await openPage(page, '/developers', 'Developers')
+    const table = page.getByTestId('connector-stats')
+    await table.waitFor()
+    const today = new Date().toISOString().slice(0, 10)
+    assert.match(await table.locator('caption').innerText(), new RegExp(`to ${today}`), 'the range is said: the last 30 days by default')
+    const headers = await table.getByRole('columnheader').allInnerTexts()
+    assert.deepEqual(headers.slice(0, 2), ['Connector', 'Calls'])
+    assert.ok(headers.includes('Success rate') && headers.includes('Latency p50') && headers.includes('Latency p95'))
+    const row = table.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Primary', exact: true }) })
+    assert.equal(await row.getByRole('cell').first().innerText(), '2', 'two calls')
+    assert.equal(await row.getByTestId('success-rate').innerText(), '50.0 %')
+    assert.match(await row.getByTestId('latency-p50').innerText(), /^\d+ ms$/)
+    assert.match(await row.getByTestId('latency-p95').innerText(), /^\d+ ms$/)
+    await assertAccessible(page, 'developers, connector statistics')
+
+    // The range control: a month without calls shows the account with no rate and no latency.
+    await page.getByLabel('From (UTC day)').fill('2020-01-01')
+    await page.getByLabel('To (UTC day)').fill('2020-01-31')
+    await page.getByRole('button', { name: 'Show' }).click()
+    await table.locator('caption').getByText('from 2020-01-01 to 2020-01-31').waitFor()
+    assert.equal(await row.getByRole('cell').first().innerText(), '0')
+    assert.equal(await row.getByTestId('success-rate').innerText(), '—')
+    assert.equal(await row.getByTestId('latency-p50').innerText(), '—')
+    assert.match(page.url(), /from=2020-01-01&to=2020-01-31/, 'the range is in the URL, as on the Overview')
+  })
+})

@@ -106,7 +106,7 @@ function Page ({ session, route }: { session: Session, route: Route }) {
   if (principal.kind === 'admin') {
     if (first === 'payments' || first === 'refunds' || first === 'disputes' || first === 'events') return <MerchantsOnly />
     if (first === 'merchants' && second !== undefined && third === 'webhooks') return <Webhooks merchantId={second} operator />
-    if (first === 'merchants' && second !== undefined && third === 'developers') return <Developers merchantId={second} />
+    if (first === 'merchants' && second !== undefined && third === 'developers') return <Developers merchantId={second} route={route} />
     if (first === undefined || first === 'operator') return <Operator route={route} />
     return <NotFound />
   }
@@ -117,7 +117,7 @@ function Page ({ session, route }: { session: Session, route: Route }) {
   if (first === 'events') return <Events route={route} />
   if (first === undefined || first === 'overview') return <Overview route={route} />
   if (first === 'webhooks') return <Webhooks merchantId={principal.merchantId} />
-  if (first === 'developers') return <Developers merchantId={principal.merchantId} />
+  if (first === 'developers') return <Developers merchantId={principal.merchantId} route={route} />
   return <NotFound />
 }
 

@@ -7,7 +7,10 @@ import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { IdempotencyHeaders, idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
 import { connectorCreatedResponse } from '../../plugins/stored-responses'
 import { MerchantParams, merchantErrors } from '../../schemas/merchants'
-import { ConnectorAccount, ConnectorAccountList, ConnectorParams, CreateConnectorBody, UpdateConnectorBody, toPublicConnector } from '../../schemas/connectors'
+import {
+  ConnectorAccount, ConnectorAccountList, ConnectorParams, ConnectorStats, ConnectorStatsQuery, CreateConnectorBody, UpdateConnectorBody, toPublicConnector, toPublicConnectorStats
+} from '../../schemas/connectors'
+import { MAX_STATS_DAYS } from '../../src/domain/connector-stats'
 
 const exampleMerchant = '/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/connectors'
 const authErrors = problemAuthErrors('a merchant key for another merchant is answered 404, not 403', exampleMerchant,
@@ -83,6 +86,33 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: jsonResponse('The merchant\'s connector accounts.', Type.Ref(ConnectorAccountList)), ...authErrors, 404: notFound, ...common }
     }
   }, async (request) => ({ data: (await app.connectorAccounts.list(request.params.id)).map(toPublicConnector) }))
+
+  // A static segment: it wins over /:id/connectors/:connectorId in the router (account ids are GUIDs, none is called `stats`).
+  app.get('/:id/connectors/stats', {
+    config: { auth: 'admin-or-own-merchant' },
+    schema: {
+      tags: ['connectors'],
+      operationId: 'getConnectorStats',
+      summary: 'Success rate and latency per connector',
+      description: `${who} How the charge calls of the merchant's payments went at each connector over a range of call start times ` +
+        `(\`createdGte\` included, \`createdLt\` excluded; default the 30 days before now, at most ${MAX_STATS_DAYS} days): the calls by outcome, ` +
+        'the success rate and the p50/p95 time the PSP took to answer. Every call is counted once, as the PSP answered it (failovers and ' +
+        'retries are calls of their own). Accounts not deleted are all listed, in routing order, zeros included. An instant that is not one, ' +
+        '`createdGte` not before `createdLt` or a longer range is 400.',
+      security: requiresKey,
+      params: MerchantParams,
+      querystring: ConnectorStatsQuery,
+      response: {
+        200: jsonResponse('The figures of each connector over the range.', Type.Ref(ConnectorStats)),
+        400: problemResponse('Validation failure (`errors.createdGte`, `errors.createdLt`): not an ISO 8601 instant, `createdGte` not before `createdLt`, ' +
+          `or a range longer than ${MAX_STATS_DAYS} days; or an unknown query parameter.`),
+        ...authErrors,
+        404: problemResponse('No such merchant (another merchant\'s id too).'),
+        ...common,
+        503: merchantErrors.unavailable
+      }
+    }
+  }, async (request) => toPublicConnectorStats(await app.connectorAccounts.stats(request.params.id, request.query)))
 
   app.get('/:id/connectors/:connectorId', {
     config: { auth: 'admin-or-own-merchant' },

@@ -77,6 +77,8 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
     else throw error
   }
   const summary = await shop.payments.summary()
+  // Per connector account: its charge calls by outcome, success rate and p50/p95 latency (default: the last 30 days).
+  const connectorStats = await shop.connectors.stats(merchant.id)
   const paymentsCsv = await shop.payments.export()
   const refundsCsv = await shop.payments.refunds.export()
   // Lists are async iterators: each page is fetched when the previous one is used up.
@@ -138,6 +140,7 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
     acceptNotFound,
     declineCode,
     summary: typeof summary === 'object',
+    connectorStats: connectorStats.data.some((entry) => entry.id === connector.id && entry.attempts > 0 && entry.successRate !== null),
     succeeded: succeeded.length === 2 && succeeded.includes(captured.id) && succeeded.includes(settled.id),
     exports: paymentsCsv.includes(paid.id) && refundsCsv.includes(sameRefund.id),
     allRefunds: allRefunds.includes(sameRefund.id),

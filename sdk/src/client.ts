@@ -4,7 +4,7 @@ import { ApiError } from './errors.js'
 import { paginate } from './pagination.js'
 import { DEFAULT_RETRY_POLICY, DEFAULT_TIMEOUT_MS, idempotentRetryingFetch, withCallSettings, type Fetch } from './retry.js'
 import type {
-  ApiKeyCollection, ApiVersion, CaptureRequest, ConnectorAccount, ConnectorAccountCollection, CreateApiKeyRequest,
+  ApiKeyCollection, ApiVersion, CaptureRequest, ConnectorAccount, ConnectorAccountCollection, ConnectorStats, ConnectorStatsQuery, CreateApiKeyRequest,
   CreateConnectorRequest, CreatedApiKey, Dispute, ListDisputesQuery, CreateMerchantRequest, CreatePaymentRequest, CreateRefundRequest, CreateWebhookEndpointRequest,
   Event, ExportPaymentsQuery, ExportRefundsQuery, Health, ListAllRefundsQuery, ListEventsQuery, Product, ProductReplacement, ServiceIndex, ListPaymentsQuery, Merchant, MerchantPatch, Payment, PaymentSummary, PaymentSummaryQuery, Refund,
   ReplayResult, ReplayWebhookEventsRequest, RotateWebhookSecretRequest, UpdateConnectorRequest, UpdateWebhookEndpointRequest,
@@ -161,6 +161,8 @@ export interface PaymentServiceClient {
     list: (merchantId: string, options?: RequestOptions) => Promise<WithResponse<ConnectorAccountCollection>>
     update: (merchantId: string, connectorId: string, patch: UpdateConnectorRequest, options?: RequestOptions) => Promise<WithResponse<ConnectorAccount>>
     delete: (merchantId: string, connectorId: string, options?: RequestOptions) => Promise<void>
+    /** Per connector account: charge calls by outcome, success rate and p50/p95 latency over `createdGte`..`createdLt` (default: the last 30 days). */
+    stats: (merchantId: string, query?: ConnectorStatsQuery, options?: RequestOptions) => Promise<WithResponse<ConnectorStats>>
   }
 }
 
@@ -287,7 +289,9 @@ export function createClient (options: ClientOptions): PaymentServiceClient {
       update: (merchantId, connectorId, patch, call) =>
         resultOf(api.PATCH('/merchants/{id}/connectors/{connectorId}', { params: { path: { id: merchantId, connectorId } }, body: patch, ...init(call) })),
       delete: (merchantId, connectorId, call) =>
-        noContent(api.DELETE('/merchants/{id}/connectors/{connectorId}', { params: { path: { id: merchantId, connectorId } }, ...init(call) }))
+        noContent(api.DELETE('/merchants/{id}/connectors/{connectorId}', { params: { path: { id: merchantId, connectorId } }, ...init(call) })),
+      stats: (merchantId, query = {}, call) =>
+        resultOf(api.GET('/merchants/{id}/connectors/stats', { params: { path: { id: merchantId }, query }, ...init(call) }))
     }
   }
 }

@@ -19,6 +19,8 @@ export type WebhookEndpointCollection = Schemas['WebhookEndpointCollection']
 export type ReplayResult = Schemas['ReplayResult']
 export type ConnectorAccount = Schemas['ConnectorAccount']
 export type ConnectorAccountCollection = Schemas['ConnectorAccountCollection']
+export type ConnectorStats = Schemas['ConnectorStats']
+export type ConnectorStatsEntry = Schemas['ConnectorStatsEntry']
 export type PaymentSummary = Schemas['PaymentSummary']
 export type Product = Schemas['Product']
 export type ProductReplacement = Schemas['ProductReplacement']
@@ -40,6 +42,7 @@ export type UpdateConnectorRequest = Schemas['UpdateConnectorRequest']
 
 export type ListPaymentsQuery = Omit<NonNullable<paths['/api/payments']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 export type PaymentSummaryQuery = NonNullable<paths['/api/payments/summary']['get']['parameters']['query']>
+export type ConnectorStatsQuery = NonNullable<paths['/merchants/{id}/connectors/stats']['get']['parameters']['query']>
 export type ExportPaymentsQuery = NonNullable<paths['/api/payments/export']['get']['parameters']['query']>
 export type ExportRefundsQuery = NonNullable<paths['/api/refunds/export']['get']['parameters']['query']>
 export type ListAllRefundsQuery = Omit<NonNullable<paths['/api/refunds']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>

@@ -94,6 +94,7 @@ test('the whole-API walk runs against the live service (issue 42, item 3: every 
     acceptNotFound: 404,
     declineCode: 'card_declined',
     summary: true,
+    connectorStats: true,
     succeeded: true,
     exports: true,
     allRefunds: true,

@@ -58,6 +58,7 @@ const HELPERS: Record<Exclude<keyof operations, Exempt>, (client: PaymentService
   getConnector: (c) => c.connectors.retrieve,
   updateConnector: (c) => c.connectors.update,
   deleteConnector: (c) => c.connectors.delete,
+  getConnectorStats: (c) => c.connectors.stats,
   createMerchant: (c) => c.merchants.create,
   listMerchants: (c) => c.merchants.list,
   getMerchant: (c) => c.merchants.retrieve,

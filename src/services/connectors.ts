@@ -12,6 +12,7 @@ import { isSealed, SEALED_PREFIX, type SecretBox } from '../secrets/encryption'
 import type { ConnectorAccountStore, Database, StoredCredentials } from '../store/types'
 import type { Logger } from './payments'
 import { cachedRead, type ReadCache } from './read-cache'
+import { statsEntry, statsRange, zeroCounts, type ConnectorStats, type ConnectorStatsEntry } from '../domain/connector-stats'
 
 /** Seconds a client waits before retrying when the PSP could not be reached to check credentials. */
 export const VERIFY_RETRY_AFTER_SECONDS = 5
@@ -26,6 +27,12 @@ export interface ConnectorAccountService {
   update: (merchantId: string, id: string, patch: ConnectorPatch) => Promise<ConnectorAccount>
   /** Soft delete: out of routing and of the API; its payments keep working through it. */
   remove: (merchantId: string, id: string) => Promise<void>
+  /**
+   * How the charge calls of the merchant's payments went per connector over a range of start times (see statsRange;
+   * ValidationError for a bad one): every account not deleted, in routing order (zeros when it had no call), then
+   * the deleted accounts and the default gateway that had calls in the range. Another merchant's account never appears.
+   */
+  stats: (merchantId: string, query: { createdGte?: string, createdLt?: string }) => Promise<ConnectorStats>
 }
 
 export interface ConnectorAccountDeps {
@@ -156,6 +163,31 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
         throw new NotFoundError(`The merchant has no connector account with the id '${shortId(id)}'.`)
       }
       await changed(account.merchantId)
+    },
+
+    async stats (merchantId, query) {
+      const owner = await requireMerchant(merchantId)
+      const range = statsRange(query, deps.clock())
+      const [accounts, figures] = await Promise.all([store.listForMerchant(owner), store.attemptStats({ merchantId: owner, ...range })])
+      const figuresOf = new Map(figures.map((row) => [`${row.connectorType}:${row.connectorId ?? ''}`, row]))
+      const entries: ConnectorStatsEntry[] = accounts.map((account) => {
+        const key = `${account.type}:${account.id}`
+        const row = figuresOf.get(key) ?? { connectorId: account.id, connectorType: account.type, counts: zeroCounts(), p50Ms: null, p95Ms: null }
+        figuresOf.delete(key)
+        return statsEntry(row, { description: account.description, deleted: false })
+      })
+      // Calls through accounts deleted since, or through the default gateway: counted too, after the accounts.
+      for (const row of figuresOf.values()) {
+        if (row.connectorId === null) {
+          entries.push(statsEntry(row, { description: null, deleted: false }))
+          continue
+        }
+        const account = await store.get(row.connectorId)
+        // The calls were the merchant's own payments' (merchant_id); an account that is not the merchant's is left out all the same.
+        if (account === undefined || account.merchantId !== owner) continue
+        entries.push(statsEntry(row, { description: account.description, deleted: account.deletedAt !== null }))
+      }
+      return { ...range, connectors: entries }
     }
   }
 }

@@ -22,6 +22,7 @@ import type { Customer } from '../domain/customers'
 import type { Page } from '../domain/pagination'
 import type { EventFactory } from '../domain/event-factory'
 import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
+import type { CallOutcome } from '../domain/connector-stats'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -332,6 +333,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         continue
       }
       let result: ChargeResult
+      const startedAt = deps.clock()
       try {
         result = await target.gateway.charge({
           idempotencyKey: downstreamKeyFor(current.id),
@@ -347,10 +349,16 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         }, signal === undefined ? {} : { signal })
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err
+        // Not awaited first: on SQLite the call's row joins the attempt's own write in one group commit.
+        const logged = logCall(current, target, err.kind === 'not_processed' ? 'not_processed' : 'unknown', err.code, startedAt)
         if (options.quiet !== true) failures.failed(target, { paymentId: current.id, code: err.code, kind: err.kind === 'not_processed' ? 'not_processed' : 'unknown' })
         if (err.kind === 'not_processed') {
           // Certainly nothing was charged there by this call; the next connector may take it unless an earlier attempt pins the payment here.
-          current = await recordAttempt(current, target, 'not_processed', err.code)
+          try {
+            current = await recordAttempt(current, target, 'not_processed', err.code)
+          } finally {
+            await logged
+          }
           refused.add(connectorKey(target))
           continue
         }
@@ -360,14 +368,22 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           // Settled meanwhile (a PSP's event, the recovery worker): answer with that outcome.
           if (recordError instanceof SettledElsewhere) throw recordError
           deps.log.error({ err: recordError, paymentId: current.id }, 'the unknown attempt could not be recorded')
+        } finally {
+          await logged
         }
         await recordPending(current)
         throw unavailable(current.id, err.kind === 'timeout'
           ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
           : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.')
       }
+      // Not awaited first: on SQLite the call's row joins the completion's group commit (still two commits per payment).
+      const logged = logCall(current, target, result.outcome, result.outcome === 'declined' ? result.declineCode : null, startedAt)
       const final = settledBy(current, target, result)
-      return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
+      try {
+        return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
+      } finally {
+        await logged
+      }
     }
     // Every connector certainly refused: nothing was charged anywhere; the payment waits for a retry.
     await recordPending(current)
@@ -608,6 +624,31 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       if (stored !== undefined && stored.status !== 'pending') throw new SettledElsewhere(stored)
     }
     return recorded
+  }
+
+  /**
+   * Records a charge call that just ended in the connectors' call log (issue 44: success rate and latency per connector),
+   * its duration by the service's clock. The log describes the call, whatever becomes of the payment's own write after it;
+   * best effort: a failure is logged, never thrown (the payment's outcome matters more than its statistics).
+   */
+  async function logCall (payment: Payment, connector: ConnectorRef, outcome: CallOutcome, code: string | null, startedAt: number): Promise<void> {
+    const answeredAt = deps.clock()
+    try {
+      await deps.db.connectors.recordAttempt({
+        id: newId(),
+        paymentId: payment.id,
+        merchantId: payment.merchantId,
+        connectorId: connector.id,
+        connectorType: connector.type,
+        outcome,
+        code: code === null ? null : code.slice(0, 64),
+        startedAt: new Date(startedAt).toISOString(),
+        answeredAt: new Date(answeredAt).toISOString(),
+        durationMs: Math.max(0, answeredAt - startedAt)
+      })
+    } catch (err) {
+      deps.log.warn({ err, paymentId: payment.id, connectorId: connector.id, connectorType: connector.type }, 'a charge call could not be recorded in the connector call log')
+    }
   }
 
   /** payment.pending, once per payment: the gateway's outcome is unknown. Its own write (no state changed); a failure is logged, never thrown. */

@@ -49,5 +49,28 @@ export const connectorEventSchema: SchemaChange[] = [
       )${d.table};
       CREATE INDEX connector_refunds_charge ON connector_refunds (connector_id, charge_reference);
     `
+  },
+  {
+    // Issue 44 (Dashboard II): every charge call to a connector, its outcome and how long the PSP took to answer it (by
+    // the service's clock), for the per-connector success rate and latency. Written once, right after the call: the
+    // payment's own attempts (a JSON list on the payment) stay its record; these rows are the calls' log, by merchant
+    // and start time. connector_id is NULL for the service's default gateway (a merchant without connector accounts).
+    version: 83,
+    name: 'connector call log',
+    ddl: (d) => `
+      CREATE TABLE connector_attempts (
+        id TEXT PRIMARY KEY,
+        payment_id TEXT NOT NULL,
+        merchant_id TEXT,
+        connector_id TEXT,
+        connector_type TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('succeeded', 'authorized', 'requires_action', 'declined', 'not_processed', 'unknown')),
+        code TEXT,
+        started_at TEXT NOT NULL,
+        answered_at TEXT NOT NULL,
+        duration_ms INTEGER NOT NULL CHECK (duration_ms >= 0)
+      )${d.table};
+      CREATE INDEX connector_attempts_merchant ON connector_attempts (merchant_id, started_at);
+    `
   }
 ]

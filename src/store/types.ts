@@ -625,7 +625,16 @@ export interface ConnectorAccountStore {
   credentialsNotUnder: (prefix: string, afterId: string, limit: number) => Promise<StoredCredentials[]>
   /** Writes an account's stored credentials if they are still `expected.credentials` (compare-and-set); false otherwise. */
   replaceCredentials: (expected: StoredCredentials, next: string) => Promise<boolean>
+  /** Records one charge call to a connector, once, after it ended (issue 44); its id is new. */
+  recordAttempt: (call: ConnectorCall) => Promise<void>
+  /**
+   * The merchant's calls started in [createdGte, createdLt), per connector (account id and type; id null: the
+   * default gateway): counts by outcome and the nearest-rank p50/p95 of the answered calls' durations. Unordered.
+   */
+  attemptStats: (query: { merchantId: string, createdGte: string, createdLt: string }) => Promise<ConnectorCallFigures[]>
 }
+
+import type { ConnectorCall, ConnectorCallFigures } from '../domain/connector-stats'
 
 import type { Dispute, DisputeStatus } from '../domain/disputes'
 

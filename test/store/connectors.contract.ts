@@ -3,6 +3,7 @@ import type { StoredConnectorAccount } from '../../src/domain/connectors'
 import type { Merchant } from '../../src/domain/merchants'
 import { newId } from '../../src/domain/ids'
 import type { Database } from '../../src/store/types'
+import { zeroCounts, type ConnectorCall } from '../../src/domain/connector-stats'
 
 const T0 = '2026-01-01T00:00:00.000Z'
 
@@ -96,5 +97,49 @@ export function connectorStoreContract (t: Test, makeDatabase: () => Promise<Dat
     t.equal(await db.connectors.replaceCredentials({ id: old[0]?.id as string, credentials: 'stale' }, 'enc:v1:new:1'), false)
     t.equal(await db.connectors.replaceCredentials({ id: old[0]?.id as string, credentials: 'enc:v1:old:1' }, 'enc:v1:new:1'), true)
     t.equal((await db.connectors.get(old[0]?.id as string))?.credentials, 'enc:v1:new:1')
+  })
+
+  t.test('recordAttempt and attemptStats: counts per connector and outcome, nearest-rank p50/p95 of answered calls, by merchant and start time', async (t) => {
+    const { db, merchantId } = await fresh(t)
+    const other = (await db.merchants.create(merchant())).id
+    const stripe = newId()
+    const adyen = newId()
+    let n = 0
+    const call = (fields: Partial<ConnectorCall> & Pick<ConnectorCall, 'outcome' | 'durationMs'>): ConnectorCall => {
+      const startedAt = fields.startedAt ?? `2026-11-20T10:00:${String(n++ % 60).padStart(2, '0')}.000Z`
+      return { id: newId(), paymentId: newId(), merchantId, connectorId: stripe, connectorType: 'stripe', code: null, startedAt, answeredAt: startedAt, ...fields }
+    }
+    // Stripe: 20 answered calls of 10..200 ms (p50: the 10th, 100; p95: the 19th, 190), and failures whose durations never count.
+    for (const ms of [130, 20, 200, 70, 110, 180, 10, 160, 40, 90, 150, 30, 190, 60, 120, 170, 50, 140, 80, 100]) {
+      await db.connectors.recordAttempt(call({ outcome: ms % 20 === 0 ? 'succeeded' : ms === 30 ? 'declined' : ms === 50 ? 'requires_action' : 'authorized', durationMs: ms, code: ms === 30 ? 'card_declined' : null }))
+    }
+    await db.connectors.recordAttempt(call({ outcome: 'unknown', durationMs: 30_000, code: 'timeout' }))
+    await db.connectors.recordAttempt(call({ outcome: 'not_processed', durationMs: 1, code: 'connection_refused' }))
+    // Adyen: two answered calls (p50: the smaller, p95: the larger), one at each end of the range.
+    await db.connectors.recordAttempt(call({ connectorId: adyen, connectorType: 'adyen', outcome: 'declined', durationMs: 700, startedAt: '2026-11-01T00:00:00.000Z' }))
+    await db.connectors.recordAttempt(call({ connectorId: adyen, connectorType: 'adyen', outcome: 'succeeded', durationMs: 300, startedAt: '2026-11-30T23:59:59.999Z' }))
+    await db.connectors.recordAttempt(call({ connectorId: adyen, connectorType: 'adyen', outcome: 'succeeded', durationMs: 5, startedAt: '2026-12-01T00:00:00.000Z' }))
+    await db.connectors.recordAttempt(call({ connectorId: adyen, connectorType: 'adyen', outcome: 'succeeded', durationMs: 5, startedAt: '2026-10-31T23:59:59.999Z' }))
+    // The default gateway (no account) only failed: no latency.
+    await db.connectors.recordAttempt(call({ connectorId: null, connectorType: 'simulated', outcome: 'unknown', durationMs: 10 }))
+    // Another merchant's call on an account id of ours is never counted for us.
+    await db.connectors.recordAttempt(call({ merchantId: other, outcome: 'succeeded', durationMs: 1 }))
+
+    const rows = await db.connectors.attemptStats({ merchantId, createdGte: '2026-11-01T00:00:00.000Z', createdLt: '2026-12-01T00:00:00.000Z' })
+    const sorted = [...rows].sort((a, b) => a.connectorType.localeCompare(b.connectorType))
+    t.same(sorted, [
+      { connectorId: adyen, connectorType: 'adyen', counts: { ...zeroCounts(), succeeded: 1, declined: 1 }, p50Ms: 300, p95Ms: 700 },
+      { connectorId: null, connectorType: 'simulated', counts: { ...zeroCounts(), unknown: 1 }, p50Ms: null, p95Ms: null },
+      {
+        connectorId: stripe,
+        connectorType: 'stripe',
+        counts: { succeeded: 10, authorized: 8, requires_action: 1, declined: 1, not_processed: 1, unknown: 1 },
+        p50Ms: 100,
+        p95Ms: 190
+      }
+    ])
+    t.same(await db.connectors.attemptStats({ merchantId: other, createdGte: '2026-11-01T00:00:00.000Z', createdLt: '2026-12-01T00:00:00.000Z' }),
+      [{ connectorId: stripe, connectorType: 'stripe', counts: { ...zeroCounts(), succeeded: 1 }, p50Ms: 1, p95Ms: 1 }])
+    t.same(await db.connectors.attemptStats({ merchantId, createdGte: '2025-01-01T00:00:00.000Z', createdLt: '2025-02-01T00:00:00.000Z' }), [], 'no call in the range')
   })
 }

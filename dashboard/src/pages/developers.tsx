@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks'
 import {
-  api, messageOf, type ApiKeyCollection, type Connector, type ConnectorCollection, type CreateApiKeyRequest, type CreateConnectorRequest, type CreatedApiKey,
-  type UpdateConnectorRequest
+  api, messageOf, type ApiKeyCollection, type Connector, type ConnectorCollection, type ConnectorStats, type ConnectorStatsEntry,
+  type CreateApiKeyRequest, type CreateConnectorRequest, type CreatedApiKey, type UpdateConnectorRequest
 } from '../api'
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
-import { dateTime } from '../format'
+import { dateTime, utcDay } from '../format'
+import { navigate, type Route } from '../router'
 
 /** A merchant's API keys and connector accounts. */
-export function Developers ({ merchantId }: { merchantId: string }) {
+export function Developers ({ merchantId, route }: { merchantId: string, route: Route }) {
   const merchant = `/merchants/${encodeURIComponent(merchantId)}`
   return (
     <>
@@ -15,7 +16,88 @@ export function Developers ({ merchantId }: { merchantId: string }) {
       <p class='muted'>Merchant <code>{merchantId}</code></p>
       <ApiKeys base={`${merchant}/api-keys`} />
       <Connectors base={`${merchant}/connectors`} />
+      <ConnectorStatistics base={`${merchant}/connectors`} route={route} />
     </>
+  )
+}
+
+const DAY_MS = 86_400_000
+
+function percent (rate: number | null): string {
+  return rate === null ? '—' : `${(rate * 100).toFixed(1)} %`
+}
+
+function ms (value: number | null): string {
+  return value === null ? '—' : `${value} ms`
+}
+
+function statsName (entry: ConnectorStatsEntry): string {
+  if (entry.id === null) return `${entry.type} (default gateway)`
+  const name = entry.description ?? `${entry.type} ${entry.id.slice(0, 8)}`
+  return entry.deleted ? `${name} (deleted)` : name
+}
+
+/**
+ * Per connector account: its charge calls over the range of the URL's `from`/`to` (UTC days, both included, like the
+ * Overview's; default the last 30 days), by outcome, with the success rate and p50/p95 latency (GET …/connectors/stats).
+ */
+function ConnectorStatistics ({ base, route }: { base: string, route: Route }) {
+  const from = route.query.get('from') ?? utcDay(29)
+  const to = route.query.get('to') ?? utcDay(0)
+  const here = `/${route.path.join('/')}`
+  const createdGte = `${from}T00:00:00.000Z`
+  const end = Date.parse(`${to}T00:00:00.000Z`)
+  const createdLt = Number.isNaN(end) ? to : new Date(end + DAY_MS).toISOString()
+  const stats = useLoad(() => api<ConnectorStats>(`${base}/stats`, { query: { createdGte, createdLt } }), [base, createdGte, createdLt])
+  const apply = (event: Event): void => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget as HTMLFormElement)
+    navigate(here, { from: String(form.get('from')), to: String(form.get('to')) })
+  }
+  return (
+    <section aria-labelledby='connector-stats'>
+      <h2 id='connector-stats'>Connector success rate and latency</h2>
+      <form key={`${from}/${to}`} class='filters' onSubmit={apply} aria-label='Connector statistics date range'>
+        <Field label='From (UTC day)'><input type='date' name='from' defaultValue={from} required /></Field>
+        <Field label='To (UTC day)'><input type='date' name='to' defaultValue={to} required /></Field>
+        <button type='submit'>Show</button>
+        <span class='presets'>
+          {[7, 30, 90].map((n) => (
+            <button key={n} type='button' onClick={() => { navigate(here, { from: utcDay(n - 1), to: utcDay(0) }) }}>Last {n} days</button>
+          ))}
+        </span>
+      </form>
+      <LoadState loading={stats.loading} error={stats.error} />
+      {stats.data !== undefined && stats.data.data.length === 0 && <p>No connector accounts and no charge calls in this range.</p>}
+      {stats.data !== undefined && stats.data.data.length > 0 && (
+        <table class='list' data-testid='connector-stats'>
+          <caption>Charge calls from {from} to {to} (UTC days, both included)</caption>
+          <thead>
+            <tr>
+              <th scope='col'>Connector</th><th scope='col'>Calls</th><th scope='col'>Succeeded</th><th scope='col'>Authorized</th>
+              <th scope='col'>Waiting for shopper</th><th scope='col'>Declined</th><th scope='col'>Not processed</th><th scope='col'>Unknown</th>
+              <th scope='col'>Success rate</th><th scope='col'>Latency p50</th><th scope='col'>Latency p95</th>
+            </tr>
+          </thead>
+          <tbody>
+            {stats.data.data.map((entry) => (
+              <tr key={entry.id ?? entry.type} data-connector-id={entry.id ?? ''}>
+                <th scope='row'>{statsName(entry)}</th>
+                <td>{entry.attempts}</td><td>{entry.succeeded}</td><td>{entry.authorized}</td><td>{entry.requiresAction}</td>
+                <td>{entry.declined}</td><td>{entry.notProcessed}</td><td>{entry.unknown}</td>
+                <td data-testid='success-rate'>{percent(entry.successRate)}</td>
+                <td data-testid='latency-p50'>{ms(entry.latency.p50Ms)}</td><td data-testid='latency-p95'>{ms(entry.latency.p95Ms)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p class='muted'>
+        Each charge call counts once, as the PSP answered it (a failover or a retry is a call of its own). Success rate:
+        succeeded and authorized calls over every finished call (declined, not processed and unknown ones included; calls
+        waiting for the shopper are left out). Latency: how long the PSP took to answer, over the answered calls only.
+      </p>
+    </section>
   )
 }
 

@@ -700,6 +700,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchants/{id}/connectors/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Success rate and latency per connector
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). How the charge calls of the merchant's payments went at each connector over a range of call start times (`createdGte` included, `createdLt` excluded; default the 30 days before now, at most 366 days): the calls by outcome, the success rate and the p50/p95 time the PSP took to answer. Every call is counted once, as the PSP answered it (failovers and retries are calls of their own). Accounts not deleted are all listed, in routing order, zeros included. An instant that is not one, `createdGte` not before `createdLt` or a longer range is 400.
+         */
+        get: operations["getConnectorStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Success rate and latency per connector
+         * @description The admin key, or the merchant's own key (another merchant's id is 404, as if it did not exist). How the charge calls of the merchant's payments went at each connector over a range of call start times (`createdGte` included, `createdLt` excluded; default the 30 days before now, at most 366 days): the calls by outcome, the success rate and the p50/p95 time the PSP took to answer. Every call is counted once, as the PSP answered it (failovers and retries are calls of their own). Accounts not deleted are all listed, in routing order, zeros included. An instant that is not one, `createdGte` not before `createdLt` or a longer range is 400.
+         */
+        head: operations["getConnectorStatsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/merchants/{id}/connectors/{connectorId}": {
         parameters: {
             query?: never;
@@ -3047,6 +3071,127 @@ export interface components {
         ConnectorAccountCollection: {
             /** @description The merchant's connector accounts in routing order (priority, then the oldest first). */
             data: components["schemas"]["ConnectorAccount"][];
+        };
+        /**
+         * Connector statistics
+         * @example {
+         *       "id": "019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809",
+         *       "type": "stripe",
+         *       "description": "Stripe EU account",
+         *       "deleted": false,
+         *       "attempts": 120,
+         *       "succeeded": 101,
+         *       "authorized": 4,
+         *       "requiresAction": 3,
+         *       "declined": 9,
+         *       "notProcessed": 2,
+         *       "unknown": 1,
+         *       "successRate": 0.8974,
+         *       "latency": {
+         *         "p50Ms": 412,
+         *         "p95Ms": 1180
+         *       }
+         *     }
+         */
+        ConnectorStatsEntry: {
+            /** @description The connector account id; null: the service's default gateway, which charges the payments of a merchant without connector accounts. */
+            id: string | null;
+            /**
+             * @description The PSP: `stripe`, `adyen`, or `simulated` (the built-in test gateway).
+             * @enum {string}
+             */
+            type: "simulated" | "stripe" | "adyen";
+            /** @description The account's label, when it has one. */
+            description?: string;
+            /** @description True for an account deleted since: its calls in the range still count. */
+            deleted: boolean;
+            /**
+             * Format: int64
+             * @description Charge calls made to the connector in the range (each call once, failovers and retries included; a connector skipped for want of a payment method was not called).
+             */
+            attempts: number;
+            /**
+             * Format: int64
+             * @description Calls the connector answered with a charge.
+             */
+            succeeded: number;
+            /**
+             * Format: int64
+             * @description Calls the connector answered with an authorization (manual capture).
+             */
+            authorized: number;
+            /**
+             * Format: int64
+             * @description Calls the connector answered by asking for the shopper's authentication (3-D Secure); what the shopper did next is not the call's outcome.
+             */
+            requiresAction: number;
+            /**
+             * Format: int64
+             * @description Calls the connector (or the issuer behind it) answered with a decline.
+             */
+            declined: number;
+            /**
+             * Format: int64
+             * @description Calls that certainly charged nothing without a decision: the connection was refused, or the PSP said it did not process the request (credentials refused, rate limited). The payment failed over to the next account.
+             */
+            notProcessed: number;
+            /**
+             * Format: int64
+             * @description Calls without an answer (a time-out, a dropped connection, a PSP error): the payment stayed pinned to the connector.
+             */
+            unknown: number;
+            /** @description (succeeded + authorized) / (succeeded + authorized + declined + notProcessed + unknown): the share of finished calls that took the payment. Declines count against it, as in Stripe's and Hyperswitch's success rates (a declined payment is one not taken), and so do the calls that failed (notProcessed, unknown): a connector that does not answer is what the figure exists to show, and Hyperswitch's per-connector success rate counts connector errors too. Calls waiting for the shopper (requiresAction) are left out: nobody has decided yet. Per call, not per payment: a payment that timed out and then succeeded on a retry is two calls, one of each. Null when no call finished. */
+            successRate: number | null;
+            /** @description How long the answered calls (succeeded, authorized, requiresAction, declined) took, from the request to the PSP to its answer, by the service's clock. notProcessed and unknown calls are left out: their duration is the failure's (a time-out), not the PSP's. */
+            latency: {
+                /** @description Median time the connector took to answer (nearest rank), in milliseconds; null when no call was answered. */
+                p50Ms: number | null;
+                /** @description 95th percentile (nearest rank: the smallest duration at least 95 % of the answered calls did not exceed); null when none was answered. */
+                p95Ms: number | null;
+            };
+        };
+        /**
+         * Connector statistics over a range
+         * @example {
+         *       "createdGte": "2026-11-01T00:00:00.000Z",
+         *       "createdLt": "2026-12-01T00:00:00.000Z",
+         *       "data": [
+         *         {
+         *           "id": "019ab0c2-5d1e-7f20-8a31-b4c5d6e7f809",
+         *           "type": "stripe",
+         *           "description": "Stripe EU account",
+         *           "deleted": false,
+         *           "attempts": 120,
+         *           "succeeded": 101,
+         *           "authorized": 4,
+         *           "requiresAction": 3,
+         *           "declined": 9,
+         *           "notProcessed": 2,
+         *           "unknown": 1,
+         *           "successRate": 0.8974,
+         *           "latency": {
+         *             "p50Ms": 412,
+         *             "p95Ms": 1180
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        ConnectorStats: {
+            /**
+             * Format: date-time
+             * @description Start of the range (included).
+             * @example 2026-11-01T00:00:00.000Z
+             */
+            createdGte: string;
+            /**
+             * Format: date-time
+             * @description End of the range (excluded).
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            createdLt: string;
+            /** @description Every connector account not deleted, in routing order (zeros when it had no call in the range), then the deleted accounts and the default gateway that had calls in the range. */
+            data: components["schemas"]["ConnectorStatsEntry"][];
         };
         /**
          * Connector account request
@@ -19160,6 +19305,548 @@ export interface operations {
                      *       "title": "An unexpected error occurred.",
                      *       "status": 500,
                      *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getConnectorStats: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only charge calls started at or after this instant (ISO 8601). Default: 30 days before `createdLt`.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only charge calls started before this instant (ISO 8601). Default: now.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures of each connector over the range. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectorStats"];
+                };
+            };
+            /** @description Validation failure (`errors.createdGte`, `errors.createdLt`): not an ISO 8601 instant, `createdGte` not before `createdLt`, or a range longer than 366 days; or an unknown query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/connectors",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: a merchant key for another merchant is answered 404, not 403. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The API key is valid but may not do this.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/connectors",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such merchant (another merchant's id too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getConnectorStatsHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only charge calls started at or after this instant (ISO 8601). Default: 30 days before `createdLt`.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                createdGte?: string;
+                /**
+                 * @description Only charge calls started before this instant (ISO 8601). Default: now.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures of each connector over the range. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectorStats"];
+                };
+            };
+            /** @description Validation failure (`errors.createdGte`, `errors.createdLt`): not an ISO 8601 instant, `createdGte` not before `createdLt`, or a range longer than 366 days; or an unknown query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/connectors",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: a merchant key for another merchant is answered 404, not 403. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The API key is valid but may not do this.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/connectors",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such merchant (another merchant's id too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/connectors/stats",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
