@@ -264,8 +264,18 @@ export function pinnedSince (payment: Pick<Payment, 'attempts'>, connector: Conn
 
 /** The `held` attempts whose money was not given back yet (no `released` attempt for the same connector and charge). */
 export function moneyHeldBy (attempts: readonly PaymentAttempt[]): PaymentAttempt[] {
-  return attempts.filter((attempt) => attempt.outcome === 'held' && !attempts.some((later) =>
-    later.outcome === 'released' && later.connectorReference === attempt.connectorReference && isSameConnector(later, attempt)))
+  return attempts.filter((attempt) => attempt.outcome === 'held' && !isReleased(attempts, attempt))
+}
+
+/**
+ * True when the last release outcome of `held`'s charge is `released`. A `release_refused` after a `released` means the
+ * release was undone: an authorization's cancel was received, then refused because the charge was captured meanwhile,
+ * and the refund asked instead was refused too, so the money is held again.
+ */
+export function isReleased (attempts: readonly PaymentAttempt[], held: PaymentAttempt): boolean {
+  const last = attempts.filter((later) => (later.outcome === 'released' || later.outcome === 'release_refused') &&
+    later.connectorReference === held.connectorReference && isSameConnector(later, held)).at(-1)
+  return last?.outcome === 'released'
 }
 
 /** True when an attempt of the payment was made on `connector` (any outcome but skipped: it was asked). */

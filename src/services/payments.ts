@@ -505,7 +505,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
   async function release (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>): Promise<Payment> {
     const context = { paymentId: payment.id, connectorId: connector.id, connectorType: connector.type, connectorReference: result.chargeId, status: payment.status }
     const about = payment.attempts.filter((attempt) => attempt.connectorReference === result.chargeId && sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
-    if (about.some((attempt) => attempt.outcome === 'released')) return payment
+    // Released unless a refusal came after (a received cancel refused later, then its refund refused: held again).
+    if (about.filter((attempt) => attempt.outcome === 'released' || attempt.outcome === 'release_refused').at(-1)?.outcome === 'released') return payment
     const refusals = about.filter((attempt) => attempt.outcome === 'release_refused')
     const lastRefusal = refusals.at(-1)
     const refundedThere = await refundedAtConnector(payment, connector, result.chargeId)
@@ -838,7 +839,10 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         for (const held of moneyHeldBy(payment.attempts)) {
           const connector = { id: held.connectorId, type: held.connectorType }
           const chargeId = held.connectorReference ?? ''
-          const after = await release(current, connector, held.code === 'authorized' ? { outcome: 'authorized', chargeId } : { outcome: 'succeeded', chargeId })
+          // An authorization whose cancel was refused (captured meanwhile) is a charge now: it is refunded, not canceled again.
+          const cancelRefused = current.attempts.some((attempt) => attempt.code === CANCEL_REFUSED && attempt.connectorReference === held.connectorReference &&
+            sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
+          const after = await release(current, connector, held.code === 'authorized' && !cancelRefused ? { outcome: 'authorized', chargeId } : { outcome: 'succeeded', chargeId })
           if (moneyHeldBy(after.attempts).length < moneyHeldBy(current.attempts).length) released++
           else stillHeld++
           current = after

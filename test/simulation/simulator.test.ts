@@ -91,6 +91,14 @@ t.test('regression seeds of generation 3 (refunds made in the PSPs\' dashboards 
   for (const seed of [71123, 71165]) t.same((await simulate({ seed, steps: 1000, db: 'sqlite', generation: 3 })).violations, [], `seed ${seed}`)
 })
 
+t.test('regression seed of generation 3 (an authorization being canceled was captured in the PSP\'s dashboard)', async (t) => {
+  // Seed 9032953 (1,000 steps, CI 2026-12-06): an extra Adyen authorization's cancel was received, then refused (captured
+  // in the Customer Area meanwhile, part refunded there); the refund asked instead was refused before that refund was
+  // reported, and the payment counted as released for good. Fixed: a refusal after a release means held again, and an
+  // authorization whose cancel was refused is refunded, not canceled again.
+  t.same((await simulate({ seed: 9032953, steps: 1000, db: 'sqlite', generation: 3 })).violations, [], 'seed 9032953')
+})
+
 t.test('generation 2 adds shoppers and the PSPs\' dashboards; generation 1 keeps the histories found before', async (t) => {
   const before = opsOf(1039, 300, 1)
   t.notOk(before.some((op) => op.kind === 'shopper' || (op.kind === 'create' && op.present !== undefined)), 'generation 1 has no shoppers')
