@@ -261,9 +261,15 @@ export function chargeResultOf (intent: Intent): ChargeResult {
   return details === undefined ? result : { ...result, paymentMethodDetails: details }
 }
 
+/** A PaymentIntent captured for less than its amount (the rest released): what it took. */
+function partOf (intent: Intent): { amountCapturedMinor?: number } {
+  if (typeof intent.amount_received !== 'number' || typeof intent.amount !== 'number' || intent.amount_received <= 0 || intent.amount_received >= intent.amount) return {}
+  return { amountCapturedMinor: fromStripeAmount(intent.amount_received, intent.currency) }
+}
+
 function chargeOutcomeOf (intent: Intent): ChargeResult {
   switch (intent.status) {
-    case 'succeeded': return { outcome: 'succeeded', chargeId: intent.id }
+    case 'succeeded': return { outcome: 'succeeded', chargeId: intent.id, ...partOf(intent) }
     case 'requires_capture': return { outcome: 'authorized', chargeId: intent.id }
     case 'requires_action': {
       const url = redirectOf(intent)

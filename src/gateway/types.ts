@@ -34,7 +34,11 @@ export type ChargeResult = ChargeOutcome & { paymentMethodDetails?: PaymentMetho
 
 /** succeeded: authorized and captured; authorized: authorized only (manual capture), the money is held until captured or voided. */
 export type ChargeOutcome =
-  | { outcome: 'succeeded', chargeId: string }
+  /**
+   * `amountCapturedMinor`: what the PSP took when it is less than the amount asked (a manual authorization captured
+   * in part at the PSP, e.g. in its dashboard, before we heard of the authorization); absent, all of it was taken.
+   */
+  | { outcome: 'succeeded', chargeId: string, amountCapturedMinor?: number }
   | { outcome: 'authorized', chargeId: string }
   | { outcome: 'declined', chargeId: string, declineCode: string }
   /** Customer-present only: the PSP waits for the shopper to authenticate at `nextAction` (3-D Secure, a bank's page). */

@@ -416,7 +416,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         return await recordAttempt(payment, connector, 'not_found', 'lookup_none')
       }
       case 'voided': return await recordAttempt(payment, connector, 'not_found', 'lookup_voided')
-      case 'captured': return settledBy(payment, connector, withDetailsOf(state, { outcome: 'succeeded', chargeId: state.chargeId }), at)
+      case 'captured': return settledBy(payment, connector, withDetailsOf(state, succeededAs(payment, state)), at)
       case 'authorized': return settledBy(payment, connector, withDetailsOf(state, { outcome: 'authorized', chargeId: state.chargeId }), at)
       case 'declined': return settledBy(payment, connector, { outcome: 'declined', chargeId: state.chargeId, declineCode: state.declineCode }, at)
       // Waiting for a shopper whose redirect we never received (the answer to the charge was lost): still unknown here.
@@ -448,7 +448,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     }
     let result: ChargeResult
     switch (state.state) {
-      case 'captured': result = { outcome: 'succeeded', chargeId: state.chargeId }; break
+      case 'captured': result = succeededAs(payment, state); break
       case 'authorized': result = { outcome: 'authorized', chargeId: state.chargeId }; break
       case 'declined': result = { outcome: 'declined', chargeId: state.chargeId, declineCode: state.declineCode }; break
       case 'voided': {
@@ -596,8 +596,19 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       case 'declined': return { ...transition(charged, 'declined', at, result.declineCode), nextAction: null }
       case 'requires_action': return { ...transition(charged, 'requires_action', at), nextAction: result.nextAction }
       case 'authorized': return { ...transition(charged, 'requires_capture', at), nextAction: null }
-      case 'succeeded': return { ...transition(charged, 'succeeded', at), nextAction: null }
+      case 'succeeded': {
+        const succeeded = transition(charged, 'succeeded', at)
+        const part = result.amountCapturedMinor
+        return { ...succeeded, amountCapturedMinor: part !== undefined && part > 0 && part < succeeded.amountCapturedMinor ? part : succeeded.amountCapturedMinor, nextAction: null }
+      }
     }
+  }
+
+  /** A charge the connector holds as captured: all of it, or the part taken (a capture made at the connector). */
+  function succeededAs (payment: Payment, state: { chargeId: string, amountCapturedMinor: number }): ChargeResult {
+    return state.amountCapturedMinor > 0 && state.amountCapturedMinor < payment.amountMinor
+      ? { outcome: 'succeeded', chargeId: state.chargeId, amountCapturedMinor: state.amountCapturedMinor }
+      : { outcome: 'succeeded', chargeId: state.chargeId }
   }
 
   function unavailable (paymentId: string, message: string): GatewayUnavailableError {

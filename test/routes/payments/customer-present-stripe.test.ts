@@ -102,6 +102,15 @@ function cases (t: Test, backend: Backend): void {
     t.same(await eventTypes(s, id), ['payment.requires_action', 'payment.succeeded'], 'settled once')
   })
 
+  t.test('manual, captured in part in Stripe\'s Dashboard before the shopper returns: the return records what Stripe took', async (t) => {
+    const s = await setup(t, backend)
+    const { id, intentId, returnAddress } = await waiting(t, s, { captureMethod: 'manual' })
+    const intent = s.fake.authenticate(intentId, true)
+    Object.assign(intent, { status: 'succeeded', amount_received: 1000, amount_capturable: 0 })
+    t.equal((await shopperReturns(t, s, returnAddress)).searchParams.get('status'), 'succeeded')
+    t.match(await paymentOf(s, id), { status: 'succeeded', amount: 25, amountCaptured: 10, amountCapturable: 0 })
+  })
+
   t.test('webhook before return: payment_intent.succeeded settles it, with the card read from the PaymentIntent\'s charge; the return only redirects', async (t) => {
     const s = await setup(t, backend)
     const { id, intentId, returnAddress } = await waiting(t, s)

@@ -239,6 +239,20 @@ function cases (t: Test, backend: Backend): void {
     t.equal(s.stripe.requests.filter((request) => request.path === '/v1/refunds').length, 1, 'given back once')
   })
 
+  t.test('Stripe first: a pending manual payment whose authorization was captured in part in Stripe\'s Dashboard records the part taken', async (t) => {
+    // Simulation seed 13550662: payment_intent.succeeded (amount_received < amount) settled a pending payment as if all were taken.
+    const s = await setup(t, backend, 'stripe')
+    s.stripe.failNext('status500')
+    const id = (await pay(s, 'k-part', { ...body(), captureMethod: 'manual' })).json().paymentId as string
+    t.equal((await paymentOf(s, id)).status, 'pending')
+    const intent = { id: 'pi_part36', object: 'payment_intent' as const, amount: 2000, amount_received: 500, amount_capturable: 0, currency: 'eur', status: 'succeeded', capture_method: 'manual', latest_charge: 'ch_part36', last_payment_error: null, metadata: { payment_id: id }, livemode: false as const, created: 1 }
+    s.stripe.intents.set(intent.id, { ...intent, confirmation_method: 'automatic', payment_method: 'pm_card_visa', cancellation_reason: null })
+    t.equal((await stripeEvent(s, 'payment_intent.succeeded', intent)).statusCode, 200)
+    t.match(await paymentOf(s, id), { status: 'succeeded', amount: 20, amountCaptured: 5, connectorReference: intent.id }, 'what Stripe took')
+    const refund = await s.app.inject({ method: 'POST', url: `/api/payments/${id}/refunds`, headers: s.merchant.auth, payload: { amount: 5.01 } })
+    t.equal(refund.statusCode, 409, 'no more refunded than Stripe took')
+  })
+
   t.test('Stripe first: money that could not be given back stays held, and the recovery worker gives it back later', async (t) => {
     const s = await setup(t, backend, 'stripe')
     s.stripe.failNext('status500')
