@@ -32,7 +32,7 @@ t.test('what each event says', async (t) => {
   t.same(read({ id: 'evt_2', type: 'payment_intent.succeeded', data: { object: { id: 'cus_1', object: 'customer' } } }).effect, { kind: 'none' }, 'not a PaymentIntent')
   const intent = { id: 'pi_1', object: 'payment_intent', amount: 1000, amount_received: 600, currency: 'jpy', status: 'succeeded', metadata: { payment_id: 'p1' } }
   t.same(read({ id: 'evt_3', type: 'payment_intent.succeeded', data: { object: intent } }).effect,
-    { kind: 'charge', reference: 'pi_1', paymentId: 'p1', amountMinor: 1000, amountReceivedMinor: 600, currency: 'JPY', result: { outcome: 'succeeded', chargeId: 'pi_1' } },
+    { kind: 'charge', reference: 'pi_1', paymentId: 'p1', amountMinor: 1000, amountReceivedMinor: 600, currency: 'JPY', result: { outcome: 'succeeded', chargeId: 'pi_1', amountCapturedMinor: 600 } },
     'zero-decimal amounts as they are; what Stripe took beside what it was for')
   t.match(read({ id: 'evt_3b', type: 'payment_intent.succeeded', data: { object: { ...intent, amount_received: undefined } } }).effect, { amountReceivedMinor: 0 }, 'nothing received said: 0')
   t.same(read({ id: 'evt_4', type: 'payment_intent.succeeded', data: { object: { ...intent, currency: 'zzz' } } }).effect, { kind: 'none' }, 'an unknown currency')
