@@ -498,10 +498,19 @@ test('the one search box takes what people type: an email, an amount, a card\'s 
     await page.getByRole('link', { name: ofC.usd35.id }).waitFor()
     assert.equal(await page.getByLabel('Search').inputValue(), 'order_id=C-35')
 
+    // Not for one frame do the previous search's rows show beside the new search's message.
+    await page.evaluate(() => {
+      window.staleRowsShown = false
+      new window.MutationObserver(() => {
+        const explained = document.body.textContent.includes('is not something the search understands')
+        if (explained && document.querySelectorAll('table.list tbody tr').length > 0) window.staleRowsShown = true
+      }).observe(document.body, { childList: true, subtree: true, characterData: true })
+    })
     await page.getByLabel('Search').fill('what is this')
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.getByText('is not something the search understands').waitFor()
     assert.equal(await rows.count(), 0, 'nothing asked of the API, no 400')
+    assert.equal(await page.evaluate(() => window.staleRowsShown), false, 'the rows of order_id=C-35 never showed under the message')
 
     await page.getByLabel('Search').fill(ofC.jane.id.toUpperCase())
     await page.getByRole('button', { name: 'Apply' }).click()

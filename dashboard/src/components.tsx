@@ -2,21 +2,30 @@ import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks'
 import { download, messageOf } from './api'
 
-/** Loads data for a page; `reload` after an action. */
+/**
+ * Loads data for a page; `reload` after an action. What it returns belongs to the current `deps`: once they change (a
+ * new URL, another range), the previous answer is not shown beside the new parameters while the new one loads; a
+ * `reload` keeps it on screen until the fresh one arrives.
+ */
 export function useLoad<T> (load: () => Promise<T>, deps: unknown[]): { data: T | undefined, error: string | undefined, loading: boolean, reload: () => void } {
-  const [state, setState] = useState<{ data?: T, error?: string, loading: boolean }>({ loading: true })
+  const [state, setState] = useState<{ data?: T, error?: string, loading: boolean, deps?: unknown[] }>({ loading: true })
   const [generation, setGeneration] = useState(0)
   useEffect(() => {
     let current = true
     setState((previous) => ({ ...previous, loading: true }))
     load().then(
-      (data) => { if (current) setState({ data, loading: false }) },
-      (error: unknown) => { if (current) setState({ error: messageOf(error), loading: false }) }
+      (data) => { if (current) setState({ data, loading: false, deps }) },
+      (error: unknown) => { if (current) setState({ error: messageOf(error), loading: false, deps }) }
     )
     return () => { current = false }
   }, [...deps, generation])
   const reload = useCallback(() => { setGeneration((n) => n + 1) }, [])
+  if (state.deps === undefined || !sameDeps(state.deps, deps)) return { data: undefined, error: undefined, loading: true, reload }
   return { data: state.data, error: state.error, loading: state.loading, reload }
+}
+
+function sameDeps (loadedFor: unknown[], now: unknown[]): boolean {
+  return loadedFor.length === now.length && loadedFor.every((value, i) => Object.is(value, now[i]))
 }
 
 export function Notice ({ kind, children }: { kind: 'error' | 'success' | 'info', children: ComponentChildren }) {
