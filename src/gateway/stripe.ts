@@ -318,7 +318,7 @@ function chargeStatesOf (intent: Intent): ChargeState {
 /** What a void finds already settled; undefined when the PaymentIntent is still to be canceled. */
 function voidResultOf (intent: Intent): VoidResult | undefined {
   switch (intent.status) {
-    case 'succeeded': return { outcome: 'charged', chargeId: intent.id }
+    case 'succeeded': return { outcome: 'charged', chargeId: intent.id, ...partOf(intent) }
     case 'canceled': return { outcome: 'voided' }
     // Customer-present and waiting for the shopper: canceled like any uncaptured PaymentIntent.
     case 'requires_action': return redirectOf(intent) === undefined ? { outcome: 'declined', chargeId: intent.id, declineCode: AUTHENTICATION_REQUIRED } : undefined

@@ -134,13 +134,14 @@ export interface VoidRequest {
  * voided: no charge exists under the key, and none will be made under it from now on; or an
  * uncaptured authorization under the key is released (Stripe: cancel the PaymentIntent);
  * charged: a charge (or a capture) went through before the void arrived (it must be refunded to give the money back);
+ * `amountCapturedMinor` when it took less than the amount (an authorization captured in part at the PSP);
  * declined: the charge was declined, nothing to give back.
  */
 export type VoidResult =
   | { outcome: 'voided' }
   /** Accepted; its outcome comes later (Adyen: the CANCELLATION notification). */
   | { outcome: 'received' }
-  | { outcome: 'charged', chargeId: string }
+  | { outcome: 'charged', chargeId: string, amountCapturedMinor?: number }
   | { outcome: 'declined', chargeId: string, declineCode: string }
 
 export interface AcceptDisputeRequest {

@@ -200,6 +200,8 @@ t.test('refunds, captures and voids send their documented requests under their k
   t.match(await gateway.capture({ ...capture, idempotencyKey: 'capture:cap_2' }), { outcome: 'captured', amountMinor: 2500 }, 'captured already (under another key): the PaymentIntent says so')
   const { chargeReference: _captureReference, ...unreferencedCapture } = capture
   t.match(await gateway.capture(unreferencedCapture), { outcome: 'failed', failureCode: 'authorization_not_found' })
+  t.same(await gateway.void({ chargeIdempotencyKey: 'payment:pay_c1', chargeReference: held.chargeId }), { outcome: 'charged', chargeId: held.chargeId, amountCapturedMinor: 2500 },
+    'captured for 2500 of 3000: a void finds the charge and what it took')
 
   const other = await gateway.charge({ ...charge('pay_v1', 'pm_card_visa', 3000), captureMethod: 'manual' })
   fake.requests.length = 0

@@ -112,6 +112,18 @@ t.test('expiry finds the charge went through: the payment is succeeded, never fa
   t.match(await app.db.payments.get(outage.json().paymentId), { status: 'succeeded' })
 })
 
+t.test('expiry finds an authorization captured in part at the PSP: the payment records the part taken, not the amount', async (t) => {
+  // Simulation seed 14000030: a pending manual payment captured for 3376 of 4501 in Stripe's Dashboard was expired as if all was taken.
+  const clock = manualClock()
+  const gateway = spyGateway(unavailable, undefined, () => ({ outcome: 'charged', chargeId: 'ch_part', amountCapturedMinor: 500 }))
+  const app = await buildTestApp(t, {}, { gateway, clock: clock.read })
+  const outage = await app.inject(postJson('/api/payments', { amount: 20, currency: 'USD', captureMethod: 'manual' }))
+  const { pass } = serviceOn(app, gateway, clock)
+  clock.now += 25 * HOUR
+  t.same(await pass(), { settled: 1, stillPending: 0 })
+  t.match(await app.db.payments.get(outage.json().paymentId), { status: 'succeeded', amountMinor: 2000, amountCapturedMinor: 500, connectorReference: 'ch_part' })
+})
+
 t.test('expiry while the gateway is still unreachable: failed with gateway_unreachable and an error logged', async (t) => {
   const clock = manualClock()
   const down = spyGateway(unavailable, undefined, () => { throw new GatewayError('unavailable', 'down') })

@@ -269,7 +269,11 @@ export class SimPsp {
           const charge = this.chargeOf(request.chargeReference, request.paymentId)
           if (this.kind === 'stripe') {
             if (charge === undefined) return { outcome: 'voided' }
-            if (charge.status === 'captured') return { outcome: 'charged', chargeId: charge.id }
+            if (charge.status === 'captured') {
+              return charge.capturedMinor < charge.amountMinor
+                ? { outcome: 'charged', chargeId: charge.id, amountCapturedMinor: charge.capturedMinor }
+                : { outcome: 'charged', chargeId: charge.id }
+            }
             if (charge.status === 'declined') return { outcome: 'declined', chargeId: charge.id, declineCode: 'card_declined' }
             charge.status = 'voided'
             return { outcome: 'voided' }
