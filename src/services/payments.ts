@@ -542,11 +542,14 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     const { refusals } = asked
     try {
       const gateway = await directory.gatewayOf(connector)
+      // What the charge took: the amount, or the part of an authorization captured at the connector.
+      let takenMinor = result.outcome === 'succeeded' && result.amountCapturedMinor !== undefined ? result.amountCapturedMinor : payment.amountMinor
       if (result.outcome === 'authorized') {
         const voided = await gateway.void({ chargeIdempotencyKey, paymentId: payment.id, chargeReference: result.chargeId })
         if (voided.outcome !== 'charged') return { released: voided.outcome === 'received' ? 'release_received' : 'voided' }
+        if (voided.amountCapturedMinor !== undefined) takenMinor = voided.amountCapturedMinor
       }
-      const leftMinor = payment.amountMinor - asked.refundedThereMinor
+      const leftMinor = takenMinor - asked.refundedThereMinor
       if (leftMinor <= 0) return { released: REFUNDED_AT_CONNECTOR }
       const refunded = await gateway.refund({
         // Another amount under a key the connector has seen would be refused as a different request: the amount is in the key.

@@ -253,6 +253,21 @@ function cases (t: Test, backend: Backend): void {
     t.equal(refund.statusCode, 409, 'no more refunded than Stripe took')
   })
 
+  t.test('Stripe first: a canceled manual payment whose authorization was captured in part at Stripe: the part taken is given back', async (t) => {
+    const s = await setup(t, backend, 'stripe')
+    s.stripe.failNext('status500')
+    const id = (await pay(s, 'k-part-held', { ...body(), captureMethod: 'manual' })).json().paymentId as string
+    t.equal((await s.app.inject({ method: 'POST', url: `/api/payments/${id}/cancel`, headers: s.merchant.auth })).json().status, 'canceled')
+    // Stripe authorized after all, and someone captured 5.00 of the 20.00 in Stripe's Dashboard: the refund can only be 5.00.
+    const intent = { id: 'pi_parth36', object: 'payment_intent' as const, amount: 2000, amount_received: 500, amount_capturable: 0, currency: 'eur', status: 'succeeded', capture_method: 'manual', latest_charge: 'ch_parth36', last_payment_error: null, metadata: { payment_id: id }, livemode: false as const, created: 1 }
+    s.stripe.intents.set(intent.id, { ...intent, confirmation_method: 'automatic', payment_method: 'pm_card_visa', cancellation_reason: null })
+    t.equal((await stripeEvent(s, 'payment_intent.succeeded', intent)).statusCode, 200)
+    const refunds = s.stripe.requests.filter((request) => request.path === '/v1/refunds')
+    t.equal(refunds.length, 1)
+    t.match(refunds[0], { headers: { 'idempotency-key': `payment-${id}:release:${s.stripeId}:left-500` }, body: { payment_intent: 'pi_parth36', amount: '500' } })
+    t.match((await paymentOf(s, id)).attempts.at(-1), { outcome: 'released', code: 'refunded', connectorReference: 'pi_parth36' })
+  })
+
   t.test('Stripe first: money that could not be given back stays held, and the recovery worker gives it back later', async (t) => {
     const s = await setup(t, backend, 'stripe')
     s.stripe.failNext('status500')
