@@ -208,6 +208,17 @@ function cases (t: Test, backend: Backend): void {
     t.notOk(s.fake.requests.some((request) => request.path === `/v1/payment_intents/${late.intentId}/cancel`))
   })
 
+  t.test('abandoned, captured in part in Stripe\'s Dashboard meanwhile, Stripe not answering the read: the cancel finds what Stripe took', async (t) => {
+    const s = await setup(t, backend, { ACTION_TTL_SECONDS: '900' })
+    const { id, intentId } = await waiting(t, s, { captureMethod: 'manual' })
+    const intent = s.fake.authenticate(intentId, true)
+    Object.assign(intent, { status: 'succeeded', amount_received: 1000, amount_capturable: 0 })
+    s.clock.now += 901_000
+    s.fake.failNext('status500')
+    t.same(await s.app.backgroundJobs.recoverActions(), { settled: 1, abandoned: 0, waiting: 0 })
+    t.match(await paymentOf(s, id), { status: 'succeeded', amount: 25, amountCaptured: 10, amountCapturable: 0 })
+  })
+
   t.test('off-session (no returnUrl) stays as it was: off_session, a 402 authentication_required', async (t) => {
     const s = await setup(t, backend)
     const res = await s.app.inject({ method: 'POST', url: '/api/payments', headers: s.merchant.auth, payload: { amount: 25, currency: 'EUR', paymentMethod: 'pm_card_authenticationRequired' } })
