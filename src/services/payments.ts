@@ -482,7 +482,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     switch (result.outcome) {
       case 'received': return undefined
       case 'voided': final = { ...transition(payment, 'canceled', at, 'abandoned'), nextAction: null }; break
-      case 'charged': final = settledBy(payment, payment.connector, payment.captureMethod === 'manual' && result.amountCapturedMinor === undefined ? { outcome: 'authorized', chargeId: result.chargeId } : chargedAs(result), at); break
+      case 'charged': final = settledBy(payment, payment.connector, payment.captureMethod === 'manual' && result.amountCapturedMinor === undefined ? { outcome: 'authorized', chargeId: result.chargeId } : foundCharged(payment, result), at); break
       case 'declined': final = settledBy(payment, payment.connector, { outcome: 'declined', chargeId: result.chargeId, declineCode: result.declineCode }, at); break
     }
     const stored = await deps.db.payments.complete(final, undefined, deps.events?.payment, 'requires_action')
@@ -607,11 +607,9 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     }
   }
 
-  /** What a cancel found charged: all of it, or the part taken (an authorization captured in part at the connector). */
-  function chargedAs (result: { chargeId: string, amountCapturedMinor?: number }): ChargeResult {
-    return result.amountCapturedMinor === undefined
-      ? { outcome: 'succeeded', chargeId: result.chargeId }
-      : { outcome: 'succeeded', chargeId: result.chargeId, amountCapturedMinor: result.amountCapturedMinor }
+  /** What a cancel found charged: all of it, or the part an authorization captured at the connector took. */
+  function foundCharged (payment: Payment, found: { chargeId: string, amountCapturedMinor?: number }): ChargeResult {
+    return succeededAs(payment, { chargeId: found.chargeId, amountCapturedMinor: found.amountCapturedMinor ?? payment.amountMinor })
   }
 
   /** A charge the connector holds as captured: all of it, or the part taken (a capture made at the connector). */
@@ -704,7 +702,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       final = result.outcome === 'voided'
         ? transition(payment, 'failed', at, 'pending_expired')
         : result.outcome === 'charged'
-          ? settledBy(payment, payment.connector, chargedAs(result), at)
+          ? settledBy(payment, payment.connector, foundCharged(payment, result), at)
           : settledBy(payment, payment.connector, { outcome: 'declined', chargeId: result.chargeId, declineCode: result.declineCode }, at)
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err
