@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { PaymentGateway } from '../src/gateway/types'
-import { simulatedGateway } from '../src/gateway/simulated'
+import { simulatedGateway } from '../src/gateway/simulated/gateway'
 import { withTimeout } from '../src/gateway/with-timeout'
 import { instrumentGateway } from './metrics'
 import { simulatedBankAddress } from '../schemas/checkout'

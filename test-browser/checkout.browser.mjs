@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import * as harness from './harness.mjs'
 import { ADMIN, SCREENSHOTS, apiClient, assertAccessible, closeHttp, launchChromium, startServiceWithPublicUrl } from './harness.mjs'
-import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated.js'
+import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated/gateway.js'
 
 let server
 let base

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import * as harness from './harness.mjs'
 import { ADMIN, ADMIN_API_KEY, ROOT, SCREENSHOTS, apiClient, assertAccessible, closeHttp, launchChromium, startService, startServiceWithPublicUrl } from './harness.mjs'
-import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated.js'
+import { SIMULATED_ACTION_AMOUNT } from '../dist/src/gateway/simulated/gateway.js'
 
 /** Committed, shown in docs/dashboard.md. */
 const DOCS_SCREENSHOT = join(ROOT, 'docs', 'dashboard-payments.png')

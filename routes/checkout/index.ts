@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { NotFoundError } from '../../src/domain/errors'
 import { merchantReturnUrl } from '../../src/domain/payments'
-import { simulatedBankDecision } from '../../src/gateway/simulated'
+import { simulatedBankDecision } from '../../src/gateway/simulated/gateway'
 import { namespacedLedger } from '../../src/gateway/connectors'
 import { publicOperation } from '../../schemas/auth'
 import {

@@ -2,7 +2,7 @@ import type { PaymentGateway } from './types'
 
 /*
  * What a connector is: one PSP reached with one account's credentials. Each PSP's module
- * (stripe.ts, …) builds one; connectors.ts chooses which by type.
+ * (stripe/, adyen/, simulated/) builds one; connectors.ts chooses which by type.
  */
 
 /** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */

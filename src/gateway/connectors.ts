@@ -1,6 +1,6 @@
 import type { LedgerStore } from '../store/types'
 import type { PaymentGateway } from './types'
-import { simulatedGateway } from './simulated'
+import { simulatedGateway } from './simulated/gateway'
 
 import type { ConnectorRef, ConnectorType } from '../domain/routing'
 export { CONNECTOR_TYPES, type ConnectorRef, type ConnectorType } from '../domain/routing'
@@ -73,11 +73,11 @@ export function connectorFactory (options: ConnectorFactoryOptions): ConnectorFa
       // The PSP SDKs are loaded when a connector of their type is first built: they cost start-up time
       // (the Adyen library's index about a second) that an instance without such accounts never needs.
       case 'stripe': {
-        const { stripeConnector } = require('./stripe') as typeof import('./stripe')
+        const { stripeConnector } = require('./stripe/connector') as typeof import('./stripe/connector')
         return stripeConnector(credentials, { apiUrl: options.stripeApiUrl, timeoutMs: options.timeoutMs })
       }
       case 'adyen': {
-        const { adyenConnector } = require('./adyen') as typeof import('./adyen')
+        const { adyenConnector } = require('./adyen/connector') as typeof import('./adyen/connector')
         return adyenConnector(credentials, {
           ...(options.adyenCheckoutUrl === undefined ? {} : { checkoutUrl: options.adyenCheckoutUrl }),
           ...(options.adyenDisputesUrl === undefined ? {} : { disputesUrl: options.adyenDisputesUrl }),

@@ -6,7 +6,7 @@ import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directo
 import {
   AdyenNotificationFormatError, captureFailureIdsOf, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
   type AdyenNotificationEffect, type AdyenNotificationItem
-} from '../gateway/adyen-notifications'
+} from '../gateway/adyen/notifications'
 import type { AwaitingOutcome, Database } from '../store/types'
 import type { CaptureService } from './captures'
 import type { Logger, PaymentService } from './payments'

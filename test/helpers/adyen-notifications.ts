@@ -1,6 +1,6 @@
 import type { App } from '../../app/app'
 import { newId } from '../../src/domain/ids'
-import { signatureOf, type AdyenNotificationItem } from '../../src/gateway/adyen-notifications'
+import { signatureOf, type AdyenNotificationItem } from '../../src/gateway/adyen/notifications'
 
 export const HMAC_KEY = '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056'
 export const MERCHANT_ACCOUNT = 'ExampleShopECOM'

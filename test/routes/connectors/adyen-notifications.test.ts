@@ -7,7 +7,7 @@ import { adyenAccount, HMAC_KEY, notificationBody, notificationItem } from '../.
 import type { App } from '../../../app/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
 import { GatewayError, type ChargeRequest, type ChargeResult } from '../../../src/gateway/types'
-import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'
+import type { AdyenNotificationItem } from '../../../src/gateway/adyen/notifications'
 
 const NO_KEY = { authorization: undefined }
 

@@ -5,7 +5,7 @@ import { adyenAccount, notificationBody, notificationItem } from '../../helpers/
 import type { App } from '../../../app/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
 import type { AcceptDisputeRequest } from '../../../src/gateway/types'
-import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'
+import type { AdyenNotificationItem } from '../../../src/gateway/adyen/notifications'
 
 const NO_KEY = { authorization: undefined }
 

@@ -14,7 +14,7 @@ import { HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adye
 import { manualClock } from '../../helpers/payments'
 import { ensurePostgres, freshSchema } from '../../helpers/postgres'
 import type { App } from '../../../app/app'
-import type { AdyenNotificationItem } from '../../../src/gateway/adyen-notifications'
+import type { AdyenNotificationItem } from '../../../src/gateway/adyen/notifications'
 
 const BASE = 'https://pay.example.com'
 const RETURN = 'https://shop.example.com/done?order=A-7'

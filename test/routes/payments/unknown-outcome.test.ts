@@ -15,7 +15,7 @@ import { HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adye
 import { until } from '../../helpers/local-psp'
 import { ensurePostgres, freshSchema } from '../../helpers/postgres'
 import type { App } from '../../../app/app'
-import { adyenIdempotencyKey } from '../../../src/gateway/adyen'
+import { adyenIdempotencyKey } from '../../../src/gateway/adyen/connector'
 
 const STRIPE_KEY = 'sk_test_51LocalFakeStripeUnknown'
 const WEBHOOK_SECRET = 'whsec_unknownOutcome0123456789'

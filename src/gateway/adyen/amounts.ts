@@ -1,5 +1,5 @@
-import { CURRENCY_MINOR_UNITS } from '../domain/currencies'
-import { AmountNotExpressibleError } from './stripe-amounts'
+import { CURRENCY_MINOR_UNITS } from '../../domain/currencies'
+import { AmountNotExpressibleError } from '../stripe/amounts'
 
 export { AmountNotExpressibleError }
 

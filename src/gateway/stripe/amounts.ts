@@ -1,4 +1,4 @@
-import { CURRENCY_MINOR_UNITS } from '../domain/currencies'
+import { CURRENCY_MINOR_UNITS } from '../../domain/currencies'
 
 /**
  * Stripe's zero-decimal currencies (docs.stripe.com/currencies#zero-decimal): the API amount is in

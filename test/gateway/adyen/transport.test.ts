@@ -2,7 +2,7 @@ import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { Config, EnvironmentEnum, HttpClientException } from '@adyen/api-library'
-import { AdyenConnectionError, adyenTransport, rebase } from '../../src/gateway/adyen-transport'
+import { AdyenConnectionError, adyenTransport, rebase } from '../../../src/gateway/adyen/transport'
 
 async function rawServer (t: Test, listener: RequestListener): Promise<string> {
   const server = createServer(listener)

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { createSqliteDatabase } from '../../src/store/sqlite'
-import { simulatedGateway } from '../../src/gateway/simulated'
-import { withTimeout } from '../../src/gateway/with-timeout'
-import { connectorContract } from './connector-contract'
+import { createSqliteDatabase } from '../../../src/store/sqlite'
+import { simulatedGateway } from '../../../src/gateway/simulated/gateway'
+import { withTimeout } from '../../../src/gateway/with-timeout'
+import { connectorContract } from '../connector-contract'
 
 const keyOf = (paymentId: string): string => `payment:${paymentId}`
 const request = (paymentId: string, amount: string) =>

@@ -1,6 +1,6 @@
 import Stripe from 'stripe'
-import { callOf, NEVER_SENT, networkErrorCode } from './call'
-import { GatewayError } from './types'
+import { callOf, NEVER_SENT, networkErrorCode } from '../call'
+import { GatewayError } from '../types'
 
 /** The SDK's own timeout (req.setTimeout → destroy with this code); the OS's connect time-out has it too. */
 const TIMEOUT_CODE = 'ETIMEDOUT'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import Stripe from 'stripe'
-import { STRIPE_SIGNATURE_TOLERANCE_SECONDS, StripeEventVerificationError, verifyStripeEvent } from '../../src/gateway/stripe-events'
+import { STRIPE_SIGNATURE_TOLERANCE_SECONDS, StripeEventVerificationError, verifyStripeEvent } from '../../../src/gateway/stripe/events'
 
 const SECRET = 'whsec_unitTEST00000000'
 

@@ -1,10 +1,10 @@
 import t, { type Test } from 'tap'
-import { stripeConnector, stripeAddress, STRIPE_API_VERSION } from '../../src/gateway/stripe'
-import { CredentialsRefusedError } from '../../src/gateway/connectors'
-import { GatewayError } from '../../src/gateway/types'
-import { FakeStripe } from '../helpers/fake-stripe'
-import { until } from '../helpers/local-psp'
-import { connectorContract } from './connector-contract'
+import { stripeConnector, stripeAddress, STRIPE_API_VERSION } from '../../../src/gateway/stripe/connector'
+import { CredentialsRefusedError } from '../../../src/gateway/connectors'
+import { GatewayError } from '../../../src/gateway/types'
+import { FakeStripe } from '../../helpers/fake-stripe'
+import { until } from '../../helpers/local-psp'
+import { connectorContract } from '../connector-contract'
 
 const SECRET = 'sk_test_fake'
 

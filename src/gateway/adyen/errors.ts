@@ -1,7 +1,7 @@
 import { HttpClientException } from '@adyen/api-library'
-import { AdyenConnectionError } from './adyen-transport'
-import { callOf, NEVER_SENT } from './call'
-import { GatewayError } from './types'
+import { AdyenConnectionError } from './transport'
+import { callOf, NEVER_SENT } from '../call'
+import { GatewayError } from '../types'
 
 /** Adyen's answer (422) to a request whose Idempotency-Key is still being processed: the first one's outcome is unknown. */
 export const REQUEST_IN_PROGRESS = '704'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AmountNotExpressibleError, fromStripeAmount, stripeDecimals, toStripeAmount } from '../../src/gateway/stripe-amounts'
+import { AmountNotExpressibleError, fromStripeAmount, stripeDecimals, toStripeAmount } from '../../../src/gateway/stripe/amounts'
 
 t.test('two-decimal currencies pass through: USD 10.00 is 1000, HUF and TWD too', async (t) => {
   t.equal(toStripeAmount(1000, 'USD'), 1000)

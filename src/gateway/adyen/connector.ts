@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto'
 import { CheckoutAPI, Client, Config, DisputesAPI, EnvironmentEnum, HttpClientException, Types } from '@adyen/api-library'
-import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connector'
-import { AmountNotExpressibleError, toAdyenValue } from './adyen-amounts'
-import { adyenGatewayError, validationAnswer } from './adyen-errors'
-import { adyenTransport } from './adyen-transport'
-import { inCall } from './call'
-import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
-import { AUTHENTICATION_REQUIRED } from './stripe'
-import { GatewayError, type ChargeRequest, type ChargeResult, type ChargeState, type PaymentGateway } from './types'
-import type { NextAction } from '../domain/payments'
+import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from '../connector'
+import { AmountNotExpressibleError, toAdyenValue } from './amounts'
+import { adyenGatewayError, validationAnswer } from './errors'
+import { adyenTransport } from './transport'
+import { inCall } from '../call'
+import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../../domain/customers'
+import { AUTHENTICATION_REQUIRED } from '../stripe/connector'
+import { GatewayError, type ChargeRequest, type ChargeResult, type ChargeState, type PaymentGateway } from '../types'
+import type { NextAction } from '../../domain/payments'
 
 type PaymentResponse = Types.checkout.PaymentResponse
 type PaymentRequest = Types.checkout.PaymentRequest

@@ -1,8 +1,8 @@
 // The validator's own module: the library's index loads every API service (about a second of start-up).
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator'
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
-import type { DisputeReport, DisputeStatus } from '../domain/disputes'
-import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
+import type { DisputeReport, DisputeStatus } from '../../domain/disputes'
+import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../../domain/customers'
 
 /**
  * Adyen's standard webhooks ("notifications"): a batch `{ live, notificationItems: [{ NotificationRequestItem }] }`,

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { adyenConnector } from '../../src/gateway/adyen'
-import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../helpers/fake-adyen'
-import { connectorContract } from './connector-contract'
+import { adyenConnector } from '../../../src/gateway/adyen/connector'
+import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../../helpers/fake-adyen'
+import { connectorContract } from '../connector-contract'
 
 const charge = (paymentId: string, paymentMethod: string, amount = '10.00') => ({
   idempotencyKey: `payment-${paymentId}`,

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { adyenDecimals, AmountNotExpressibleError, toAdyenValue } from '../../src/gateway/adyen-amounts'
+import { adyenDecimals, AmountNotExpressibleError, toAdyenValue } from '../../../src/gateway/adyen/amounts'
 
 t.test('Adyen\'s decimals: ISO 4217, except CLP, CVE, IDR and ISK (Adyen\'s table leads)', async (t) => {
   t.same(['USD', 'EUR', 'JPY', 'KWD', 'BHD', 'CLP', 'CVE', 'IDR', 'ISK', 'isk'].map(adyenDecimals), [2, 2, 0, 3, 3, 2, 0, 0, 2, 2])

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import { createSqliteDatabase } from '../../src/store/sqlite'
-import { simulatedCaptureOutcome, simulatedGateway } from '../../src/gateway/simulated'
-import { withTimeout } from '../../src/gateway/with-timeout'
-import { GatewayError } from '../../src/gateway/types'
+import { createSqliteDatabase } from '../../../src/store/sqlite'
+import { simulatedCaptureOutcome, simulatedGateway } from '../../../src/gateway/simulated/gateway'
+import { withTimeout } from '../../../src/gateway/with-timeout'
+import { GatewayError } from '../../../src/gateway/types'
 
 async function gatewayOnNewLedger (t: Test) {
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })

@@ -1,13 +1,13 @@
 import Stripe from 'stripe'
-import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from './connector'
-import { AmountNotExpressibleError, fromStripeAmount, toStripeAmount } from './stripe-amounts'
-import { inCall } from './call'
-import { gatewayErrorOf } from './stripe-errors'
-import { stripeFetch } from './stripe-transport'
-import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../domain/customers'
+import { CredentialsRefusedError, type Connector, type ConnectorCredentials } from '../connector'
+import { AmountNotExpressibleError, fromStripeAmount, toStripeAmount } from './amounts'
+import { inCall } from '../call'
+import { gatewayErrorOf } from './errors'
+import { stripeFetch } from './transport'
+import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../../domain/customers'
 import {
   GatewayError, type CaptureResult, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult
-} from './types'
+} from '../types'
 
 /** The API version every request is made under (pinned: the SDK's types describe this one). */
 export const STRIPE_API_VERSION = '2026-10-28.endive' satisfies Stripe.LatestApiVersion

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { HttpClientException } from '@adyen/api-library'
-import { adyenGatewayError, validationAnswer } from '../../src/gateway/adyen-errors'
-import { AdyenConnectionError } from '../../src/gateway/adyen-transport'
-import { GatewayError } from '../../src/gateway/types'
+import { adyenGatewayError, validationAnswer } from '../../../src/gateway/adyen/errors'
+import { AdyenConnectionError } from '../../../src/gateway/adyen/transport'
+import { GatewayError } from '../../../src/gateway/types'
 
 const answer = (statusCode: number, errorCode?: string) => new HttpClientException({ message: 'x', statusCode, ...(errorCode === undefined ? {} : { errorCode }) })
 

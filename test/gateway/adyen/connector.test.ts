@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { Types } from '@adyen/api-library'
-import { adyenCheckoutUrl, adyenConnector, adyenDisputesBase, adyenIdempotencyKey, chargeResultOf, ADYEN_TEST_CHECKOUT_URL } from '../../src/gateway/adyen'
-import { CredentialsRefusedError } from '../../src/gateway/connectors'
-import { GatewayError, type ChargeRequest } from '../../src/gateway/types'
-import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_DISPUTES_PATH, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../helpers/fake-adyen'
+import { adyenCheckoutUrl, adyenConnector, adyenDisputesBase, adyenIdempotencyKey, chargeResultOf, ADYEN_TEST_CHECKOUT_URL } from '../../../src/gateway/adyen/connector'
+import { CredentialsRefusedError } from '../../../src/gateway/connectors'
+import { GatewayError, type ChargeRequest } from '../../../src/gateway/types'
+import { FAKE_ADYEN_API_KEY, FAKE_ADYEN_DISPUTES_PATH, FAKE_ADYEN_MERCHANT, FakeAdyen } from '../../helpers/fake-adyen'
 
 const CREDENTIALS = { apiKey: FAKE_ADYEN_API_KEY, merchantAccount: FAKE_ADYEN_MERCHANT, hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' }
 

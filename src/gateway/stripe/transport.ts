@@ -1,4 +1,4 @@
-import { currentCall, NEVER_SENT, networkErrorCode } from './call'
+import { currentCall, NEVER_SENT, networkErrorCode } from '../call'
 
 // Node loads its fetch implementation on first use, which can take longer than a short GATEWAY_TIMEOUT_MS: load it
 // with this module (when the first Stripe account is built), not inside the first payment's time budget.

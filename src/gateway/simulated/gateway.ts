@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
-import type { LedgerEntry, LedgerStore } from '../store/types'
-import type { PaymentMethodDetails } from '../domain/customers'
-import { GatewayError, type ChargeRequest, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult } from './types'
+import type { LedgerEntry, LedgerStore } from '../../store/types'
+import type { PaymentMethodDetails } from '../../domain/customers'
+import { GatewayError, type ChargeRequest, type ChargeResult, type ChargeState, type PaymentGateway, type RefundResult, type VoidResult } from '../types'
 
 export const SIMULATED_DECLINE_CODE = 'card_declined'
 export const SIMULATED_REFUND_FAILURE_CODE = 'refund_declined'

@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https'
 import { HttpClientException, type Config } from '@adyen/api-library'
 import type ClientInterface from '@adyen/api-library/lib/src/httpClient/clientInterface'
 import type { IRequest } from '@adyen/api-library/lib/src/typings/requestOptions'
-import { currentCall } from './call'
+import { currentCall } from '../call'
 
 /** A request that failed at the socket: `code` is Node's (ECONNREFUSED, ENOTFOUND, ECONNRESET, ETIMEDOUT…). */
 export class AdyenConnectionError extends Error {

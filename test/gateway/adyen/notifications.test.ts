@@ -2,8 +2,8 @@ import t from 'tap'
 import { hmacValidator as HmacValidator } from '@adyen/api-library'
 import {
   AdyenNotificationFormatError, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf
-} from '../../src/gateway/adyen-notifications'
-import { HMAC_KEY, notificationBody, notificationItem } from '../helpers/adyen-notifications'
+} from '../../../src/gateway/adyen/notifications'
+import { HMAC_KEY, notificationBody, notificationItem } from '../../helpers/adyen-notifications'
 
 t.test('items are read from the batch; what is not a batch is refused', async (t) => {
   const item = notificationItem({ eventCode: 'CAPTURE', merchantReference: 'ref', originalReference: 'PAY1', pspReference: 'CAP1' })

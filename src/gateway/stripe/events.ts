@@ -1,10 +1,10 @@
 import type Stripe from 'stripe'
-import type * as StripeConnector from './stripe'
-import { fromStripeAmount } from './stripe-amounts'
-import type { ChargeResult, RefundResult } from './types'
-import type { DisputeReport, DisputeStatus } from '../domain/disputes'
+import type * as StripeConnector from './connector'
+import { fromStripeAmount } from './amounts'
+import type { ChargeResult, RefundResult } from '../types'
+import type { DisputeReport, DisputeStatus } from '../../domain/disputes'
 
-const stripeConnector = (): typeof StripeConnector => require('./stripe') as typeof StripeConnector
+const stripeConnector = (): typeof StripeConnector => require('./connector') as typeof StripeConnector
 
 /** How old a signed event may be (Stripe's own default): an older one is refused as a possible replay. */
 export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
