@@ -47,6 +47,7 @@ import secretsPlugin from '../plugins/secrets'
 import metricsPlugin from '../plugins/metrics'
 import type { PaymentGateway } from '../src/gateway/types'
 import type { ConnectorFactory } from '../src/gateway/connectors'
+import type { ConnectorModule } from '../src/gateway/connector'
 import connectorsPlugin from '../plugins/connectors'
 
 /** What tests (and embedders) may replace. */
@@ -56,6 +57,8 @@ export interface AppOverrides {
   gateway?: PaymentGateway
   /** Builds connector accounts' PSP clients (tests: a fake Stripe). */
   connectorFactory?: ConnectorFactory
+  /** The connector modules (PSPs) instead of the built-in ones (src/gateway/registry.ts): a test adds a PSP of its own. */
+  connectorModules?: readonly ConnectorModule[]
   clock?: Clock
   /** Webhook delivery test doubles (DNS answers, client). */
   webhooks?: WebhooksPluginOptions
@@ -114,7 +117,10 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}): P
   await app.register(gatewayPlugin, overrides.gateway === undefined ? {} : { gateway: overrides.gateway })
   await app.register(secretsPlugin)
   await app.register(redisPlugin)
-  await app.register(connectorsPlugin, overrides.connectorFactory === undefined ? {} : { factory: overrides.connectorFactory })
+  await app.register(connectorsPlugin, {
+    ...(overrides.connectorFactory === undefined ? {} : { factory: overrides.connectorFactory }),
+    ...(overrides.connectorModules === undefined ? {} : { modules: overrides.connectorModules })
+  })
   await app.register(credentialCachePlugin)
   await app.register(productCachePlugin)
   await app.register(servicesPlugin)

@@ -1,6 +1,8 @@
 import fp from 'fastify-plugin'
 import type { ConnectorDirectory, ConnectorFactory } from '../src/gateway/connectors'
 import { connectorFactory } from '../src/gateway/connectors'
+import type { ConnectorModule } from '../src/gateway/connector'
+import { BUILT_IN_CONNECTORS, connectorRegistry, type ConnectorRegistry } from '../src/gateway/registry'
 import { connectorDirectory } from '../src/gateway/directory'
 import { STRIPE_DEFAULT_API_URL } from '../src/config'
 import { withTimeout } from '../src/gateway/with-timeout'
@@ -14,6 +16,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Routing: which connectors a merchant's payment goes to, and the gateway of a payment's connector. */
     connectors: ConnectorDirectory
+    /** The connector modules (PSPs) this instance has: types, capabilities, credential checks. */
+    connectorRegistry: ConnectorRegistry
     /** Builds a connector (PSP client) from an account's type and credentials. */
     connectorFactory: ConnectorFactory
     /** Merchants' connector accounts: create (credentials checked with the PSP, then sealed), list, read, change, delete. */
@@ -24,6 +28,8 @@ declare module 'fastify' {
 export interface ConnectorsPluginOptions {
   /** A factory to use instead of the real PSP clients (tests). */
   factory?: ConnectorFactory
+  /** The connector modules instead of the built-in ones (tests add a PSP of their own). */
+  modules?: readonly ConnectorModule[]
 }
 
 /** Merchants whose routing accounts an instance keeps at most (least recently used forgotten first). */
@@ -45,6 +51,8 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
     app.log.warn({ adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }, 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint')
   }
   const publicBaseUrl = app.config.PUBLIC_BASE_URL
+  const registry = connectorRegistry(opts.modules ?? BUILT_IN_CONNECTORS)
+  app.decorate('connectorRegistry', registry)
   const factory = opts.factory ?? connectorFactory({
     ledger: app.db.ledger,
     simulatedLatencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
@@ -53,7 +61,7 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
     ...(app.config.ADYEN_CHECKOUT_URL === undefined ? {} : { adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }),
     ...(app.config.ADYEN_DISPUTES_URL === undefined ? {} : { adyenDisputesUrl: app.config.ADYEN_DISPUTES_URL }),
     timeoutMs: app.config.GATEWAY_TIMEOUT_MS
-  })
+  }, registry)
   app.decorate('connectorFactory', factory)
   const routing = readCache<RoutableAccount[]>({ ttlMs: app.config.CONNECTOR_CACHE_TTL_MS, maxEntries: ROUTING_CACHE_MAX_MERCHANTS })
   // Where instances announce connector account writes (a message: the merchant whose routing to forget).
@@ -64,7 +72,7 @@ export default fp<ConnectorsPluginOptions>(async (app, opts) => {
     routing.forget(merchantId)
     await announce(merchantId)
   }
-  app.decorate('connectorAccounts', connectorAccountService({ db: app.db, factory, secrets: app.secretBox, clock: app.clock, log: app.log, onChange }))
+  app.decorate('connectorAccounts', connectorAccountService({ db: app.db, factory, registry, secrets: app.secretBox, clock: app.clock, log: app.log, onChange }))
   app.decorate('connectors', connectorDirectory({
     accounts: cachedAccountSource(connectorAccountSource(app.db.connectors, app.secretBox), routing, app.clock),
     factory,

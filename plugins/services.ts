@@ -47,6 +47,7 @@ export default fp(async (app) => {
     db: app.db,
     gateway: app.gateway,
     connectors: app.connectors,
+    registry: app.connectorRegistry,
     clock: app.clock,
     log: app.log,
     events,

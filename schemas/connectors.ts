@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  CONNECTOR_STATUSES, CONNECTOR_TYPES, DESCRIPTION_MAX_LENGTH, MAX_CONNECTORS_PER_MERCHANT, PRIORITY_MAX, PRIORITY_MIN, type ConnectorAccount as DomainConnectorAccount
+  CONNECTOR_STATUSES, DESCRIPTION_MAX_LENGTH, MAX_CONNECTORS_PER_MERCHANT, PRIORITY_MAX, PRIORITY_MIN, type ConnectorAccount as DomainConnectorAccount
 } from '../src/domain/connectors'
 import type { ConnectorStats as DomainConnectorStats } from '../src/domain/connector-stats'
+import { ConnectorCredentials, ConnectorType } from './connector-types'
 import { MerchantParams } from './merchants'
 import { MAX_PARAM_LENGTH } from './patterns'
 
@@ -19,7 +20,6 @@ const exampleConnector = {
   updatedAt: '2026-01-15T09:00:00.000Z'
 }
 
-const type = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP: `stripe`, `adyen`, or `simulated` (the built-in test gateway).' })
 const status = Type.Unsafe<typeof CONNECTOR_STATUSES[number]>({
   type: 'string',
   enum: [...CONNECTOR_STATUSES],
@@ -34,7 +34,7 @@ const priority = Type.Integer({
 
 export const ConnectorAccount = Type.Object({
   id: Type.String({ maxLength: 64, format: 'uuid', description: 'The connector account id.' }),
-  type,
+  type: ConnectorType,
   priority,
   status,
   description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: 'Your label.' })),
@@ -62,53 +62,9 @@ export const ConnectorAccountList = Type.Object({
   data: Type.Array(Type.Ref(ConnectorAccount), { maxItems: MAX_CONNECTORS_PER_MERCHANT, description: 'The merchant\'s connector accounts in routing order (priority, then the oldest first).' })
 }, { $id: 'ConnectorAccountCollection', title: 'Connector accounts', additionalProperties: false, examples: [{ data: [exampleConnector] }] })
 
-const credentials = Type.Object({
-  secretKey: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 255,
-    description: 'Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.',
-    examples: ['rk_test_51HxEXAMPLEonlyNOTaREALkey4242']
-  })),
-  webhookSecret: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 255,
-    description: 'Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account\'s events to `/connectors/{connectorId}/stripe-events`.',
-    examples: ['whsec_0123456789abcdef']
-  })),
-  apiKey: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 255,
-    description: 'Adyen: the API key of a web service user with the Checkout webservice role (Customer Area: Developers › API credentials). Required for `adyen`.',
-    examples: ['AQEyhmfxEXAMPLEonlyNOTaREALkey0000']
-  })),
-  merchantAccount: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 255,
-    description: 'Adyen: the merchant account that processes the payments. Required for `adyen`.',
-    examples: ['YourCompanyECOM']
-  })),
-  hmacKey: Type.Optional(Type.String({
-    minLength: 32,
-    maxLength: 128,
-    description: 'Adyen: the HMAC key (hex) of the Standard webhook that sends this account\'s notifications to `/connectors/{connectorId}/adyen-notifications`. Required for `adyen`.',
-    examples: ['44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056']
-  })),
-  liveUrlPrefix: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 100,
-    description: 'Adyen, live accounts only: the prefix of the live endpoints (Customer Area: Developers › API URLs); requests then go to ' +
-      '`https://{liveUrlPrefix}-checkout-live.adyenpayments.com/checkout`. Without it the account is a test account (`https://checkout-test.adyen.com`).',
-    examples: ['1797a841fbb37ca7-AdyenDemo']
-  }))
-}, {
-  additionalProperties: false,
-  description: 'Write-only: checked with one read-only call to the PSP (Stripe: `GET /v1/balance`; Adyen: `POST /paymentMethods` for the merchant account) ' +
-    'before anything is stored, then stored encrypted; never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`).'
-})
-
 export const CreateConnectorBody = Type.Object({
-  type,
-  credentials: Type.Optional(credentials),
+  type: ConnectorType,
+  credentials: Type.Optional(ConnectorCredentials),
   priority: Type.Optional({ ...priority, description: `${priority.description} Default 0.`, examples: [0] }),
   description: Type.Optional(Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH, description: 'A label.', examples: ['Stripe EU account'] }))
 }, {
@@ -130,7 +86,7 @@ export const UpdateConnectorBody = Type.Object({
   priority: Type.Optional(priority),
   status: Type.Optional(status),
   description: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], { description: 'A label; null removes it.' })),
-  credentials: Type.Optional(credentials)
+  credentials: Type.Optional(ConnectorCredentials)
 }, { $id: 'UpdateConnectorRequest', title: 'Connector account changes', additionalProperties: false, examples: [{ status: 'disabled' }, { priority: 10 }] })
 
 export const ConnectorParams = Type.Object({
@@ -168,7 +124,7 @@ export const ConnectorStatsEntry = Type.Object({
   id: Type.Union([Type.String({ maxLength: 64, format: 'uuid' }), Type.Null()], {
     description: 'The connector account id; null: the service\'s default gateway, which charges the payments of a merchant without connector accounts.'
   }),
-  type,
+  type: ConnectorType,
   description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: 'The account\'s label, when it has one.' })),
   deleted: Type.Boolean({ description: 'True for an account deleted since: its calls in the range still count.' }),
   attempts: count('Charge calls made to the connector in the range (each call once, failovers and retries included; a connector skipped for want of a payment method was not called).'),

@@ -5,7 +5,7 @@ import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
-import { ConnectorType } from './payments'
+import { ConnectorType } from './connector-types'
 
 const base = {
   paymentId: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',

@@ -6,7 +6,7 @@ import {
   ATTEMPT_OUTCOMES, PAYMENT_METHOD_KEY, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, RETURN_URL_MAX_LENGTH,
   type Payment as StoredPayment
 } from '../src/domain/payments'
-import { CONNECTOR_TYPES } from '../src/domain/routing'
+import { ConnectorType } from './connector-types'
 import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
 import { problemResponse } from './common'
@@ -45,8 +45,6 @@ export const CaptureMethod = Type.Unsafe<typeof CAPTURE_METHODS[number]>({
     'POST /api/payments/{id}/capture, before `captureBefore`.',
   examples: ['manual']
 })
-
-export const ConnectorType = Type.Unsafe<typeof CONNECTOR_TYPES[number]>({ type: 'string', enum: [...CONNECTOR_TYPES], description: 'The PSP.', examples: ['stripe'] })
 
 export const PaymentMethods = Type.Unsafe<Record<string, string>>({
   type: 'object',

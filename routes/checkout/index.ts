@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { NotFoundError } from '../../src/domain/errors'
 import { merchantReturnUrl } from '../../src/domain/payments'
 import { simulatedBankDecision } from '../../src/gateway/simulated/gateway'
-import { namespacedLedger } from '../../src/gateway/connectors'
+import { namespacedLedger } from '../../src/gateway/simulated'
 import { publicOperation } from '../../schemas/auth'
 import {
   CHECKOUT_PATH, RETURN_SEGMENT, ReturnForm, ReturnParams, ReturnQuery, returnResponses, SIMULATED_BANK_SEGMENT, SimulatedBankForm, SimulatedBankQuery,

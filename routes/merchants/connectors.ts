@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
-import { connectorInputErrors, MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
 import { noteFieldErrors } from '../../plugins/http/errors/field-errors'
 import { problemAuthErrors, requiresKey } from '../../schemas/auth'
 import { IdempotencyHeaders, idempotencyRule, jsonResponse, problemResponse } from '../../schemas/common'
@@ -30,10 +30,10 @@ const unreachable = {
 const conflict = problemResponse('The account kept changing while this change was applied: nothing was changed; read it again and retry.')
 
 /** The create body's per-type credential checks, judged on the raw body so they are reported with the schema's errors. */
-async function noteCredentialErrors (request: FastifyRequest): Promise<void> {
+function noteCredentialErrors (app: FastifyInstance, request: FastifyRequest): void {
   const body = request.body as Record<string, unknown> | null
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
-  noteFieldErrors(request, connectorInputErrors(body))
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof body.type !== 'string') return
+  noteFieldErrors(request, app.connectorRegistry.credentialErrors(body.type, body.credentials))
 }
 
 /** /merchants/{id}/connectors: a merchant's accounts at PSPs, where its payments are routed (problem documents). */
@@ -63,7 +63,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
         503: unreachable
       }
     },
-    preValidation: noteCredentialErrors
+    preValidation: async (request) => { noteCredentialErrors(app, request) }
   }, async (request, reply) => {
     return await app.idempotency.handle(request, reply, {
       work: async () => await app.connectorAccounts.create(request.params.id, request.body),

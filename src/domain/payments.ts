@@ -102,17 +102,19 @@ export class PublicBaseUrlRequiredError extends ConflictError {
 /** A customer-present payment whose connectors cannot take one (they charge off-session only). */
 export class CustomerPresentUnsupportedError extends ConflictError {
   override readonly code = 'CUSTOMER_PRESENT_UNSUPPORTED'
-  constructor (types: readonly string[]) {
+  constructor (types: readonly string[], capable: readonly string[]) {
     super(`None of your connectors can take a customer-present payment (returnUrl) yet: ${types.join(', ')} charge off-session only. ` +
-      `Send the payment without returnUrl, or route it to a connector that can (${[...CUSTOMER_PRESENT_CONNECTORS].join(', ')}).`)
+      `Send the payment without returnUrl, or route it to a connector that can (${capable.join(', ')}).`)
   }
 }
 
-/** Connector types that take customer-present payments (returnUrl, `requires_action`). */
-export const CUSTOMER_PRESENT_CONNECTORS: ReadonlySet<string> = new Set(['simulated', 'stripe', 'adyen'])
-
-/** Connector types that take a payment method object (Adyen's Web Components' `paymentMethod`) instead of a token. */
-export const PAYMENT_METHOD_OBJECT_CONNECTORS: ReadonlySet<string> = new Set(['adyen'])
+/** What routing asks of a connector type (its module's capabilities, src/gateway/connector.ts). */
+export interface PaymentMethodCapabilities {
+  /** Takes a payment method object (Adyen's Web Components' `paymentMethod`) instead of a token. */
+  paymentMethodObject: boolean
+  /** Charges a payment method token: a payment without one for it skips it. */
+  needsPaymentMethod: boolean
+}
 
 /** The upper bound on an amount, in major units of any currency. */
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000
@@ -291,20 +293,19 @@ export function isCancelRequested (payment: Pick<Payment, 'attempts'>): boolean 
 /** A key of `paymentMethods`: a connector type or a connector account id. */
 export const PAYMENT_METHOD_KEY = /^(?:[a-z]{1,32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/
 
-/** Connector types that charge a payment method token: a payment without one for them skips them. */
-const NEEDS_PAYMENT_METHOD: ReadonlySet<string> = new Set(['stripe', 'adyen'])
-
 /**
  * The payment method a connector is asked to charge: the entry for its account id, else for its type,
  * else `paymentMethod`. `null`: the payment has none it can use (the connector is skipped);
  * undefined: the connector needs none (the simulated gateway).
  */
-export function paymentMethodFor (payment: Pick<Payment, 'paymentMethod' | 'paymentMethods' | 'checkoutData'>, connector: ConnectorRef): string | null | undefined {
+export function paymentMethodFor (
+  payment: Pick<Payment, 'paymentMethod' | 'paymentMethods' | 'checkoutData'>, connector: ConnectorRef, can: PaymentMethodCapabilities
+): string | null | undefined {
   // A payment method object (Adyen's Web Components) is that PSP's alone: charged there, never a token elsewhere.
-  if (payment.checkoutData?.paymentMethod !== undefined) return PAYMENT_METHOD_OBJECT_CONNECTORS.has(connector.type) ? undefined : null
+  if (payment.checkoutData?.paymentMethod !== undefined) return can.paymentMethodObject ? undefined : null
   const method = (connector.id !== null ? payment.paymentMethods[connector.id] : undefined) ?? payment.paymentMethods[connector.type] ?? payment.paymentMethod ?? undefined
   if (method !== undefined) return method
-  return NEEDS_PAYMENT_METHOD.has(connector.type) ? null : undefined
+  return can.needsPaymentMethod ? null : undefined
 }
 
 /** The attempts with this one's outcome: it replaces the pending attempt on the same connector, else it is added. */

@@ -1,8 +1,11 @@
+import type { ConnectorTypeDescription } from '../domain/connectors'
+import type { FieldErrors } from '../domain/errors'
+import type { LedgerStore } from '../store/types'
 import type { PaymentGateway } from './types'
 
 /*
- * What a connector is: one PSP reached with one account's credentials. Each PSP's module
- * (stripe/, adyen/, simulated/) builds one; connectors.ts chooses which by type.
+ * What a connector is: one PSP reached with one account's credentials. Each PSP's folder
+ * (stripe/, adyen/, simulated/) exports one ConnectorModule that builds them; registry.ts lists the modules.
  */
 
 /** A connector account's credentials as the merchant gave them (decrypted; never logged or returned). */
@@ -24,4 +27,53 @@ export class CredentialsRefusedError extends Error {
   constructor (message: string, readonly code: string = 'credentials_refused') {
     super(message)
   }
+}
+
+/** What a PSP can do, which routing and the payments service read instead of its name. */
+export interface ConnectorCapabilities {
+  /** Takes customer-present payments: asks for the shopper (3-D Secure, redirect) and reports `requires_action`. */
+  customerPresent: boolean
+  /** Takes a payment method object from the shopper's browser (Adyen's Web Components' `paymentMethod`) instead of a token. */
+  paymentMethodObject: boolean
+  /** Charges a payment method token: a payment without one it can use skips this connector. */
+  needsPaymentMethod: boolean
+}
+
+/** What a connector module is built with: the instance's settings for every connector (one validated config). */
+export interface ConnectorSettings {
+  /** The simulated gateways' ledger (each connector account has its own namespace in it). */
+  ledger: LedgerStore
+  simulatedLatencyMs: number
+  /** The simulated bank's page of a charge waiting for its shopper, per simulated account (null: the instance default); unset: derived from the return address. */
+  simulatedBankUrl?: (page: { key: string, returnUrl: string, account: string | null }) => string
+  /** Base URL of Stripe's API (STRIPE_API_URL); tests point it at a local server. */
+  stripeApiUrl: string
+  /** Base URL of Adyen's Checkout API for every Adyen account (ADYEN_CHECKOUT_URL); unset: each account's test or live endpoint. */
+  adyenCheckoutUrl?: string
+  /** Base URL of Adyen's Disputes API for every Adyen account (ADYEN_DISPUTES_URL); unset: each account's test or live endpoint. */
+  adyenDisputesUrl?: string
+  /** Bounds every PSP call (GATEWAY_TIMEOUT_MS). */
+  timeoutMs: number
+}
+
+/**
+ * One PSP, as the rest of the service knows it: its type, what it can do, how its credentials are checked and
+ * hinted, and how a connector is built for an account. Listed in the registry (registry.ts); nothing outside
+ * its folder and the registry names it.
+ */
+export interface ConnectorModule {
+  /** The connector type accounts are created with (`POST /merchants/{id}/connectors {type}`): lower case letters, digits, `_`. */
+  readonly type: string
+  readonly capabilities: ConnectorCapabilities
+  /** The members its credentials take, as the API documents them (the create and update bodies' `credentials`). */
+  readonly credentialMembers: ConnectorTypeDescription['credentialMembers']
+  /**
+   * What is wrong with `credentials` for an account of this type (field errors under `credentials…`). Messages
+   * describe the expected form and never quote what was sent.
+   */
+  credentialErrors: (credentials: unknown) => FieldErrors
+  /** What an answer may show of valid credentials (`…` and the last 4 characters of the key); null: nothing to show. */
+  credentialsHint: (credentials: ConnectorCredentials | undefined) => string | null
+  /** The connector of one account (`connectorId`; null for the instance default) with its credentials. */
+  create: (credentials: ConnectorCredentials, connectorId: string | null, settings: ConnectorSettings) => Connector
 }

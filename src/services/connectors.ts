@@ -2,10 +2,12 @@ import { ConflictError, GatewayUnavailableError, NotFoundError, ValidationError 
 import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
 import {
-  ConnectorCredentialsRefusedError, credentialErrors, credentialsHint, DEFAULT_PRIORITY, MAX_CONNECTORS_PER_MERCHANT, publicAccount,
+  ConnectorCredentialsRefusedError, DEFAULT_PRIORITY, MAX_CONNECTORS_PER_MERCHANT, publicAccount,
   type ConnectorAccount, type ConnectorCredentialsInput, type ConnectorInput, type ConnectorPatch, type ConnectorType, type StoredConnectorAccount
 } from '../domain/connectors'
 import { CredentialsRefusedError, type ConnectorFactory } from '../gateway/connectors'
+import type { ConnectorModule } from '../gateway/connector'
+import type { ConnectorRegistry } from '../gateway/registry'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
 import { GatewayError } from '../gateway/types'
 import { isSealed, SEALED_PREFIX, type SecretBox } from '../secrets/encryption'
@@ -38,6 +40,8 @@ export interface ConnectorAccountService {
 export interface ConnectorAccountDeps {
   db: Pick<Database, 'merchants' | 'connectors'>
   factory: ConnectorFactory
+  /** The connector types this instance has: their credential checks and hints. */
+  registry: ConnectorRegistry
   secrets: SecretBox
   clock: () => number
   log: Logger
@@ -91,12 +95,20 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
     }
   }
 
+  /** The module of `type`, whose credentials are checked first; a type this instance does not have is a field error. */
+  function checkedModule (type: ConnectorType, credentials: unknown): ConnectorModule {
+    const module = deps.registry.moduleOf(type)
+    if (module === undefined) throw new ValidationError({ type: [`This service has no connector of type '${type.slice(0, 32)}': it has ${deps.registry.types.join(', ')}.`] })
+    throwIfAny(module.credentialErrors(credentials))
+    return module
+  }
+
   const seal = (credentials: ConnectorCredentialsInput | undefined, id: string): string => deps.secrets.seal(JSON.stringify(credentials ?? {}), id)
 
   return {
     async create (merchantId, input) {
       const owner = await requireMerchant(merchantId)
-      throwIfAny(credentialErrors(input.type, input.credentials))
+      const module = checkedModule(input.type, input.credentials)
       const id = newId()
       const credentials = input.credentials ?? {}
       await verify(input.type, credentials, id)
@@ -108,7 +120,7 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
         priority: input.priority ?? DEFAULT_PRIORITY,
         status: 'enabled',
         description: input.description ?? null,
-        credentialsHint: credentialsHint(input.type, credentials),
+        credentialsHint: module.credentialsHint(credentials),
         credentials: seal(credentials, id),
         createdAt: at,
         updatedAt: at,
@@ -132,8 +144,8 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
     async update (merchantId, id, patch) {
       let current = await accountOf(merchantId, id)
       if (Object.values(patch).every((value) => value === undefined)) return publicAccount(current)
+      const hint = patch.credentials === undefined ? undefined : checkedModule(current.type, patch.credentials).credentialsHint(patch.credentials)
       if (patch.credentials !== undefined) {
-        throwIfAny(credentialErrors(current.type, patch.credentials))
         await verify(current.type, patch.credentials, current.id)
       }
       // Compare-and-set on updatedAt; re-applied to a newer version a few times (concurrent patches), then 409.
@@ -144,7 +156,7 @@ export function connectorAccountService (deps: ConnectorAccountDeps): ConnectorA
           ...(patch.status !== undefined ? { status: patch.status } : {}),
           ...(patch.description !== undefined ? { description: patch.description } : {}),
           ...(patch.credentials !== undefined
-            ? { credentials: seal(patch.credentials, current.id), credentialsHint: credentialsHint(current.type, patch.credentials) }
+            ? { credentials: seal(patch.credentials, current.id), credentialsHint: hint ?? null }
             : {}),
           updatedAt: new Date(Math.max(deps.clock(), Date.parse(current.updatedAt) + 1)).toISOString()
         }

@@ -4,15 +4,16 @@ import { isGuid, newId } from '../domain/ids'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import {
   moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
-  CUSTOMER_PRESENT_CONNECTORS, CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS,
+  CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS,
   type AttemptOutcome, type CaptureMethod, type Payment, type PaymentAttempt, type PaymentStatus,
-  type CheckoutData, PAYMENT_METHOD_OBJECT_CONNECTORS
+  type CheckoutData
 } from '../domain/payments'
 import { formatMinorUnits, toMinorUnits } from '../domain/money'
 import { exponentOf } from '../domain/currencies'
 import { GatewayError, type ChargeResult, type ChargeState, type PaymentGateway } from '../gateway/types'
 import type { ConnectorDirectory, ConnectorRef, RoutedConnector } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
+import { connectorRegistry, type ConnectorRegistry } from '../gateway/registry'
 import type { Database, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 import { failureSummary, type FailureSummary } from './failure-summary'
@@ -47,6 +48,8 @@ export interface PaymentDeps {
   gateway: PaymentGateway
   /** Routing to the merchants' connector accounts (plugins/connectors). */
   connectors?: ConnectorDirectory
+  /** What each connector type can do (customer-present payments, payment method tokens); default: the built-in connectors. */
+  registry?: ConnectorRegistry
   clock: () => number
   log: Logger
   /** The events of payment changes (written with the change); undefined: no events (core tests). */
@@ -223,6 +226,7 @@ export function downstreamKeyFor (paymentId: string): string {
 
 export function paymentService (deps: PaymentDeps): PaymentService {
   const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
+  const registry = deps.registry ?? connectorRegistry()
   const failures: FailureSummary = failureSummary(deps.log, deps.clock, deps.failureLogIntervalMs ?? 10_000)
 
   /** The connector a new payment starts on: the merchant's first by routing; NoConnectorError when there is none. */
@@ -231,17 +235,17 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     if (routed.length === 0) throw new NoConnectorError()
     const candidates = eligible(input.returnUrl !== undefined, routed)
     const [first] = candidates
-    if (first === undefined) throw new CustomerPresentUnsupportedError([...new Set(routed.map((candidate) => candidate.type))])
+    if (first === undefined) throw new CustomerPresentUnsupportedError([...new Set(routed.map((candidate) => candidate.type))], registry.typesWith('customerPresent'))
     const checkoutData = checkoutDataOf(input)
     const methods = {
       paymentMethod: typeof input.paymentMethod === 'string' ? input.paymentMethod : null,
       paymentMethods: normalizedMethodKeys(input.paymentMethods ?? {}),
       ...(checkoutData !== undefined ? { checkoutData } : {})
     }
-    if (candidates.every((candidate) => paymentMethodFor(methods, candidate) === null)) {
+    if (candidates.every((candidate) => paymentMethodFor(methods, candidate, registry.capabilitiesOf(candidate.type)) === null)) {
       if (checkoutData?.paymentMethod !== undefined) {
         throw new ValidationError({
-          paymentMethod: [`A payment method object is charged by ${[...PAYMENT_METHOD_OBJECT_CONNECTORS].join(' or ')} only, and none of your enabled connectors is: ` +
+          paymentMethod: [`A payment method object is charged by ${registry.typesWith('paymentMethodObject').join(' or ')} only, and none of your enabled connectors is: ` +
             `send a token of ${[...new Set(candidates.map((candidate) => candidate.type))].join(' or ')} instead.`]
         })
       }
@@ -255,7 +259,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
 
   /** The connectors that may take the payment: for a customer-present one, only those that can ask for the shopper. */
   function eligible<C extends ConnectorRef> (customerPresent: boolean, candidates: C[]): C[] {
-    return customerPresent ? candidates.filter((candidate) => CUSTOMER_PRESENT_CONNECTORS.has(candidate.type)) : candidates
+    return customerPresent ? candidates.filter((candidate) => registry.capabilitiesOf(candidate.type).customerPresent) : candidates
   }
 
   function pendingPayment (input: PaymentInput, connector: ConnectorRef): Payment {
@@ -325,7 +329,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
         // Moving on: the move is written before the call, so a crash during it leaves the payment pinned to `target`.
         current = await recordAttempt(current, target, 'pending', null)
       }
-      const paymentMethod = paymentMethodFor(current, target)
+      const paymentMethod = paymentMethodFor(current, target, registry.capabilitiesOf(target.type))
       if (paymentMethod === null) {
         // No token this connector can use: not asked, certainly nothing charged there.
         current = await recordAttempt(current, target, 'skipped', 'no_payment_method')

@@ -7,6 +7,7 @@ import { newEncryptionKeyEntry, parseEncryptionKeys, secretBox, type EncryptionK
 import { MAX_CONNECTORS_PER_MERCHANT } from '../../src/domain/connectors'
 import { newId } from '../../src/domain/ids'
 import type { ConnectorFactory } from '../../src/gateway/connectors'
+import { connectorRegistry } from '../../src/gateway/registry'
 import type { PaymentGateway } from '../../src/gateway/types'
 
 const NOW = '2026-01-01T00:00:00.000Z'
@@ -18,7 +19,7 @@ async function setup (t: Test, factory: ConnectorFactory = () => ({ gateway: {} 
   t.teardown(async () => { await db.close() })
   const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 'm@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: NOW, updatedAt: NOW })
   const secrets = box(newEncryptionKeyEntry('k1'))
-  const service = connectorAccountService({ db, factory, secrets, clock: Date.now, log: silent, ...(onChange === undefined ? {} : { onChange }) })
+  const service = connectorAccountService({ db, factory, registry: connectorRegistry(), secrets, clock: Date.now, log: silent, ...(onChange === undefined ? {} : { onChange }) })
   return { db, merchantId: merchant.id, secrets, service }
 }
 

@@ -1045,6 +1045,49 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * Connector type
+         * @description The PSP: one of the connector types this service has (`simulated` is the built-in test gateway).
+         * @example stripe
+         * @enum {string}
+         */
+        ConnectorType: "simulated" | "stripe" | "adyen";
+        /**
+         * Connector credentials
+         * @description Write-only: checked with one read-only, authenticated call to the PSP before anything is stored, then stored encrypted; never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`).
+         */
+        ConnectorCredentials: {
+            /**
+             * @description Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.
+             * @example rk_test_51HxEXAMPLEonlyNOTaREALkey4242
+             */
+            secretKey?: string;
+            /**
+             * @description Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account's events to `/connectors/{connectorId}/stripe-events`.
+             * @example whsec_0123456789abcdef
+             */
+            webhookSecret?: string;
+            /**
+             * @description Adyen: the API key of a web service user with the Checkout webservice role (Customer Area: Developers › API credentials). Required for `adyen`.
+             * @example AQEyhmfxEXAMPLEonlyNOTaREALkey0000
+             */
+            apiKey?: string;
+            /**
+             * @description Adyen: the merchant account that processes the payments. Required for `adyen`.
+             * @example YourCompanyECOM
+             */
+            merchantAccount?: string;
+            /**
+             * @description Adyen: the HMAC key (hex) of the Standard webhook that sends this account's notifications to `/connectors/{connectorId}/adyen-notifications`. Required for `adyen`.
+             * @example 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056
+             */
+            hmacKey?: string;
+            /**
+             * @description Adyen, live accounts only: the prefix of the live endpoints (Customer Area: Developers › API URLs); requests then go to `https://{liveUrlPrefix}-checkout-live.adyenpayments.com/checkout`. Without it the account is a test account (`https://checkout-test.adyen.com`).
+             * @example 1797a841fbb37ca7-AdyenDemo
+             */
+            liveUrlPrefix?: string;
+        };
         /** Error envelope */
         ErrorEnvelope: {
             /** @description Human-readable message. */
@@ -1375,12 +1418,7 @@ export interface components {
             connector: {
                 /** @description The connector account (GET /merchants/{id}/connectors/{connectorId}); null: the service's default gateway (GATEWAY), used when the merchant has no connector account. */
                 id: string | null;
-                /**
-                 * @description The PSP.
-                 * @example stripe
-                 * @enum {string}
-                 */
-                type: "simulated" | "stripe" | "adyen";
+                type: components["schemas"]["ConnectorType"];
             };
             /**
              * @description The connector's id of the charge (Stripe: the PaymentIntent id), once it answered.
@@ -1390,12 +1428,7 @@ export interface components {
             /** @description What each connector asked answered, oldest first (failover shows here). */
             attempts: {
                 connectorId: string | null;
-                /**
-                 * @description The PSP.
-                 * @example stripe
-                 * @enum {string}
-                 */
-                connectorType: "simulated" | "stripe" | "adyen";
+                connectorType: components["schemas"]["ConnectorType"];
                 /**
                  * @description `succeeded`, `authorized` or `declined`: the connector answered. `not_processed`: it certainly did nothing (no byte of the request can have reached it: refused connection; or it said so: credentials refused, rate limited), so the next connector may be tried. `unknown`: no answer (time-out, 5xx, dropped connection): from then on the payment stays on this connector, whatever later attempts answer, and is resumed there under the same idempotency key. `not_found`: a lookup at that connector found nothing under the payment's key (code `lookup_none` or `lookup_voided`): only this frees the payment for another connector. `held`: the connector reported money for an attempt the payment had left (or for a canceled, declined or failed payment), being given back; `released`: given back (code `refunded`, `voided`, `release_received` when the connector confirms later, or `refunded_at_connector` when refunds made at the connector itself, such as in its dashboard, took all of it; a release refunds only what those left); `release_refused`: the connector refused to give it back (code: its reason, such as `charge_disputed`), asked again later under a new key. `pending`: being asked. `skipped`: not asked (no payment method for it). `cancel_requested`: the payment was canceled while its outcome was unknown and the connector reports the cancel later (Adyen); should it find the charge captured, the charge is refunded in full.
                  * @enum {string}
@@ -2145,12 +2178,7 @@ export interface components {
                  * @description The connector account that reported it.
                  */
                 id: string;
-                /**
-                 * @description The PSP.
-                 * @example stripe
-                 * @enum {string}
-                 */
-                type: "simulated" | "stripe" | "adyen";
+                type: components["schemas"]["ConnectorType"];
             };
             /**
              * @description The PSP's id of the dispute (Stripe: `dp_…`; Adyen: the dispute's pspReference).
@@ -3027,11 +3055,7 @@ export interface components {
              * @description The connector account id.
              */
             id: string;
-            /**
-             * @description The PSP: `stripe`, `adyen`, or `simulated` (the built-in test gateway).
-             * @enum {string}
-             */
-            type: "simulated" | "stripe" | "adyen";
+            type: components["schemas"]["ConnectorType"];
             /**
              * Format: int32
              * @description Routing order: a payment goes to the enabled account with the lowest priority first (equal priorities: the oldest first).
@@ -3096,11 +3120,7 @@ export interface components {
         ConnectorStatsEntry: {
             /** @description The connector account id; null: the service's default gateway, which charges the payments of a merchant without connector accounts. */
             id: string | null;
-            /**
-             * @description The PSP: `stripe`, `adyen`, or `simulated` (the built-in test gateway).
-             * @enum {string}
-             */
-            type: "simulated" | "stripe" | "adyen";
+            type: components["schemas"]["ConnectorType"];
             /** @description The account's label, when it has one. */
             description?: string;
             /** @description True for an account deleted since: its calls in the range still count. */
@@ -3215,44 +3235,8 @@ export interface components {
          *     }
          */
         CreateConnectorRequest: {
-            /**
-             * @description The PSP: `stripe`, `adyen`, or `simulated` (the built-in test gateway).
-             * @enum {string}
-             */
-            type: "simulated" | "stripe" | "adyen";
-            /** @description Write-only: checked with one read-only call to the PSP (Stripe: `GET /v1/balance`; Adyen: `POST /paymentMethods` for the merchant account) before anything is stored, then stored encrypted; never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`). */
-            credentials?: {
-                /**
-                 * @description Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.
-                 * @example rk_test_51HxEXAMPLEonlyNOTaREALkey4242
-                 */
-                secretKey?: string;
-                /**
-                 * @description Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account's events to `/connectors/{connectorId}/stripe-events`.
-                 * @example whsec_0123456789abcdef
-                 */
-                webhookSecret?: string;
-                /**
-                 * @description Adyen: the API key of a web service user with the Checkout webservice role (Customer Area: Developers › API credentials). Required for `adyen`.
-                 * @example AQEyhmfxEXAMPLEonlyNOTaREALkey0000
-                 */
-                apiKey?: string;
-                /**
-                 * @description Adyen: the merchant account that processes the payments. Required for `adyen`.
-                 * @example YourCompanyECOM
-                 */
-                merchantAccount?: string;
-                /**
-                 * @description Adyen: the HMAC key (hex) of the Standard webhook that sends this account's notifications to `/connectors/{connectorId}/adyen-notifications`. Required for `adyen`.
-                 * @example 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056
-                 */
-                hmacKey?: string;
-                /**
-                 * @description Adyen, live accounts only: the prefix of the live endpoints (Customer Area: Developers › API URLs); requests then go to `https://{liveUrlPrefix}-checkout-live.adyenpayments.com/checkout`. Without it the account is a test account (`https://checkout-test.adyen.com`).
-                 * @example 1797a841fbb37ca7-AdyenDemo
-                 */
-                liveUrlPrefix?: string;
-            };
+            type: components["schemas"]["ConnectorType"];
+            credentials?: components["schemas"]["ConnectorCredentials"];
             /**
              * Format: int32
              * @description Routing order: a payment goes to the enabled account with the lowest priority first (equal priorities: the oldest first). Default 0.
@@ -3287,39 +3271,7 @@ export interface components {
             status?: "enabled" | "disabled";
             /** @description A label; null removes it. */
             description?: string | null;
-            /** @description Write-only: checked with one read-only call to the PSP (Stripe: `GET /v1/balance`; Adyen: `POST /paymentMethods` for the merchant account) before anything is stored, then stored encrypted; never returned, logged or put in events. `simulated` takes none (leave it out or send `{}`). */
-            credentials?: {
-                /**
-                 * @description Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.
-                 * @example rk_test_51HxEXAMPLEonlyNOTaREALkey4242
-                 */
-                secretKey?: string;
-                /**
-                 * @description Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account's events to `/connectors/{connectorId}/stripe-events`.
-                 * @example whsec_0123456789abcdef
-                 */
-                webhookSecret?: string;
-                /**
-                 * @description Adyen: the API key of a web service user with the Checkout webservice role (Customer Area: Developers › API credentials). Required for `adyen`.
-                 * @example AQEyhmfxEXAMPLEonlyNOTaREALkey0000
-                 */
-                apiKey?: string;
-                /**
-                 * @description Adyen: the merchant account that processes the payments. Required for `adyen`.
-                 * @example YourCompanyECOM
-                 */
-                merchantAccount?: string;
-                /**
-                 * @description Adyen: the HMAC key (hex) of the Standard webhook that sends this account's notifications to `/connectors/{connectorId}/adyen-notifications`. Required for `adyen`.
-                 * @example 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056
-                 */
-                hmacKey?: string;
-                /**
-                 * @description Adyen, live accounts only: the prefix of the live endpoints (Customer Area: Developers › API URLs); requests then go to `https://{liveUrlPrefix}-checkout-live.adyenpayments.com/checkout`. Without it the account is a test account (`https://checkout-test.adyen.com`).
-                 * @example 1797a841fbb37ca7-AdyenDemo
-                 */
-                liveUrlPrefix?: string;
-            };
+            credentials?: components["schemas"]["ConnectorCredentials"];
         };
         /**
          * Stripe event

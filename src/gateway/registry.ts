@@ -1,0 +1,45 @@
+import type { FieldErrors } from '../domain/errors'
+import type { ConnectorCapabilities, ConnectorModule } from './connector'
+import { adyenModule } from './adyen'
+import { simulatedModule } from './simulated'
+import { stripeModule } from './stripe'
+
+/** The PSPs this service speaks to out of the box, in the order the API lists them. Another PSP is one more module here. */
+export const BUILT_IN_CONNECTORS: readonly ConnectorModule[] = [simulatedModule, stripeModule, adyenModule]
+
+/** A connector type: lower case letters, digits and `_`, starting with a letter (it names the type in URLs and logs). */
+export const CONNECTOR_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,31}$/
+
+/** The connector modules an instance has: what routing, the connector accounts and the schemas read instead of a PSP's name. */
+export interface ConnectorRegistry {
+  readonly modules: readonly ConnectorModule[]
+  /** The types, in the modules' order. */
+  readonly types: readonly string[]
+  /** The module of `type`; undefined when the instance has none of that type. */
+  moduleOf: (type: string) => ConnectorModule | undefined
+  /** What `type` can do; nothing at all for a type the instance does not have. */
+  capabilitiesOf: (type: string) => ConnectorCapabilities
+  /** The types that have `capability`, in the modules' order. */
+  typesWith: (capability: keyof ConnectorCapabilities) => string[]
+  /** What is wrong with an account's `credentials` for `type` ({} for a type the instance does not have: the type's own check says so). */
+  credentialErrors: (type: string, credentials: unknown) => FieldErrors
+}
+
+const NO_CAPABILITIES: ConnectorCapabilities = { customerPresent: false, paymentMethodObject: false, needsPaymentMethod: false }
+
+export function connectorRegistry (modules: readonly ConnectorModule[] = BUILT_IN_CONNECTORS): ConnectorRegistry {
+  const byType = new Map<string, ConnectorModule>()
+  for (const module of modules) {
+    if (!CONNECTOR_TYPE_PATTERN.test(module.type)) throw new Error(`connector type ${JSON.stringify(module.type)} must match ${String(CONNECTOR_TYPE_PATTERN)}`)
+    if (byType.has(module.type)) throw new Error(`two connector modules have the type ${module.type}`)
+    byType.set(module.type, module)
+  }
+  return {
+    modules: [...modules],
+    types: [...byType.keys()],
+    moduleOf: (type) => byType.get(type),
+    capabilitiesOf: (type) => byType.get(type)?.capabilities ?? NO_CAPABILITIES,
+    typesWith: (capability) => modules.filter((module) => module.capabilities[capability]).map((module) => module.type),
+    credentialErrors: (type, credentials) => byType.get(type)?.credentialErrors(credentials) ?? {}
+  }
+}

@@ -1,0 +1,30 @@
+import type { ConnectorModule } from '../connector'
+import { lastFourOf } from '../credentials'
+import { stripeCredentialErrors } from './credentials'
+
+/** Stripe: PaymentIntents through the official SDK, events through its signed webhooks (/connectors/{id}/stripe-events). */
+export const stripeModule: ConnectorModule = {
+  type: 'stripe',
+  capabilities: { customerPresent: true, paymentMethodObject: false, needsPaymentMethod: true },
+  credentialMembers: {
+    secretKey: {
+      minLength: 1,
+      maxLength: 255,
+      description: 'Stripe: a secret or restricted key (`sk_test_…`, `sk_live_…`, `rk_test_…`, `rk_live_…`). Required for `stripe`.',
+      example: 'rk_test_51HxEXAMPLEonlyNOTaREALkey4242'
+    },
+    webhookSecret: {
+      minLength: 1,
+      maxLength: 255,
+      description: 'Stripe: the signing secret (`whsec_…`) of the Stripe webhook endpoint that sends this account\'s events to `/connectors/{connectorId}/stripe-events`.',
+      example: 'whsec_0123456789abcdef'
+    }
+  },
+  credentialErrors: stripeCredentialErrors,
+  credentialsHint: (credentials) => lastFourOf(credentials, 'secretKey'),
+  create (credentials, _connectorId, settings) {
+    // The SDK is loaded when the first Stripe connector is built: start-up time an instance without one never pays.
+    const { stripeConnector } = require('./connector') as typeof import('./connector')
+    return stripeConnector(credentials, { apiUrl: settings.stripeApiUrl, timeoutMs: settings.timeoutMs })
+  }
+}

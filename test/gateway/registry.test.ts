@@ -1,0 +1,39 @@
+import t from 'tap'
+import { BUILT_IN_CONNECTORS, connectorRegistry } from '../../src/gateway/registry'
+import { simulatedModule } from '../../src/gateway/simulated'
+import { stripeModule } from '../../src/gateway/stripe'
+import { adyenModule } from '../../src/gateway/adyen'
+
+t.test('the built-in registry: the three PSPs in the API\'s order, each with what it can do', async (t) => {
+  const registry = connectorRegistry()
+  t.same(registry.types, ['simulated', 'stripe', 'adyen'])
+  t.equal(registry.moduleOf('stripe'), stripeModule)
+  t.equal(registry.moduleOf('paypal'), undefined)
+  t.same(registry.typesWith('customerPresent'), ['simulated', 'stripe', 'adyen'])
+  t.same(registry.typesWith('paymentMethodObject'), ['adyen'])
+  t.same(registry.typesWith('needsPaymentMethod'), ['stripe', 'adyen'])
+  t.same(registry.capabilitiesOf('paypal'), { customerPresent: false, paymentMethodObject: false, needsPaymentMethod: false }, 'a type it lacks can do nothing')
+})
+
+t.test('credentials are checked by the type\'s module; a type the registry lacks is left to the type\'s own check', async (t) => {
+  const registry = connectorRegistry()
+  t.same(registry.credentialErrors('stripe', { secretKey: 'sk_test_51Hx00secretPART00004242' }), {})
+  t.same(Object.keys(registry.credentialErrors('stripe', { secretKey: 'nope', extra: 'x' })).sort(), ['credentials.extra', 'credentials.secretKey'])
+  t.match(registry.credentialErrors('adyen', undefined), { credentials: [/^An adyen connector needs credentials/] })
+  t.same(registry.credentialErrors('simulated', {}), {})
+  t.same(Object.keys(registry.credentialErrors('simulated', { key: 'x' })), ['credentials'])
+  t.same(registry.credentialErrors('paypal', { anything: 1 }), {})
+})
+
+t.test('hints show the last four characters of the key each PSP names, nothing for the simulated one', async (t) => {
+  t.equal(stripeModule.credentialsHint({ secretKey: 'sk_test_abcd1234' }), '…1234')
+  t.equal(adyenModule.credentialsHint({ apiKey: 'AQE_key_wxyz', merchantAccount: 'M' }), '…wxyz')
+  t.equal(adyenModule.credentialsHint(undefined), null)
+  t.equal(simulatedModule.credentialsHint({}), null)
+})
+
+t.test('a registry refuses two modules of one type and a type that cannot name a connector', async (t) => {
+  t.throws(() => connectorRegistry([...BUILT_IN_CONNECTORS, { ...stripeModule }]), /two connector modules have the type stripe/)
+  t.throws(() => connectorRegistry([{ ...stripeModule, type: 'Stripe EU' }]), /connector type "Stripe EU" must match/)
+  t.same(connectorRegistry([adyenModule]).types, ['adyen'], 'an instance may have fewer PSPs')
+})
