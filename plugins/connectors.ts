@@ -4,7 +4,6 @@ import { connectorFactory } from '../src/gateway/connectors'
 import type { ConnectorModule } from '../src/gateway/connector'
 import { BUILT_IN_CONNECTORS, connectorRegistry, type ConnectorRegistry } from '../src/gateway/registry'
 import { connectorDirectory } from '../src/gateway/directory'
-import { STRIPE_DEFAULT_API_URL } from '../src/config'
 import { withTimeout } from '../src/gateway/with-timeout'
 import { cachedAccountSource, connectorAccountService, connectorAccountSource, type ConnectorAccountService } from '../src/services/connectors'
 import { readCache } from '../src/services/read-cache'
@@ -41,26 +40,16 @@ const ROUTING_CACHE_MAX_MERCHANTS = 10_000
  * accounts API forgets them before it is answered, on the other instances through Redis (as the product cache).
  */
 export default fp<ConnectorsPluginOptions>(async (app, opts) => {
-  if (new URL(app.config.STRIPE_API_URL).origin !== new URL(STRIPE_DEFAULT_API_URL).origin) {
-    app.log.warn({ stripeApiUrl: app.config.STRIPE_API_URL }, 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead')
-  }
-  if (app.config.ADYEN_DISPUTES_URL !== undefined) {
-    app.log.warn({ adyenDisputesUrl: app.config.ADYEN_DISPUTES_URL }, 'ADYEN_DISPUTES_URL is set: every Adyen connector accepts disputes at this server instead of its own endpoint')
-  }
-  if (app.config.ADYEN_CHECKOUT_URL !== undefined) {
-    app.log.warn({ adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }, 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint')
-  }
   const publicBaseUrl = app.config.PUBLIC_BASE_URL
   const registry = connectorRegistry(opts.modules ?? BUILT_IN_CONNECTORS)
   app.decorate('connectorRegistry', registry)
+  for (const module of registry.modules) {
+    for (const note of module.settingsNotes?.(app.config) ?? []) app.log.warn(note.details, note.message)
+  }
   const factory = opts.factory ?? connectorFactory({
     ledger: app.db.ledger,
-    simulatedLatencyMs: app.config.GATEWAY_SIM_LATENCY_MS,
     ...(publicBaseUrl === undefined ? {} : { simulatedBankUrl: (page: { key: string, returnUrl: string, account: string | null }) => simulatedBankAddress(publicBaseUrl, page) }),
-    stripeApiUrl: app.config.STRIPE_API_URL,
-    ...(app.config.ADYEN_CHECKOUT_URL === undefined ? {} : { adyenCheckoutUrl: app.config.ADYEN_CHECKOUT_URL }),
-    ...(app.config.ADYEN_DISPUTES_URL === undefined ? {} : { adyenDisputesUrl: app.config.ADYEN_DISPUTES_URL }),
-    timeoutMs: app.config.GATEWAY_TIMEOUT_MS
+    config: app.config
   }, registry)
   app.decorate('connectorFactory', factory)
   const routing = readCache<RoutableAccount[]>({ ttlMs: app.config.CONNECTOR_CACHE_TTL_MS, maxEntries: ROUTING_CACHE_MAX_MERCHANTS })

@@ -1,3 +1,4 @@
+import type { Config } from '../config'
 import type { ConnectorTypeDescription } from '../domain/connectors'
 import type { FieldErrors } from '../domain/errors'
 import type { LedgerStore } from '../store/types'
@@ -39,21 +40,23 @@ export interface ConnectorCapabilities {
   needsPaymentMethod: boolean
 }
 
-/** What a connector module is built with: the instance's settings for every connector (one validated config). */
+/** What a connector module is built with: the instance's settings for every connector. */
 export interface ConnectorSettings {
   /** The simulated gateways' ledger (each connector account has its own namespace in it). */
   ledger: LedgerStore
-  simulatedLatencyMs: number
   /** The simulated bank's page of a charge waiting for its shopper, per simulated account (null: the instance default); unset: derived from the return address. */
   simulatedBankUrl?: (page: { key: string, returnUrl: string, account: string | null }) => string
-  /** Base URL of Stripe's API (STRIPE_API_URL); tests point it at a local server. */
-  stripeApiUrl: string
-  /** Base URL of Adyen's Checkout API for every Adyen account (ADYEN_CHECKOUT_URL); unset: each account's test or live endpoint. */
-  adyenCheckoutUrl?: string
-  /** Base URL of Adyen's Disputes API for every Adyen account (ADYEN_DISPUTES_URL); unset: each account's test or live endpoint. */
-  adyenDisputesUrl?: string
-  /** Bounds every PSP call (GATEWAY_TIMEOUT_MS). */
-  timeoutMs: number
+  /**
+   * The one validated configuration: each module reads its own settings in it (GATEWAY_TIMEOUT_MS bounds every PSP
+   * call; STRIPE_API_URL, ADYEN_CHECKOUT_URL, … point a PSP's calls at another server, tests' local fakes).
+   */
+  config: Config
+}
+
+/** Something the operator should know at start-up about this PSP's settings (logged at warn). */
+export interface SettingsNote {
+  message: string
+  details: Record<string, string>
 }
 
 /**
@@ -74,6 +77,27 @@ export interface ConnectorModule {
   credentialErrors: (credentials: unknown) => FieldErrors
   /** What an answer may show of valid credentials (`…` and the last 4 characters of the key); null: nothing to show. */
   credentialsHint: (credentials: ConnectorCredentials | undefined) => string | null
+  /** What the operator should know about this PSP's settings (e.g. a base URL that is not the PSP's); none by default. */
+  settingsNotes?: (config: Config) => SettingsNote[]
   /** The connector of one account (`connectorId`; null for the instance default) with its credentials. */
   create: (credentials: ConnectorCredentials, connectorId: string | null, settings: ConnectorSettings) => Connector
+}
+
+/**
+ * The connector modules an instance has (registry.ts builds it; plugins/connectors decorates it): what routing,
+ * the connector accounts and the schemas read instead of a PSP's name. Declared here, beside the module, so the
+ * services that read it never import the registry, which imports every PSP's folder.
+ */
+export interface ConnectorRegistry {
+  readonly modules: readonly ConnectorModule[]
+  /** The types, in the modules' order. */
+  readonly types: readonly string[]
+  /** The module of `type`; undefined when the instance has none of that type. */
+  moduleOf: (type: string) => ConnectorModule | undefined
+  /** What `type` can do; nothing at all for a type the instance does not have. */
+  capabilitiesOf: (type: string) => ConnectorCapabilities
+  /** The types that have `capability`, in the modules' order. */
+  typesWith: (capability: keyof ConnectorCapabilities) => string[]
+  /** What is wrong with an account's `credentials` for `type` ({} for a type the instance does not have: the type's own check says so). */
+  credentialErrors: (type: string, credentials: unknown) => FieldErrors
 }

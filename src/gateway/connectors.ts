@@ -1,10 +1,9 @@
 import type { PaymentGateway } from './types'
-import { connectorRegistry, type ConnectorRegistry } from './registry'
 
 import type { ConnectorRef, ConnectorType } from '../domain/routing'
 export type { ConnectorRef, ConnectorType } from '../domain/routing'
 
-import type { Connector, ConnectorCredentials, ConnectorSettings } from './connector'
+import type { Connector, ConnectorCredentials, ConnectorRegistry, ConnectorSettings } from './connector'
 export { CredentialsRefusedError, type Connector, type ConnectorCredentials, type ConnectorSettings } from './connector'
 
 /** A connector that a payment can be routed to. */
@@ -27,7 +26,7 @@ export interface ConnectorDirectory {
 export type ConnectorFactory = (type: ConnectorType, credentials: ConnectorCredentials, connectorId: string | null) => Connector
 
 /** The factory of the registry's connectors with the instance's settings: a type it does not have is a bug of the caller (its accounts are checked on create). */
-export function connectorFactory (settings: ConnectorSettings, registry: ConnectorRegistry = connectorRegistry()): ConnectorFactory {
+export function connectorFactory (settings: ConnectorSettings, registry: ConnectorRegistry): ConnectorFactory {
   return (type, credentials, connectorId) => {
     const module = registry.moduleOf(type)
     if (module === undefined) throw new Error(`no connector module of type ${type}: this instance has ${registry.types.join(', ')}`)

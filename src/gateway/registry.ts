@@ -1,5 +1,4 @@
-import type { FieldErrors } from '../domain/errors'
-import type { ConnectorCapabilities, ConnectorModule } from './connector'
+import type { ConnectorCapabilities, ConnectorModule, ConnectorRegistry } from './connector'
 import { adyenModule } from './adyen'
 import { simulatedModule } from './simulated'
 import { stripeModule } from './stripe'
@@ -10,22 +9,9 @@ export const BUILT_IN_CONNECTORS: readonly ConnectorModule[] = [simulatedModule,
 /** A connector type: lower case letters, digits and `_`, starting with a letter (it names the type in URLs and logs). */
 export const CONNECTOR_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,31}$/
 
-/** The connector modules an instance has: what routing, the connector accounts and the schemas read instead of a PSP's name. */
-export interface ConnectorRegistry {
-  readonly modules: readonly ConnectorModule[]
-  /** The types, in the modules' order. */
-  readonly types: readonly string[]
-  /** The module of `type`; undefined when the instance has none of that type. */
-  moduleOf: (type: string) => ConnectorModule | undefined
-  /** What `type` can do; nothing at all for a type the instance does not have. */
-  capabilitiesOf: (type: string) => ConnectorCapabilities
-  /** The types that have `capability`, in the modules' order. */
-  typesWith: (capability: keyof ConnectorCapabilities) => string[]
-  /** What is wrong with an account's `credentials` for `type` ({} for a type the instance does not have: the type's own check says so). */
-  credentialErrors: (type: string, credentials: unknown) => FieldErrors
-}
-
 const NO_CAPABILITIES: ConnectorCapabilities = { customerPresent: false, paymentMethodObject: false, needsPaymentMethod: false }
+
+export type { ConnectorRegistry } from './connector'
 
 export function connectorRegistry (modules: readonly ConnectorModule[] = BUILT_IN_CONNECTORS): ConnectorRegistry {
   const byType = new Map<string, ConnectorModule>()

@@ -6,8 +6,7 @@ import {
   type ConnectorAccount, type ConnectorCredentialsInput, type ConnectorInput, type ConnectorPatch, type ConnectorType, type StoredConnectorAccount
 } from '../domain/connectors'
 import { CredentialsRefusedError, type ConnectorFactory } from '../gateway/connectors'
-import type { ConnectorModule } from '../gateway/connector'
-import type { ConnectorRegistry } from '../gateway/registry'
+import type { ConnectorModule, ConnectorRegistry } from '../gateway/connector'
 import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
 import { GatewayError } from '../gateway/types'
 import { isSealed, SEALED_PREFIX, type SecretBox } from '../secrets/encryption'

@@ -13,7 +13,7 @@ import { exponentOf } from '../domain/currencies'
 import { GatewayError, type ChargeResult, type ChargeState, type PaymentGateway } from '../gateway/types'
 import type { ConnectorDirectory, ConnectorRef, RoutedConnector } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
-import { connectorRegistry, type ConnectorRegistry } from '../gateway/registry'
+import type { ConnectorRegistry } from '../gateway/connector'
 import type { Database, PaymentListQuery, ResourceCreation, StoredResponse } from '../store/types'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 import { failureSummary, type FailureSummary } from './failure-summary'
@@ -48,8 +48,8 @@ export interface PaymentDeps {
   gateway: PaymentGateway
   /** Routing to the merchants' connector accounts (plugins/connectors). */
   connectors?: ConnectorDirectory
-  /** What each connector type can do (customer-present payments, payment method tokens); default: the built-in connectors. */
-  registry?: ConnectorRegistry
+  /** What each connector type can do (customer-present payments, payment method tokens): the instance's connector modules. */
+  registry: ConnectorRegistry
   clock: () => number
   log: Logger
   /** The events of payment changes (written with the change); undefined: no events (core tests). */
@@ -226,7 +226,7 @@ export function downstreamKeyFor (paymentId: string): string {
 
 export function paymentService (deps: PaymentDeps): PaymentService {
   const directory = deps.connectors ?? singleGatewayDirectory(deps.gateway)
-  const registry = deps.registry ?? connectorRegistry()
+  const { registry } = deps
   const failures: FailureSummary = failureSummary(deps.log, deps.clock, deps.failureLogIntervalMs ?? 10_000)
 
   /** The connector a new payment starts on: the merchant's first by routing; NoConnectorError when there is none. */

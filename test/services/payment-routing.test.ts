@@ -12,6 +12,7 @@ import { GatewayError, type PaymentGateway } from '../../src/gateway/types'
 import type { ConnectorDirectory, RoutedConnector } from '../../src/gateway/connectors'
 import { spyGateway, type SpyGateway } from '../helpers/gateway'
 import type { Database } from '../../src/store/types'
+import { connectorRegistry } from '../../src/gateway/registry'
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} }
 const MERCHANT = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa'
@@ -39,7 +40,7 @@ async function setup (t: Test, gateways: Record<string, SpyGateway>, order = [A,
   t.teardown(async () => { await db.close() })
   const routing = { order }
   const connectors = directoryOf(gateways, routing)
-  const deps = { db, gateway: spyGateway(), connectors, clock: () => Date.parse('2026-01-01T00:00:00Z'), log: silent }
+  const deps = { db, gateway: spyGateway(), connectors, registry: connectorRegistry(), clock: () => Date.parse('2026-01-01T00:00:00Z'), log: silent }
   return { db, routing, payments: paymentService(deps), refunds: refundService(deps) }
 }
 

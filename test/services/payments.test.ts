@@ -13,6 +13,7 @@ import { paymentResponse } from '../../plugins/stored-responses'
 import { buildTestApp, defaultMerchantScope } from '../helpers/app'
 import { spyGateway, unavailable } from '../helpers/gateway'
 import { manualClock, postJson } from '../helpers/payments'
+import { connectorRegistry } from '../../src/gateway/registry'
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} }
 
@@ -24,6 +25,7 @@ t.test('the payments service returns domain payments and throws domain errors; i
   let released = 0
   const release = db.idempotency.release
   const payments = paymentService({
+    registry: connectorRegistry(),
     db: { ...db, idempotency: { ...db.idempotency, release: async (ref) => { released++; return await release(ref) } } },
     gateway: spyGateway(unavailable),
     clock: () => Date.parse('2026-01-01T00:00:00Z'),
@@ -38,7 +40,7 @@ t.test('the payments service returns domain payments and throws domain errors; i
 t.test('a settled payment is returned as a domain object', async (t) => {
   const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
   t.teardown(async () => { await db.close() })
-  const payments = paymentService({ db, gateway: spyGateway(), clock: () => 0, log: silent })
+  const payments = paymentService({ db, gateway: spyGateway(), registry: connectorRegistry(), clock: () => 0, log: silent })
   const payment = await payments.create({ amount: 12.34, currency: 'USD', merchantId: MERCHANT })
   t.match(payment, { status: 'succeeded', amountMinor: 1234, currency: 'USD', merchantId: MERCHANT })
   t.same(await payments.get(payment.id.toUpperCase()), payment, 'GUIDs are case-insensitive')
@@ -57,7 +59,7 @@ function recorder () {
 
 function serviceOn (app: App, gateway: PaymentGateway, clock: { read: () => number }) {
   const logs = recorder()
-  const service = paymentService({ db: app.db, gateway, clock: clock.read, log: logs.log })
+  const service = paymentService({ db: app.db, gateway, registry: app.connectorRegistry, clock: clock.read, log: logs.log })
   const options = { ageSeconds: 120, maxAgeSeconds: 24 * 3600, leaseMs: MINUTE, respond: paymentResponse }
   return { service, logs, pass: async () => await service.recoverPending(options) }
 }

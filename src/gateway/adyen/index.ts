@@ -35,13 +35,21 @@ export const adyenModule: ConnectorModule = {
   },
   credentialErrors: adyenCredentialErrors,
   credentialsHint: (credentials) => lastFourOf(credentials, 'apiKey'),
+  settingsNotes: (config) => [
+    ...(config.ADYEN_DISPUTES_URL === undefined
+      ? []
+      : [{ message: 'ADYEN_DISPUTES_URL is set: every Adyen connector accepts disputes at this server instead of its own endpoint', details: { adyenDisputesUrl: config.ADYEN_DISPUTES_URL } }]),
+    ...(config.ADYEN_CHECKOUT_URL === undefined
+      ? []
+      : [{ message: 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint', details: { adyenCheckoutUrl: config.ADYEN_CHECKOUT_URL } }])
+  ],
   create (credentials, _connectorId, settings) {
     // The library is loaded when the first Adyen connector is built: its index alone costs about a second of start-up.
     const { adyenConnector } = require('./connector') as typeof import('./connector')
     return adyenConnector(credentials, {
-      ...(settings.adyenCheckoutUrl === undefined ? {} : { checkoutUrl: settings.adyenCheckoutUrl }),
-      ...(settings.adyenDisputesUrl === undefined ? {} : { disputesUrl: settings.adyenDisputesUrl }),
-      timeoutMs: settings.timeoutMs
+      ...(settings.config.ADYEN_CHECKOUT_URL === undefined ? {} : { checkoutUrl: settings.config.ADYEN_CHECKOUT_URL }),
+      ...(settings.config.ADYEN_DISPUTES_URL === undefined ? {} : { disputesUrl: settings.config.ADYEN_DISPUTES_URL }),
+      timeoutMs: settings.config.GATEWAY_TIMEOUT_MS
     })
   }
 }

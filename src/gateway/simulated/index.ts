@@ -31,7 +31,7 @@ export const simulatedModule: ConnectorModule = {
     const bankUrl = settings.simulatedBankUrl
     return {
       gateway: simulatedGateway(ledger, {
-        latencyMs: settings.simulatedLatencyMs,
+        latencyMs: settings.config.GATEWAY_SIM_LATENCY_MS,
         ...(bankUrl === undefined ? {} : { bankUrl: (page: { key: string, returnUrl: string }) => bankUrl({ ...page, account: connectorId }) })
       }),
       verify: async () => {}

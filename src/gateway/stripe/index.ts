@@ -1,3 +1,4 @@
+import { STRIPE_DEFAULT_API_URL } from '../../config'
 import type { ConnectorModule } from '../connector'
 import { lastFourOf } from '../credentials'
 import { stripeCredentialErrors } from './credentials'
@@ -22,9 +23,12 @@ export const stripeModule: ConnectorModule = {
   },
   credentialErrors: stripeCredentialErrors,
   credentialsHint: (credentials) => lastFourOf(credentials, 'secretKey'),
+  settingsNotes: (config) => new URL(config.STRIPE_API_URL).origin === new URL(STRIPE_DEFAULT_API_URL).origin
+    ? []
+    : [{ message: 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead', details: { stripeApiUrl: config.STRIPE_API_URL } }],
   create (credentials, _connectorId, settings) {
     // The SDK is loaded when the first Stripe connector is built: start-up time an instance without one never pays.
     const { stripeConnector } = require('./connector') as typeof import('./connector')
-    return stripeConnector(credentials, { apiUrl: settings.stripeApiUrl, timeoutMs: settings.timeoutMs })
+    return stripeConnector(credentials, { apiUrl: settings.config.STRIPE_API_URL, timeoutMs: settings.config.GATEWAY_TIMEOUT_MS })
   }
 }
