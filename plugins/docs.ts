@@ -33,7 +33,7 @@ export default fp(async (app) => {
         { name: 'merchants', description: 'Create, read and update merchants. Errors are RFC 9457 problem documents.' },
         { name: 'api keys', description: 'A merchant\'s API keys: create (the secret is shown once), list, revoke. Errors are RFC 9457 problem documents.' },
         { name: 'events', description: 'Your events (payment, refund, dispute, merchant and endpoint changes), written with each change; kept 30 days by default. Errors are RFC 9457 problem documents.' },
-        { name: 'connectors', description: 'A merchant\'s accounts at PSPs (Stripe, simulated), where its payments are routed by priority; credentials are write-only and encrypted at rest. Errors are RFC 9457 problem documents.' },
+        { name: 'connectors', description: 'A merchant\'s accounts at PSPs (Stripe, Adyen, simulated), where its payments are routed by priority; credentials are write-only and encrypted at rest. Errors are RFC 9457 problem documents.' },
         { name: 'checkout', description: 'Where shoppers\' browsers reach the service (no API key): the return address PSPs send shoppers back to after authentication (3-D Secure, redirects), and the simulated gateway\'s bank page. Answers are redirects and plain HTML pages.' },
         { name: 'webhooks', description: 'Webhook endpoints: events POSTed to your URL, signed per Standard Webhooks, retried for about 28 h; delivery log, retry, replay. Errors are RFC 9457 problem documents.' },
         { name: 'dashboard', description: 'The dashboard\'s sessions: sign in with an API key, recover the session after a reload, sign out. Errors are RFC 9457 problem documents.' },

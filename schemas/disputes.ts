@@ -7,7 +7,7 @@ import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
 import { ConnectorType } from './connector-types'
 
-const base = {
+const exampleBase = {
   paymentId: '3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f',
   amount: 10.1,
   currency: 'USD',
@@ -18,11 +18,11 @@ const base = {
 
 /** One example per status (the dispute's life at Stripe: needs a response, under review, then closed). */
 export const disputeExamples: Record<StoredDisputeStatus, Record<string, unknown>> = {
-  needs_response: { id: '019aaa10-0b1c-7d2e-8f30-415263748596', ...base, reason: 'fraudulent', status: 'needs_response', fundsWithdrawn: true, evidenceDueBy: '2026-01-30T23:59:59.000Z', updatedAt: base.createdAt },
-  under_review: { id: '019aaa10-0b1c-7d2e-8f30-415263748597', ...base, reason: 'product_not_received', status: 'under_review', fundsWithdrawn: true, evidenceDueBy: '2026-01-30T23:59:59.000Z', updatedAt: '2026-01-25T10:00:00.000Z' },
-  won: { id: '019aaa10-0b1c-7d2e-8f30-415263748598', ...base, reason: 'fraudulent', status: 'won', fundsWithdrawn: false, updatedAt: '2026-03-02T12:00:00.000Z' },
-  lost: { id: '019aaa10-0b1c-7d2e-8f30-415263748599', ...base, connector: { id: '019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8092', type: 'adyen' }, connectorReference: 'ZB8K9L7M6N5P4Q3R', reason: '10.4', status: 'lost', fundsWithdrawn: true, updatedAt: '2026-03-02T12:00:00.000Z' },
-  accepted: { id: '019aaa10-0b1c-7d2e-8f30-41526374859a', ...base, reason: 'duplicate', status: 'accepted', fundsWithdrawn: true, updatedAt: '2026-01-21T09:00:00.000Z' }
+  needs_response: { id: '019aaa10-0b1c-7d2e-8f30-415263748596', ...exampleBase, reason: 'fraudulent', status: 'needs_response', fundsWithdrawn: true, evidenceDueBy: '2026-01-30T23:59:59.000Z', updatedAt: exampleBase.createdAt },
+  under_review: { id: '019aaa10-0b1c-7d2e-8f30-415263748597', ...exampleBase, reason: 'product_not_received', status: 'under_review', fundsWithdrawn: true, evidenceDueBy: '2026-01-30T23:59:59.000Z', updatedAt: '2026-01-25T10:00:00.000Z' },
+  won: { id: '019aaa10-0b1c-7d2e-8f30-415263748598', ...exampleBase, reason: 'fraudulent', status: 'won', fundsWithdrawn: false, updatedAt: '2026-03-02T12:00:00.000Z' },
+  lost: { id: '019aaa10-0b1c-7d2e-8f30-415263748599', ...exampleBase, connector: { id: '019aa9e0-4c1d-7e2f-8a3b-4c5d6e7f8092', type: 'adyen' }, connectorReference: 'ZB8K9L7M6N5P4Q3R', reason: '10.4', status: 'lost', fundsWithdrawn: true, updatedAt: '2026-03-02T12:00:00.000Z' },
+  accepted: { id: '019aaa10-0b1c-7d2e-8f30-41526374859a', ...exampleBase, reason: 'duplicate', status: 'accepted', fundsWithdrawn: true, updatedAt: '2026-01-21T09:00:00.000Z' }
 }
 
 export const DisputeStatus = Type.Unsafe<StoredDisputeStatus>({
@@ -36,7 +36,7 @@ export const DisputeStatus = Type.Unsafe<StoredDisputeStatus>({
 
 export const Dispute = Type.Object({
   id: Type.String({ format: 'uuid', maxLength: 36, description: 'Dispute identifier (a GUID assigned by the service).', examples: [disputeExamples.needs_response.id] }),
-  paymentId: Type.String({ format: 'uuid', maxLength: 36, description: 'The disputed payment.', examples: [base.paymentId] }),
+  paymentId: Type.String({ format: 'uuid', maxLength: 36, description: 'The disputed payment.', examples: [exampleBase.paymentId] }),
   amount: Type.Number({ description: 'The disputed amount in major units of `currency`.', examples: [10.1] }),
   currency: Type.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: 'The dispute\'s currency, as the PSP reports it.', examples: ['USD'] }),
   reason: Type.Optional(Type.String({ maxLength: 255, description: 'The PSP\'s reason, kept as given: Stripe\'s `reason` (fraudulent, product_not_received, …), Adyen\'s `chargebackReasonCode` (the scheme\'s code, e.g. 10.4). Absent when the PSP gave none.', examples: ['fraudulent'] })),
@@ -47,9 +47,9 @@ export const Dispute = Type.Object({
     id: Type.String({ format: 'uuid', maxLength: 36, description: 'The connector account that reported it.' }),
     type: ConnectorType
   }, { additionalProperties: false, description: 'The connector account of the disputed payment.' }),
-  connectorReference: Type.String({ maxLength: 255, description: 'The PSP\'s id of the dispute (Stripe: `dp_…`; Adyen: the dispute\'s pspReference).', examples: [base.connectorReference] }),
-  createdAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the service learned of it.', examples: [base.createdAt] }),
-  updatedAt: Type.String({ format: 'date-time', maxLength: 64, examples: [base.createdAt] })
+  connectorReference: Type.String({ maxLength: 255, description: 'The PSP\'s id of the dispute (Stripe: `dp_…`; Adyen: the dispute\'s pspReference).', examples: [exampleBase.connectorReference] }),
+  createdAt: Type.String({ format: 'date-time', maxLength: 64, description: 'When the service learned of it.', examples: [exampleBase.createdAt] }),
+  updatedAt: Type.String({ format: 'date-time', maxLength: 64, examples: [exampleBase.createdAt] })
 }, {
   $id: 'Dispute',
   title: 'Dispute',
@@ -83,7 +83,7 @@ export const DisputeList = pageOf(Dispute, 'Dispute list', disputeExamples.needs
 export const DisputeListQuery = Type.Object({
   ...pageQueryProperties,
   status: Type.Optional(DisputeStatus),
-  paymentId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'Only the disputes of this payment (any letter case).', examples: [base.paymentId] }))
+  paymentId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'Only the disputes of this payment (any letter case).', examples: [exampleBase.paymentId] }))
 }, { additionalProperties: false })
 
 export const DisputeParams = Type.Object({

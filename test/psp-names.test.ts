@@ -1,0 +1,89 @@
+import t from 'tap'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import ts from 'typescript'
+
+// Issue 39 item 1: a PSP is one folder, src/gateway/<psp>/, listed in src/gateway/registry.ts; nothing else names it in
+// code. Prose (descriptions, messages, OpenAPI examples) may name a PSP; code may not: an identifier, an import path,
+// or a string that is exactly a PSP's type. The files below still do, each for the reason given; the list may only
+// shrink (a file that no longer names a PSP must leave it, a new file that does fails).
+const STILL_NAMING_A_PSP: Record<string, string> = {
+  'src/services/stripe-events.ts': 'Stripe\'s inbound events are applied by their own service, not yet behind the registry',
+  'src/services/adyen-notifications.ts': 'Adyen\'s notifications are applied by their own service, not yet behind the registry',
+  'src/domain/adyen-notifications.ts': 'the error of an unverified Adyen notification (its own problem type, 401)',
+  'routes/connectors/index.ts': 'one inbound route per PSP (the URLs the PSPs post to)',
+  'schemas/connector-events.ts': 'the inbound routes\' bodies and answers',
+  'plugins/services.ts': 'builds the two inbound-event services',
+  'plugins/workers.ts': 'the Adyen notifications\' recovery job',
+  'plugins/http/errors/problem.ts': 'the Adyen notification problem type',
+  'src/config.ts': 'the PSPs\' base URL settings (STRIPE_API_URL, ADYEN_CHECKOUT_URL, ADYEN_DISPUTES_URL)',
+  'src/load-config.ts': 'checks those base URLs',
+  'schemas/index.ts': 'registers the inbound routes\' body schemas',
+  'schemas/payments.ts': 'the payment body\'s Adyen Web Components `paymentMethod` object (AdyenPaymentMethod)'
+}
+
+const root = join(__dirname, '..')
+const FOLDERS = ['app', 'src', 'plugins', 'routes', 'schemas']
+const PSP = /stripe|adyen/i
+const PSP_TYPE = /^(stripe|adyen)$/i
+
+function tsFiles (dir: string): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    return entry.isDirectory() ? tsFiles(path) : entry.name.endsWith('.ts') ? [path] : []
+  })
+}
+
+/** True inside an OpenAPI example: a member `example`/`examples`, or a constant whose name says it is one (`example…`, `…Example(s)`). */
+function isExample (node: ts.Node): boolean {
+  for (let at: ts.Node | undefined = node.parent; at !== undefined; at = at.parent) {
+    if (ts.isPropertyAssignment(at) && /^examples?$/.test(at.name.getText())) return true
+    if (ts.isVariableDeclaration(at) && /example/i.test(at.name.getText())) return true
+  }
+  return false
+}
+
+/** The code of `source` that names a PSP: identifiers, import and export paths, strings that are exactly a PSP's type. */
+function pspNamesIn (source: ts.SourceFile): string[] {
+  const found: string[] = []
+  const visit = (node: ts.Node): void => {
+    if ((ts.isIdentifier(node) || ts.isStringLiteralLike(node)) && isExample(node)) return
+    if (ts.isIdentifier(node) && PSP.test(node.text)) found.push(node.text)
+    else if (ts.isStringLiteralLike(node)) {
+      const inModulePath = ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent) ||
+        (ts.isCallExpression(node.parent) && node.parent.expression.getText(source) === 'require')
+      if ((inModulePath && PSP.test(node.text)) || PSP_TYPE.test(node.text)) found.push(JSON.stringify(node.text))
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+function namingFiles (files: string[]): Map<string, string[]> {
+  const naming = new Map<string, string[]>()
+  for (const file of files) {
+    const path = relative(root, file)
+    if (path.startsWith('src/gateway/')) continue
+    const names = pspNamesIn(ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true))
+    if (names.length > 0) naming.set(path, names)
+  }
+  return naming
+}
+
+t.test('outside src/gateway/, only the listed files name a PSP in code, and each of them still does', async (t) => {
+  const naming = namingFiles(FOLDERS.flatMap((folder) => tsFiles(join(root, folder))))
+  const unexpected = [...naming].filter(([path]) => !(path in STILL_NAMING_A_PSP)).map(([path, names]) => `${path}: ${[...new Set(names)].join(', ')}`)
+  t.same(unexpected, [], 'a PSP is named through the registry (src/gateway/registry.ts), not by name')
+  const cleaned = Object.keys(STILL_NAMING_A_PSP).filter((path) => !naming.has(path))
+  t.same(cleaned, [], 'these no longer name a PSP: take them off STILL_NAMING_A_PSP')
+})
+
+t.test('the check tells code from prose', async (t) => {
+  const source = (code: string) => ts.createSourceFile('probe.ts', code, ts.ScriptTarget.Latest, true)
+  t.same(pspNamesIn(source("const description = 'Stripe: a PaymentIntent id'\n// stripe\n")), [], 'prose and comments pass')
+  t.same(pspNamesIn(source("const exampleConnector = { type: 'stripe' }\nconst s = { examples: [{ stripe: 'pm_card_visa' }] }\n")), [], 'and OpenAPI examples')
+  t.same(pspNamesIn(source("import { x } from '../gateway/stripe/events'\nif (type === 'adyen') stripeThing()\n")),
+    ['"../gateway/stripe/events"', '"adyen"', 'stripeThing'])
+})
