@@ -29,7 +29,10 @@ const unreachable = {
 }
 const conflict = problemResponse('The account kept changing while this change was applied: nothing was changed; read it again and retry.')
 
-/** The create body's per-type credential checks, judged on the raw body so they are reported with the schema's errors. */
+/**
+ * The create body's per-type credential checks, judged on the raw body so they are reported with the schema's errors (one
+ * 400 listing every field). The service runs the same module check again: it is the rule, for callers that are not this route.
+ */
 function noteCredentialErrors (app: FastifyInstance, request: FastifyRequest): void {
   const body = request.body as Record<string, unknown> | null
   if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof body.type !== 'string') return

@@ -9,7 +9,7 @@ import { acmeModule, type AcmeBook } from './fourth-connector/acme'
 // `acme` is not in its ConnectorType; this instance's own document, which has it, is checked below instead.
 async function setup (t: Test) {
   const book: AcmeBook = { charges: [], refunds: [], built: [] }
-  const app = await buildTestApp(t, {}, { connectorModules: [...BUILT_IN_CONNECTORS, acmeModule(book)] }, { validateResponses: false })
+  const app = await buildTestApp(t, { PUBLIC_BASE_URL: 'https://pay.example' }, { connectorModules: [...BUILT_IN_CONNECTORS, acmeModule(book)] }, { validateResponses: false })
   const merchant = await merchantWithKey(app)
   const add = async (payload: Record<string, unknown>) =>
     await app.inject({ method: 'POST', url: `/merchants/${merchant.merchantId}/connectors`, headers: merchant.auth, payload })
@@ -77,6 +77,6 @@ t.test('its capabilities drive routing: no customer-present payment, no payment 
   t.equal(withoutToken.statusCode, 400)
   t.match(withoutToken.json(), { errors: { paymentMethod: [/with a token of acme/] } })
   const present = await app.inject({ method: 'POST', url: '/api/payments', headers: merchant.auth, payload: { amount: 3, currency: 'EUR', paymentMethod: 'acme_pm_visa', returnUrl: 'https://shop.example/back' } })
-  t.ok(present.statusCode >= 400 && present.statusCode < 500, `refused with ${present.statusCode}`)
-  t.notOk(present.body.includes('"succeeded"'))
+  t.equal(present.statusCode, 409, 'a customer-present payment no connector of the merchant can take is a conflict')
+  t.match(present.json(), { type: 'urn:problem-type:customer-present-unsupported', detail: /acme charge off-session only/ })
 })

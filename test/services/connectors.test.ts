@@ -34,6 +34,15 @@ t.test(`at most ${MAX_CONNECTORS_PER_MERCHANT} accounts per merchant`, async (t)
   await t.rejects(service.create(merchantId, { type: 'simulated' }), { code: 'VALIDATION', errors: { type: [/at most/] } })
 })
 
+t.test('a type this instance has no module for is refused: a new account, and new credentials for an account whose module was removed', async (t) => {
+  const { db, service, merchantId, secrets } = await setup(t)
+  await t.rejects(service.create(merchantId, { type: 'retired' }), { code: 'VALIDATION', errors: { type: [/no connector of type 'retired': it has simulated, stripe, adyen/] } })
+  const id = newId()
+  await db.connectors.insert({ id, merchantId, type: 'retired', priority: 0, status: 'enabled', description: null, credentialsHint: null, credentials: secrets.seal('{}', id), createdAt: NOW, updatedAt: NOW, deletedAt: null }, 20)
+  await t.rejects(service.update(merchantId, id, { credentials: { token: 'x' } }), { code: 'VALIDATION', errors: { type: [/no connector of type 'retired'/] } })
+  t.match(await service.update(merchantId, id, { priority: 3 }), { priority: 3 }, 'a change that needs no module still applies')
+})
+
 t.test('a patch racing other writers is re-applied, then given up with a conflict', async (t) => {
   const { db, service, merchantId } = await setup(t)
   const account = await service.create(merchantId, { type: 'simulated' })
