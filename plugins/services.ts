@@ -6,8 +6,7 @@ import { productService, type ProductService } from '../src/services/products'
 import { refundService, type RefundService } from '../src/services/refunds'
 import { captureService, type CaptureService } from '../src/services/captures'
 import { eventService, type EventService } from '../src/services/events'
-import type { EventFactory } from '../src/domain/event-factory'
-import { eventFactory } from '../schemas/events'
+import { eventFactory, type EventFactory } from '../src/domain/event-factory'
 import { stripeEventService, type StripeEventService } from '../src/services/stripe-events'
 import { connectorAccountSource } from '../src/services/connectors'
 import { adyenNotificationService, type AdyenNotificationService } from '../src/services/adyen-notifications'
@@ -35,8 +34,8 @@ declare module 'fastify' {
 
 /**
  * The domain services, built once over the decorated infrastructure (database, gateway, clock).
- * Every route reaches data through them. The events they write carry the resources as the API
- * shows them, so the event factory comes from beside the representations (schemas/events.ts).
+ * Every route reaches data through them. The events they write carry snapshots of the changed
+ * resources (src/domain/event-factory.ts); the edge renders them when they are listed or delivered.
  */
 export default fp(async (app) => {
   const events = eventFactory({ clock: app.clock })

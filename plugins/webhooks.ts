@@ -5,6 +5,7 @@ import { webhookService, type WebhookService } from '../src/services/webhooks'
 import { sealStoredSecrets } from '../src/services/webhook-secrets'
 import { webhookClient, type WebhookClient } from '../src/webhooks/client'
 import type { Lookup } from '../src/webhooks/addresses'
+import { renderEventData } from '../schemas/events'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,6 +35,7 @@ export default fp<WebhooksPluginOptions>(async (app, options) => {
     log: app.log,
     client,
     events: app.eventFactory,
+    renderData: renderEventData,
     retryDelays: parseRetryDelays(config.WEBHOOK_RETRY_DELAYS) ?? [],
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,

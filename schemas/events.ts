@@ -1,12 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { EVENT_RETENTION_DAYS, EVENT_TYPES, paymentEventType, type DomainEvent, type NewEvent } from '../src/domain/events'
-import type { EventFactory } from '../src/domain/event-factory'
-import { newId } from '../src/domain/ids'
+import { EVENT_RETENTION_DAYS, EVENT_TYPES, type DomainEvent, type EventResourceType } from '../src/domain/events'
+import type { EndpointSnapshot, PaymentSnapshot } from '../src/domain/event-factory'
+import type { Refund } from '../src/domain/refunds'
+import type { Dispute } from '../src/domain/disputes'
+import type { Merchant } from '../src/domain/merchants'
 import { eventResource } from '../src/domain/api-versions'
 import { toPublicPayment } from './payments'
 import { toPublicRefund } from './refunds'
 import { toPublicDispute } from './disputes'
-import { disputeEventType } from '../src/domain/disputes'
 import { toMerchantResource } from './merchants'
 import { toEndpointResource } from './webhooks'
 import { pageOf, pageQueryProperties } from './listing'
@@ -48,41 +49,28 @@ export const Event = Type.Object({
 
 export type EventType = Static<typeof Event>
 
+/** The representation of each kind of resource, from the snapshot an event stores (JSON: no Dates in these objects to revive). */
+const snapshotRenderers: Record<EventResourceType, (snapshot: Record<string, unknown>) => object> = {
+  payment: (snapshot) => toPublicPayment(snapshot as unknown as PaymentSnapshot),
+  refund: (snapshot) => toPublicRefund(snapshot as unknown as Refund),
+  dispute: (snapshot) => toPublicDispute(snapshot as unknown as Dispute),
+  merchant: (snapshot) => toMerchantResource(snapshot as unknown as Merchant),
+  webhook_endpoint: (snapshot) => toEndpointResource(snapshot as unknown as EndpointSnapshot)
+}
+
+/**
+ * An event's `data` as the API lists and delivers it: its resource's representation at the time of the event, rendered
+ * from the stored snapshot; events written before snapshots hold the representation itself and are shown as stored.
+ */
+export function renderEventData (event: DomainEvent): Record<string, unknown> {
+  if (event.dataFormat === 'rendered') return event.data
+  return snapshotRenderers[event.resourceType](event.data) as Record<string, unknown>
+}
+
 /** An event as the API lists it and delivers it: its resource's representation at the time is its `data`. */
 export function toEventResource (event: DomainEvent): EventType {
   // One rendering for the events API and the webhook body of the current version (src/domain/api-versions.ts).
-  return eventResource(event) as EventType
-}
-
-/** The events of changes, their `data` the changed resource as the API shows it (a JSON copy, as stored). */
-export function eventFactory (deps: { clock: () => number, newId?: () => string }): EventFactory {
-  const make = (fields: Omit<NewEvent, 'id' | 'createdAt'>): NewEvent => ({
-    id: (deps.newId ?? newId)(),
-    createdAt: new Date(deps.clock()).toISOString(),
-    ...fields
-  })
-  const data = (value: object): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>
-  return {
-    payment: (payment) => {
-      const type = paymentEventType(payment.status)
-      if (type === undefined || payment.merchantId === null) return undefined
-      return make({ type, merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id, data: data(toPublicPayment(payment)) })
-    },
-    captureFailed: (payment) => payment.merchantId === null
-      ? undefined
-      : make({ type: 'payment.capture_failed', merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id, data: data(toPublicPayment(payment)) }),
-    refund: ({ refund, payment }) => {
-      if (payment.merchantId === null || refund.status === 'pending') return undefined
-      return make({ type: refund.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', merchantId: payment.merchantId, resourceType: 'refund', resourceId: refund.id, data: data(toPublicRefund(refund)) })
-    },
-    dispute: (change) => {
-      if (change.dispute.merchantId === null) return undefined
-      return make({ type: disputeEventType(change), merchantId: change.dispute.merchantId, resourceType: 'dispute', resourceId: change.dispute.id, data: data(toPublicDispute(change.dispute)) })
-    },
-    merchant: (merchant) => make({ type: 'merchant.updated', merchantId: merchant.id, resourceType: 'merchant', resourceId: merchant.id, data: data(toMerchantResource(merchant)) }),
-    endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) }),
-    endpointTest: (endpoint) => make({ type: 'webhook_endpoint.test', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, data: data(toEndpointResource(endpoint)) })
-  }
+  return eventResource(event, renderEventData) as EventType
 }
 
 export const EventList = pageOf(Event, 'Event list', exampleEvent)

@@ -3,9 +3,9 @@ import { MAX_PARAM_LENGTH } from './patterns'
 import { amountInput } from './amounts'
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  ATTEMPT_OUTCOMES, PAYMENT_METHOD_KEY, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, RETURN_URL_MAX_LENGTH,
-  type Payment as StoredPayment
+  ATTEMPT_OUTCOMES, PAYMENT_METHOD_KEY, CANCELLATION_REASONS, CAPTURE_METHODS, capturableMinor, MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, RETURN_URL_MAX_LENGTH
 } from '../src/domain/payments'
+import type { PaymentSnapshot } from '../src/domain/event-factory'
 import { ConnectorType } from './connector-types'
 import { exponentOf } from '../src/domain/currencies'
 import { fromMinorUnits } from '../src/domain/money'
@@ -224,7 +224,7 @@ export const Payment = Type.Object({
 export type PaymentType = Static<typeof Payment>
 
 /** A payment as the API shows it (responses, stored replays, event data): amounts in major units, unset codes and empty metadata omitted. */
-export function toPublicPayment (payment: StoredPayment): PaymentType {
+export function toPublicPayment (payment: PaymentSnapshot): PaymentType {
   const exponent = exponentOf(payment.currency)
   return {
     id: payment.id,

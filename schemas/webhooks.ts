@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_TYPES } from '../src/domain/events'
-import { TEST_EVENT_TYPE, ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH, type WebhookDelivery as StoredDelivery, type WebhookEndpoint as StoredEndpoint } from '../src/domain/webhooks'
+import { TEST_EVENT_TYPE, ATTEMPT_LOG_MAX, MAX_ENDPOINTS_PER_MERCHANT, REPLAY_BATCH_EVENTS, RESPONSE_BODY_KEPT, ROTATION_OVERLAP_DEFAULT_SECONDS, ROTATION_OVERLAP_MAX_SECONDS, WEBHOOK_URL_MAX_LENGTH, type WebhookDelivery as StoredDelivery } from '../src/domain/webhooks'
+import type { EndpointSnapshot } from '../src/domain/event-factory'
 import { MerchantParams } from './merchants'
 import { pageOf, pageQueryProperties } from './listing'
 import { MAX_PARAM_LENGTH } from './patterns'
@@ -42,7 +43,7 @@ export const WebhookEndpoint = Type.Object(endpointFields, { $id: 'WebhookEndpoi
 export type WebhookEndpointType = Static<typeof WebhookEndpoint>
 
 /** An endpoint as the API shows it (responses, event data): never its secrets. */
-export function toEndpointResource (endpoint: StoredEndpoint): WebhookEndpointType {
+export function toEndpointResource (endpoint: EndpointSnapshot): WebhookEndpointType {
   return {
     id: endpoint.id,
     url: endpoint.url,

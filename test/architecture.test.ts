@@ -18,6 +18,7 @@ async function ruleViolations (file: string, code: string): Promise<string[]> {
 
 const wrong: Array<[string, string, string]> = [
   ['a service importing schemas/', 'src/services/probe.ts', "import { Product } from '../../schemas/products'\nexport const x = Product\n"],
+  ['the delivery code importing the edge\'s renderer', 'src/webhooks/probe.ts', "import { renderEventData } from '../../schemas/events'\nexport const x = renderEventData\n"],
   ['a service importing plugins/', 'src/services/probe.ts', "import { JSON_CONTENT_TYPE } from '../../plugins/http/errors/envelope'\nexport const x = JSON_CONTENT_TYPE\n"],
   ['the store importing routes/', 'src/store/probe.ts', "import paymentRoutes from '../../routes/payments'\nexport const x = paymentRoutes\n"],
   ['the core importing Fastify', 'src/domain/probe.ts', "import Fastify from 'fastify'\nexport const x = Fastify\n"],
@@ -45,7 +46,9 @@ const allowed: Array<[string, string, string]> = [
   ['schemas importing src/domain and TypeBox', 'schemas/probe.ts', "import { Type } from '@sinclair/typebox'\nimport { MAX_PAYMENT_AMOUNT } from '../src/domain/payments'\nexport const x = [Type, MAX_PAYMENT_AMOUNT]\n"],
   ['routes importing plugins, schemas and src', 'routes/payments/probe.ts', "import { problemErrorHandler } from '../../plugins/http/errors/problem'\nimport { Payment } from '../../schemas/payments'\nimport { paymentService } from '../../src/services/payments'\nexport const x = [problemErrorHandler, Payment, paymentService]\n"],
   ['a plugin importing src and schemas', 'plugins/probe.ts', "import { productService } from '../src/services/products'\nimport { componentSchemas } from '../schemas'\nexport const x = [productService, componentSchemas]\n"],
-  ['a service test importing the service, plugins and schemas', 'test/services/probe.test.ts', "import { paymentService } from '../../src/services/payments'\nimport { paymentResponse } from '../../plugins/stored-responses'\nimport { eventFactory } from '../../schemas/events'\nexport const x = [paymentService, paymentResponse, eventFactory]\n"]
+  ['a service test importing the service, plugins and schemas', 'test/services/probe.test.ts', "import { paymentService } from '../../src/services/payments'\nimport { paymentResponse } from '../../plugins/stored-responses'\nimport { renderEventData } from '../../schemas/events'\nexport const x = [paymentService, paymentResponse, renderEventData]\n"],
+  ['a service test importing the domain\'s event factory', 'test/services/probe.test.ts', "import { eventFactory } from '../../src/domain/event-factory'\nexport const x = eventFactory\n"],
+  ['the plugin that wires webhooks importing the edge\'s renderer', 'plugins/probe.ts', "import { renderEventData } from '../schemas/events'\nexport const x = renderEventData\n"]
 ]
 
 for (const [name, file, code] of allowed) {

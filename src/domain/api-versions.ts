@@ -7,7 +7,7 @@
  * newest first. Additive changes (a new field, endpoint, event type or enum value a client is
  * told to expect) need no version.
  */
-import type { DomainEvent } from './events'
+import type { DomainEvent, RenderEventData } from './events'
 import { ValidationError } from './errors'
 
 /** Every supported version, oldest first; the last is the current one. */
@@ -45,7 +45,7 @@ export type EventBody = Record<string, unknown>
 export interface VersionChange {
   version: ApiVersion
   description: string
-  /** The webhook delivery body of `event`, as the previous version sent it, from the newer one. */
+  /** The webhook delivery body of `event`, as the previous version sent it, from the newer one (its `data` rendered). */
   downgradeEventBody?: (body: EventBody, event: DomainEvent) => EventBody
 }
 
@@ -54,19 +54,19 @@ export const VERSION_CHANGES: readonly VersionChange[] = [
   {
     version: '2026-11-25',
     description: 'Webhook deliveries send the Event resource ({id, type, createdAt, sequence, resource, data}) instead of {type, timestamp, data, sequence}.',
-    downgradeEventBody: (_body, event) => ({ type: event.type, timestamp: event.createdAt, data: event.data, sequence: event.sequence })
+    downgradeEventBody: (body, event) => ({ type: event.type, timestamp: event.createdAt, data: body.data, sequence: event.sequence })
   }
 ]
 
-/** The Event resource (GET /api/events/{id}), the newest delivery body. */
-export function eventResource (event: DomainEvent): EventBody {
+/** The Event resource (GET /api/events/{id}), the newest delivery body; `renderData` renders its `data` (the edge's). */
+export function eventResource (event: DomainEvent, renderData: RenderEventData): EventBody {
   return {
     id: event.id,
     type: event.type,
     createdAt: event.createdAt,
     sequence: event.sequence,
     resource: { type: event.resourceType, id: event.resourceId },
-    data: event.data
+    data: renderData(event)
   }
 }
 
@@ -76,8 +76,8 @@ export function changesSince (version: ApiVersion, changes: readonly VersionChan
 }
 
 /** The webhook delivery body of `event` in `version`. */
-export function eventBodyIn (event: DomainEvent, version: ApiVersion, changes: readonly VersionChange[] = VERSION_CHANGES): EventBody {
-  let body = eventResource(event)
+export function eventBodyIn (event: DomainEvent, version: ApiVersion, renderData: RenderEventData, changes: readonly VersionChange[] = VERSION_CHANGES): EventBody {
+  let body = eventResource(event, renderData)
   for (const change of changesSince(version, changes)) {
     if (change.downgradeEventBody !== undefined) body = change.downgradeEventBody(body, event)
   }

@@ -1,19 +1,25 @@
 /**
- * The event factory's contract, apart from the events themselves: it names the resources whose changes make
- * events, so events.ts stays a leaf that the resources' own modules (webhooks.ts, api-versions.ts) may import.
+ * The events of changes, made by the core: each carries a snapshot of the changed resource (the domain object, JSON
+ * copied, its secrets left out), and the edge renders the representation when the event is listed or delivered
+ * (schemas/events.ts renderEventData). Apart from events.ts, so that stays a leaf the resources' own modules may import.
  */
 import type { Merchant } from './merchants'
 import type { Payment } from './payments'
 import type { Refund } from './refunds'
-import type { Dispute } from './disputes'
+import { disputeEventType, type Dispute } from './disputes'
 import type { WebhookEndpoint } from './webhooks'
-import type { EventOf, NewEvent } from './events'
+import { paymentEventType, type EventOf, type NewEvent } from './events'
+import { newId } from './ids'
 
 /**
- * The event of each kind of change, which the stores write inside the change's transaction. Its
- * `data` is the resource's public representation, so the factory is made at the edge
- * (schemas/events.ts), beside the representations, and handed to the services.
+ * A payment as an event keeps it: its return address's token (a bearer capability) and the checkout data (the PSP's
+ * encrypted card fields) are left out; the representation shows neither.
  */
+export type PaymentSnapshot = Omit<Payment, 'actionToken' | 'checkoutData'>
+/** An endpoint as an event keeps it: never its signing secrets. */
+export type EndpointSnapshot = Omit<WebhookEndpoint, 'secret' | 'previousSecret'>
+
+/** The event of each kind of change, which the stores write inside the change's transaction. */
 export interface EventFactory {
   /** payment.succeeded / declined / failed / canceled / pending, from the payment's status; none for payments without a merchant. */
   payment: EventOf<Payment>
@@ -27,4 +33,46 @@ export interface EventFactory {
   endpointDisabled: EventOf<WebhookEndpoint>
   /** webhook_endpoint.test: the event a test delivery sends, `data` the endpoint (never its secret). */
   endpointTest: (endpoint: WebhookEndpoint) => NewEvent
+}
+
+export function paymentSnapshot (payment: Payment): PaymentSnapshot {
+  const { actionToken: _token, checkoutData: _checkout, ...kept } = payment
+  return kept
+}
+
+export function endpointSnapshot (endpoint: WebhookEndpoint): EndpointSnapshot {
+  const { secret: _secret, previousSecret: _previous, ...kept } = endpoint
+  return kept
+}
+
+/** The events of changes, their `data` a JSON copy of the changed resource as stored (a snapshot, rendered at the edge). */
+export function eventFactory (deps: { clock: () => number, newId?: () => string }): EventFactory {
+  const make = (fields: Omit<NewEvent, 'id' | 'createdAt' | 'data' | 'dataFormat'>, resource: object): NewEvent => ({
+    id: (deps.newId ?? newId)(),
+    createdAt: new Date(deps.clock()).toISOString(),
+    ...fields,
+    data: JSON.parse(JSON.stringify(resource)) as Record<string, unknown>,
+    dataFormat: 'snapshot'
+  })
+  return {
+    payment: (payment) => {
+      const type = paymentEventType(payment.status)
+      if (type === undefined || payment.merchantId === null) return undefined
+      return make({ type, merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id }, paymentSnapshot(payment))
+    },
+    captureFailed: (payment) => payment.merchantId === null
+      ? undefined
+      : make({ type: 'payment.capture_failed', merchantId: payment.merchantId, resourceType: 'payment', resourceId: payment.id }, paymentSnapshot(payment)),
+    refund: ({ refund, payment }) => {
+      if (payment.merchantId === null || refund.status === 'pending') return undefined
+      return make({ type: refund.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', merchantId: payment.merchantId, resourceType: 'refund', resourceId: refund.id }, refund)
+    },
+    dispute: (change) => {
+      if (change.dispute.merchantId === null) return undefined
+      return make({ type: disputeEventType(change), merchantId: change.dispute.merchantId, resourceType: 'dispute', resourceId: change.dispute.id }, change.dispute)
+    },
+    merchant: (merchant) => make({ type: 'merchant.updated', merchantId: merchant.id, resourceType: 'merchant', resourceId: merchant.id }, merchant),
+    endpointDisabled: (endpoint) => make({ type: 'webhook_endpoint.disabled', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id }, endpointSnapshot(endpoint)),
+    endpointTest: (endpoint) => make({ type: 'webhook_endpoint.test', merchantId: endpoint.merchantId, resourceType: 'webhook_endpoint', resourceId: endpoint.id }, endpointSnapshot(endpoint))
+  }
 }

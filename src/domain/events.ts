@@ -11,6 +11,15 @@ export type EventResourceType = 'payment' | 'refund' | 'dispute' | 'merchant' | 
 /** Days events (and their deliveries) are kept; the reaper deletes older ones. */
 export const EVENT_RETENTION_DAYS = 30
 
+/**
+ * What an event's `data` holds: `snapshot`, the domain object (its secrets left out), rendered as the API shows it
+ * when the event is listed or delivered; `rendered`, the representation itself, as events written before snapshots hold.
+ */
+export type EventDataFormat = 'rendered' | 'snapshot'
+
+/** An event's `data` as the API shows it (the edge renders it: src/ holds no representations). */
+export type RenderEventData = (event: DomainEvent) => Record<string, unknown>
+
 export interface DomainEvent {
   id: string
   merchantId: string
@@ -22,8 +31,9 @@ export interface DomainEvent {
    * payment (or refund, merchant, endpoint) by it, whatever order they arrive in.
    */
   sequence: number
-  /** The resource as the API returns it, at the time of the event. */
+  /** The resource at the time of the event, in `dataFormat`. */
   data: Record<string, unknown>
+  dataFormat: EventDataFormat
   createdAt: string
 }
 

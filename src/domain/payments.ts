@@ -438,7 +438,7 @@ export function refundableMinor (payment: Payment): number {
 }
 
 /** Minor units a capture may still take: all of an authorization's amount until its one capture, then 0. */
-export function capturableMinor (payment: Payment): number {
+export function capturableMinor (payment: Pick<Payment, 'status' | 'capturePendingMinor' | 'amountMinor' | 'amountCapturedMinor'>): number {
   return payment.status === 'requires_capture' && payment.capturePendingMinor === null ? payment.amountMinor - payment.amountCapturedMinor : 0
 }
 

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ConflictError, ValidationError } from './errors'
 import type { EventType } from './event-types'
-import type { DomainEvent } from './events'
+import type { DomainEvent, RenderEventData } from './events'
 import { eventBodyIn, type ApiVersion } from './api-versions'
 
 /** Most events one replay call looks at (and so schedules): the work of one call stays small; a cursor continues. */
@@ -158,8 +158,8 @@ export function parseRetryAfter (value: string | undefined, now: number): number
  * The delivery body in the endpoint's API version: the Event resource since 2026-11-25; before it
  * `{type, timestamp, data, sequence}` (see api-versions.ts). Signed as these exact bytes.
  */
-export function deliveryBody (event: DomainEvent, version: ApiVersion): string {
-  return JSON.stringify(eventBodyIn(event, version))
+export function deliveryBody (event: DomainEvent, version: ApiVersion, renderData: RenderEventData): string {
+  return JSON.stringify(eventBodyIn(event, version, renderData))
 }
 
 /**

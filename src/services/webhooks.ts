@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage, type Merchant } from '../domain/merchants'
 import { isApiVersion, UnknownApiVersionError, type ApiVersion } from '../domain/api-versions'
-import type { EventType } from '../domain/events'
+import type { EventType, RenderEventData } from '../domain/events'
 import type { Page, PageRequest } from '../domain/pagination'
 import {
   DeliveryInFlightError, endpointDisabledForTest, MAX_ENDPOINTS_PER_MERCHANT, newSecret, REPLAY_BATCH_EVENTS, nextAttemptDelay, ROTATION_OVERLAP_DEFAULT_SECONDS, type DeliveryAttempt, type WebhookDelivery, type WebhookEndpoint
@@ -81,6 +81,8 @@ export interface WebhookDeps {
   log: Logger
   client: WebhookClient
   events: EventFactory
+  /** Renders an event's `data` as the API shows it (the edge's representations): deliveries send it. */
+  renderData: RenderEventData
   /** WEBHOOK_RETRY_DELAYS in ms: the delays before the 2nd, 3rd, … attempt. */
   retryDelays: readonly number[]
   /** WEBHOOK_TIMEOUT_MS; a claim's lease is this plus a margin. */
@@ -158,7 +160,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
     const now = deps.clock()
     const sent: SendOutcome | undefined = endpoint.disabled
       ? { receiverStatus: null, delivered: false, gone: false, retryAfterMs: undefined, error: 'the endpoint is disabled', durationMs: 0, responseBody: null }
-      : await sendEvent(deps.client, endpoint, event, now, deps.clock, signal)
+      : await sendEvent(deps.client, deps.renderData, endpoint, event, now, deps.clock, signal)
     if (sent === undefined) return undefined
     const at = deps.clock()
     const logged: DeliveryAttempt = {
@@ -279,7 +281,7 @@ export function webhookService (deps: WebhookDeps): WebhookService {
       const deliveryId = newId()
       const event = await webhooks.beginTestDelivery(deps.events.endpointTest(endpoint), { id: deliveryId, endpointId: endpoint.id, leaseUntil, at })
       if (event === undefined) throw new NotFoundError(`The merchant has no webhook endpoint with the id '${shortId(endpointId)}'.`)
-      const sent = await sendEvent(deps.client, endpoint, event, now, deps.clock)
+      const sent = await sendEvent(deps.client, deps.renderData, endpoint, event, now, deps.clock)
       const logged: DeliveryAttempt = {
         attempt: 1,
         at,

@@ -15,6 +15,7 @@ import { customerSchema } from './customer-migrations'
 import { disputeSchema } from './dispute-migrations'
 import { actionSchema } from './action-migrations'
 import { cancellationSchema } from './cancellation-migrations'
+import { eventFormatSchema } from './event-format-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -159,7 +160,8 @@ const schema: SchemaChange[] = [
   ...customerSchema,
   ...disputeSchema,
   ...actionSchema,
-  ...cancellationSchema
+  ...cancellationSchema,
+  ...eventFormatSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

@@ -1,5 +1,5 @@
 import type { ApiVersion } from '../domain/api-versions'
-import type { DomainEvent, EventResourceType, EventType, NewEvent } from '../domain/events'
+import type { DomainEvent, EventDataFormat, EventResourceType, EventType, NewEvent } from '../domain/events'
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../domain/webhooks'
 
 /** Row shapes and mappers of the events and webhooks tables, shared by SQLite and PostgreSQL. */
@@ -12,6 +12,7 @@ export interface EventRow {
   sequence: number | string
   data: string
   created_at: string
+  data_format: string
 }
 
 export function eventFromRow (row: EventRow): DomainEvent {
@@ -23,14 +24,15 @@ export function eventFromRow (row: EventRow): DomainEvent {
     resourceId: row.resource_id,
     sequence: Number(row.sequence),
     data: JSON.parse(row.data) as Record<string, unknown>,
+    dataFormat: row.data_format as EventDataFormat,
     createdAt: row.created_at
   }
 }
 
-export const EVENT_COLUMNS = ['id', 'merchant_id', 'type', 'resource_type', 'resource_id', 'sequence', 'data', 'created_at'] as const
+export const EVENT_COLUMNS = ['id', 'merchant_id', 'type', 'resource_type', 'resource_id', 'sequence', 'data', 'created_at', 'data_format'] as const
 
 export function eventValues (event: NewEvent, sequence: number): unknown[] {
-  return [event.id, event.merchantId, event.type, event.resourceType, event.resourceId, sequence, JSON.stringify(event.data), event.createdAt]
+  return [event.id, event.merchantId, event.type, event.resourceType, event.resourceId, sequence, JSON.stringify(event.data), event.createdAt, event.dataFormat]
 }
 
 export interface EndpointRow {
@@ -119,11 +121,11 @@ export function deliveryFromRow (row: DeliveryRow): WebhookDelivery {
 }
 
 /** A claimed delivery joined with its event and endpoint (one row per claim). */
-export type ClaimRow = DeliveryRow & { e_sequence: number | string, e_data: string, e_created_at: string, e_resource_type: string, e_resource_id: string } &
+export type ClaimRow = DeliveryRow & { e_sequence: number | string, e_data: string, e_data_format: string, e_created_at: string, e_resource_type: string, e_resource_id: string } &
 { [K in keyof EndpointRow as `ep_${K}`]: EndpointRow[K] }
 
 export const CLAIM_SELECT = `
-  SELECT d.*, e.sequence AS e_sequence, e.data AS e_data, e.created_at AS e_created_at, e.resource_type AS e_resource_type,
+  SELECT d.*, e.sequence AS e_sequence, e.data AS e_data, e.data_format AS e_data_format, e.created_at AS e_created_at, e.resource_type AS e_resource_type,
     e.resource_id AS e_resource_id, ${ENDPOINT_COLUMNS.map((c) => `p.${c} AS ep_${c}`).join(', ')}
   FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints p ON p.id = d.endpoint_id`
 
@@ -139,7 +141,8 @@ export function claimFromRow (row: ClaimRow): { delivery: WebhookDelivery, event
       resource_id: row.e_resource_id,
       sequence: row.e_sequence,
       data: row.e_data,
-      created_at: row.e_created_at
+      created_at: row.e_created_at,
+      data_format: row.e_data_format
     }),
     endpoint: endpointFromRow(endpoint),
     roundAttempt: Number(row.attempts) - Number(row.round_start) + 1,

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../domain/events'
+import type { DomainEvent, RenderEventData } from '../domain/events'
 import { deliveryBody, parseRetryAfter, signatureHeader, type WebhookEndpoint } from '../domain/webhooks'
 import type { WebhookClient } from './client'
 
@@ -23,10 +23,12 @@ export interface SendOutcome {
  * `webhook-signature` (v1 HMAC-SHA256 of `id.timestamp.body`, under the current
  * secret and, during a rotation, the previous one), and `webhook-api-version`, the version the
  * body is rendered in (the endpoint's), so a receiver knows how to read it without being told.
- * Undefined when `signal` aborted it.
+ * `renderData` renders the event's `data` (the edge's representations). Undefined when `signal` aborted it.
  */
-export async function sendEvent (client: WebhookClient, endpoint: WebhookEndpoint, event: DomainEvent, now: number, clock: () => number, signal?: AbortSignal): Promise<SendOutcome | undefined> {
-  const body = deliveryBody(event, endpoint.apiVersion)
+export async function sendEvent (
+  client: WebhookClient, renderData: RenderEventData, endpoint: WebhookEndpoint, event: DomainEvent, now: number, clock: () => number, signal?: AbortSignal
+): Promise<SendOutcome | undefined> {
+  const body = deliveryBody(event, endpoint.apiVersion, renderData)
   const timestamp = Math.floor(now / 1000)
   const response = await client.post(endpoint.url, {
     'content-type': 'application/json',

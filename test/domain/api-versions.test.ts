@@ -12,8 +12,13 @@ const event: DomainEvent = {
   resourceId: 'p',
   sequence: 3,
   data: { id: 'p', status: 'succeeded' },
+  dataFormat: 'snapshot',
   createdAt: '2026-01-15T09:30:01.000Z'
 }
+
+/** A stand-in for the edge's renderer (schemas/events.ts renderEventData): the stored snapshot is never sent as it is. */
+const rendered = { id: 'p', status: 'succeeded', amount: 10 }
+const render = (): Record<string, unknown> => rendered
 
 t.test('the versions: date-named, oldest first, the last is the current one', async (t) => {
   t.same([...API_VERSIONS], [...API_VERSIONS].sort())
@@ -26,9 +31,10 @@ t.test('the versions: date-named, oldest first, the last is the current one', as
 })
 
 t.test('a delivery body in each version: the Event resource now, {type, timestamp, data, sequence} before 2026-11-25', async (t) => {
-  t.same(eventBodyIn(event, '2026-11-25'), eventResource(event))
-  t.same(Object.keys(eventBodyIn(event, '2026-11-25')), ['id', 'type', 'createdAt', 'sequence', 'resource', 'data'])
-  t.same(eventBodyIn(event, '2026-11-01'), { type: 'payment.succeeded', timestamp: event.createdAt, data: event.data, sequence: 3 })
+  t.same(eventBodyIn(event, '2026-11-25', render), eventResource(event, render))
+  t.same(Object.keys(eventBodyIn(event, '2026-11-25', render)), ['id', 'type', 'createdAt', 'sequence', 'resource', 'data'])
+  t.same(eventBodyIn(event, '2026-11-01', render), { type: 'payment.succeeded', timestamp: event.createdAt, data: rendered, sequence: 3 }, 'the older body carries the rendered data too')
+  t.same(eventResource(event, render).data, rendered, 'the data as the renderer shows it, not as stored')
 })
 
 t.test('version changes are undone newest first, only those released after the version asked for', async (t) => {
@@ -40,7 +46,7 @@ t.test('version changes are undone newest first, only those released after the v
   ] satisfies VersionChange[]
   t.same(changesSince('2026-11-25', changes), [])
   t.same(changesSince('2026-11-01', changes).map((c) => c.description), ['b', 'response only'])
-  t.match(eventBodyIn(event, '2026-11-01', changes), { b: true })
+  t.match(eventBodyIn(event, '2026-11-01', render, changes), { b: true })
   t.same(applied, ['b'], 'the change of the version itself is not undone')
 })
 

@@ -2,7 +2,8 @@ import t, { type Test } from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import { webhookService } from '../../src/services/webhooks'
 import { sealStoredSecrets } from '../../src/services/webhook-secrets'
-import { eventFactory } from '../../schemas/events'
+import { eventFactory } from '../../src/domain/event-factory'
+import { renderEventData } from '../../schemas/events'
 import { newId } from '../../src/domain/ids'
 import { isSealed, secretBox, type SecretBox } from '../../src/secrets/encryption'
 
@@ -20,6 +21,7 @@ async function setup (t: Test) {
     log: { info () {}, warn () {}, error () {} },
     client: { post: async () => { throw new Error('not called') }, close: async () => {} },
     events: eventFactory({ clock: () => Date.parse(NOW) }),
+    renderData: renderEventData,
     retryDelays: [1000],
     timeoutMs: 1000,
     allowPrivate: true,

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createSqliteDatabase } from '../../src/store/sqlite'
 import { webhookService } from '../../src/services/webhooks'
-import { eventFactory } from '../../schemas/events'
+import { eventFactory } from '../../src/domain/event-factory'
+import { renderEventData } from '../../schemas/events'
 import type { Database } from '../../src/store/types'
 import { newId } from '../../src/domain/ids'
 import { REPLAY_BATCH_EVENTS } from '../../src/domain/webhooks'
@@ -23,6 +24,7 @@ t.test('an endpoint that keeps changing under a PATCH is a 409 after 5 attempts,
     log: { info () {}, warn () {}, error () {} },
     client: { post: async () => { throw new Error('not called') }, close: async () => {} },
     events: eventFactory({ clock: Date.now }),
+    renderData: renderEventData,
     retryDelays: [1000],
     timeoutMs: 1000,
     allowPrivate: true,
@@ -49,6 +51,7 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
     log: { info () {}, warn () {}, error () {} },
     client: { post: async () => { throw new Error('not called') }, close: async () => {} },
     events: eventFactory({ clock: () => clock }),
+    renderData: renderEventData,
     retryDelays: [1000],
     timeoutMs: 1000,
     allowPrivate: true,
@@ -60,7 +63,7 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
   for (let i = 0; i < total; i++) {
     clock = start + 1 + Math.floor(i / 3)
     const updated = await db.merchants.update(merchant.id, merchant.version, { ...merchant, name: `M${i}` }, at(clock),
-      (stored) => ({ id: newId(), merchantId: stored.id, type: 'merchant.updated', resourceType: 'merchant', resourceId: stored.id, data: {}, createdAt: at(clock) }))
+      (stored) => ({ id: newId(), merchantId: stored.id, type: 'merchant.updated', resourceType: 'merchant', resourceId: stored.id, data: {}, dataFormat: 'rendered', createdAt: at(clock) }))
     if (updated.kind !== 'updated') throw new Error('the update did not apply')
     merchant = updated.merchant
   }
@@ -82,4 +85,43 @@ t.test('a replay call schedules at most REPLAY_BATCH_EVENTS deliveries; starting
   }
   t.equal(all.size, total, 'every event of the range once, none twice')
   await t.rejects(service.replay(merchant.id, endpoint.id, { ...range, startingAfter: newId() }), { code: 'VALIDATION', errors: { startingAfter: [/no event/] } })
+})
+
+t.test('an endpoint\'s events store a snapshot without its secrets; the receiver gets the endpoint\'s representation', async (t) => {
+  const db = await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
+  t.teardown(async () => { await db.close() })
+  const now = Date.parse('2026-01-01T00:00:00.000Z')
+  const merchant = await db.merchants.create({ id: newId(), name: 'M', email: 's@example.com', country: null, defaultCurrency: null, metadata: {}, status: 'active', apiVersion: '2026-11-25', version: 1, createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() })
+  const bodies: string[] = []
+  const service = webhookService({
+    db,
+    clock: () => now,
+    log: { info () {}, warn () {}, error () {} },
+    // 410: the test is recorded failed (the endpoint stays enabled); a delivery of the worker disables the endpoint.
+    client: { post: async (_url, _headers, body) => { bodies.push(body); return { statusCode: 410, retryAfter: undefined, body: null, error: null, durationMs: 1 } }, close: async () => {} },
+    events: eventFactory({ clock: () => now }),
+    renderData: renderEventData,
+    retryDelays: [1000],
+    timeoutMs: 1000,
+    allowPrivate: true,
+    secrets
+  })
+  const created = await service.create(merchant.id, { url: 'http://127.0.0.1:9/x' })
+  const rotated = await service.rotateSecret(merchant.id, created.endpoint.id, 3600)
+  await service.sendTest(merchant.id, created.endpoint.id)
+  await db.merchants.update(merchant.id, merchant.version, { ...merchant, name: 'N' }, new Date(now).toISOString(), eventFactory({ clock: () => now }).merchant)
+  await service.deliverDue(10)
+  t.equal((await service.get(merchant.id, created.endpoint.id)).disabledReason, 'gone', 'the 410 disabled it')
+
+  const events = (await db.events.list({ merchantId: merchant.id, limit: 10 })).data.filter((event) => event.resourceType === 'webhook_endpoint')
+  t.same(events.map((event) => [event.type, event.dataFormat]).sort(), [['webhook_endpoint.disabled', 'snapshot'], ['webhook_endpoint.test', 'snapshot']])
+  for (const event of events) {
+    const row = JSON.stringify(event.data)
+    t.notOk(row.includes(created.secret) || row.includes(rotated.secret), `${event.type}: no secret in clear`)
+    t.notOk('secret' in event.data || 'previousSecret' in event.data, `${event.type}: no secret member, sealed or not`)
+    t.notOk(row.includes('enc:'), `${event.type}: no sealed secret`)
+  }
+  const [testBody] = bodies
+  t.match(JSON.parse(testBody ?? '{}'), { type: 'webhook_endpoint.test', data: { id: created.endpoint.id, url: 'http://127.0.0.1:9/x', enabledEvents: ['*'], secretRotatingUntil: String } })
+  for (const body of bodies) t.notOk(body.includes('whsec_') || body.includes('enc:'), 'no delivery carries a secret')
 })

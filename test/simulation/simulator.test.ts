@@ -210,8 +210,8 @@ t.test('planted: every event written twice → invariant 6', async (t) => {
 t.test('planted: some deliveries recorded as delivered without being sent → invariant 6', async (t) => {
   let calls = 0
   const original = webhookSend.sendEvent
-  patch(t, webhookSend, 'sendEvent', async (client, endpoint, event, now, clock, signal) => {
-    if (++calls % 7 !== 0) return await original(client, endpoint, event, now, clock, signal)
+  patch(t, webhookSend, 'sendEvent', async (client, renderData, endpoint, event, now, clock, signal) => {
+    if (++calls % 7 !== 0) return await original(client, renderData, endpoint, event, now, clock, signal)
     return { receiverStatus: 200, delivered: true, gone: false, retryAfterMs: undefined, error: null, durationMs: 0, responseBody: null }
   })
   const found = await hunt(6, {}, 4)

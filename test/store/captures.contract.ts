@@ -33,7 +33,7 @@ const reserve = (amount?: number, now = T0 + MINUTE) => (payment: Payment, state
   reserveCapture(payment, { amount, voidInFlight: state.voidInFlight, now }, new Date(now).toISOString())
 
 function event (payment: Payment): NewEvent {
-  return { id: nextId('ev'), merchantId: 'm-1', type: 'payment.succeeded', resourceType: 'payment', resourceId: payment.id, data: {}, createdAt: payment.updatedAt }
+  return { id: nextId('ev'), merchantId: 'm-1', type: 'payment.succeeded', resourceType: 'payment', resourceId: payment.id, data: {}, dataFormat: 'snapshot', createdAt: payment.updatedAt }
 }
 
 export function captureStoreContract (t: Test, makeDatabase: MakeDatabase): void {

@@ -32,7 +32,7 @@ export function disputeStoreContract (t: Test, makeDatabase: () => Promise<Datab
       const dispute = mergeDispute(existing, r, { id, payment, connector: CONNECTOR, at })
       if (dispute === existing) return undefined
       return { dispute, payment: withDisputes(payment, [...all.filter((d) => d.id !== dispute.id), dispute], at) }
-    }, ({ dispute }): NewEvent => ({ id: `ev-${dispute.id}-${dispute.updatedAt}-${dispute.status}`, merchantId: dispute.merchantId ?? '', type: 'dispute.created', resourceType: 'dispute', resourceId: dispute.id, data: { status: dispute.status }, createdAt: at }))
+    }, ({ dispute }): NewEvent => ({ id: `ev-${dispute.id}-${dispute.updatedAt}-${dispute.status}`, merchantId: dispute.merchantId ?? '', type: 'dispute.created', resourceType: 'dispute', resourceId: dispute.id, data: { status: dispute.status }, dataFormat: 'snapshot', createdAt: at }))
   }
 
   t.test('record creates a dispute with the payment locked; get, listForPayment; the payment carries the amount disputed', async (t) => {

@@ -63,6 +63,7 @@ const paymentEvent = (at = T0) => (p: Payment): NewEvent => ({
   resourceType: 'payment',
   resourceId: p.id,
   data: { id: p.id, status: p.status },
+  dataFormat: 'snapshot',
   createdAt: iso(at)
 })
 
@@ -95,18 +96,19 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const firstEvent = itemAt(page.data, 0)
     t.equal(await db.events.get(randomUUID(), firstEvent.id), undefined, 'another merchant cannot read it')
     t.same((await db.events.get(m.id, firstEvent.id))?.data, firstEvent.data)
+    t.equal(firstEvent.dataFormat, 'snapshot', 'the data format round-trips')
     const toAll = await db.webhooks.listDeliveries(all.id, { limit: 10 })
     t.equal(toAll.data.length, 2, 'the endpoint for every type got both')
     t.equal((await db.webhooks.listDeliveries(refundsOnly.id, { limit: 10 })).data.length, 0)
     t.equal((await db.webhooks.listDeliveries(disabled.id, { limit: 10 })).data.length, 0)
 
     const updated = await db.merchants.update(m.id, 1, { ...m, name: 'N' }, iso(T0 + 1), (stored) => ({
-      id: randomUUID(), merchantId: stored.id, type: 'merchant.updated', resourceType: 'merchant', resourceId: stored.id, data: { name: stored.name }, createdAt: iso(T0 + 1)
+      id: randomUUID(), merchantId: stored.id, type: 'merchant.updated', resourceType: 'merchant', resourceId: stored.id, data: { name: stored.name }, dataFormat: 'rendered', createdAt: iso(T0 + 1)
     }))
     t.equal(updated.kind, 'updated')
     const lost = await db.merchants.update(m.id, 1, { ...m, name: 'O' }, iso(T0 + 2), () => { throw new Error('not called when the compare-and-set loses') })
     t.equal(lost.kind, 'version_mismatch')
-    t.same((await db.events.list({ merchantId: m.id, limit: 10, type: 'merchant.updated' })).data.map((e) => e.data), [{ name: 'N' }])
+    t.same((await db.events.list({ merchantId: m.id, limit: 10, type: 'merchant.updated' })).data.map((e) => [e.data, e.dataFormat]), [[{ name: 'N' }, 'rendered']])
   })
 
   t.test('an endpoint\'s API version round-trips and a client update moves it', async (t) => {
@@ -178,7 +180,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const again = itemAt(await db.webhooks.claimDue(T0 + 7000, T0 + 8000, 10), 0)
     t.equal(again.delivery.id, abandoned.delivery.id)
     // 410: the endpoint is disabled and webhook_endpoint.disabled recorded, once.
-    const disabledEvent = (e: WebhookEndpoint): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: e.id, data: { disabled: e.disabled, reason: e.disabledReason }, createdAt: iso(T0 + 8000) })
+    const disabledEvent = (e: WebhookEndpoint): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: e.id, data: { disabled: e.disabled, reason: e.disabledReason }, dataFormat: 'snapshot', createdAt: iso(T0 + 8000) })
     t.ok(await db.webhooks.recordAttempt({ deliveryId: again.delivery.id, endpointId: a.id, leaseUntil: again.leaseUntil, attempt, now: iso(T0 + 7000), outcome: { kind: 'failed', disable: 'gone' }, disabledEvent }))
     const gone = await db.webhooks.getEndpoint(m.id, a.id)
     t.equal(gone?.disabled, true)
@@ -197,7 +199,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     const b = endpoint(m.id)
     await db.webhooks.createEndpoint(a, 16)
     await db.webhooks.createEndpoint(b, 16)
-    const testEvent = (e: WebhookEndpoint, at: number): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.test', resourceType: 'webhook_endpoint', resourceId: e.id, data: { id: e.id }, createdAt: iso(at) })
+    const testEvent = (e: WebhookEndpoint, at: number): NewEvent => ({ id: randomUUID(), merchantId: e.merchantId, type: 'webhook_endpoint.test', resourceType: 'webhook_endpoint', resourceId: e.id, data: { id: e.id }, dataFormat: 'snapshot', createdAt: iso(at) })
     const deliveryId = randomUUID()
     const event = await db.webhooks.beginTestDelivery(testEvent(a, T0), { id: deliveryId, endpointId: a.id, leaseUntil: T0 + 1000, at: iso(T0) })
     t.equal(event?.sequence, 1)
@@ -215,6 +217,7 @@ export function webhookStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(await db.webhooks.claimDue(T0 + 1999, T0 + 3000, 10), [])
     const claimed = itemAt(await db.webhooks.claimDue(T0 + 2000, T0 + 3000, 10), 0)
     t.equal(claimed.event.id, second?.id)
+    t.same([claimed.event.data, claimed.event.dataFormat], [{ id: a.id }, 'snapshot'], 'a claim reads the event\'s data and its format')
     t.equal(claimed.endpoint.id, a.id)
 
     // Another merchant's endpoint, or none: nothing written.

@@ -27,12 +27,12 @@ const UUIDV7_SQL = 'encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) 
  */
 export function eventMembers (p: Params, event: NewEvent, onlyIf?: string): string[] {
   // Typed: a parameter in a SELECT list has no column to take its type from.
-  const [id, merchantId, type, resourceType, resourceId, data, createdAt] = eventValues(event, 0)
+  const [id, merchantId, type, resourceType, resourceId, data, createdAt, dataFormat] = eventValues(event, 0)
     .filter((_, i) => EVENT_COLUMNS[i] !== 'sequence').map((value) => `${p.add(value)}::text`)
   const due = `${p.add(Date.parse(event.createdAt))}::bigint`
   return [
     `ev AS (INSERT INTO events (${EVENT_COLUMNS.join(', ')})
-      SELECT ${id}, ${merchantId}, ${type}, ${resourceType}, ${resourceId}, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ${resourceId}), ${data}, ${createdAt}
+      SELECT ${id}, ${merchantId}, ${type}, ${resourceType}, ${resourceId}, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ${resourceId}), ${data}, ${createdAt}, ${dataFormat}
       ${onlyIf === undefined ? '' : `WHERE ${onlyIf}`}
       RETURNING id, sequence)`,
     `dl AS (INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
@@ -158,7 +158,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         const { rows } = await client.query<{ sequence: string }>({
           name: 'wh-test-event',
           text: `INSERT INTO events (${EVENT_COLUMNS.join(', ')})
-            SELECT $1::text, $2::text, $3::text, $4::text, $5::text, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = $5::text), $6::text, $7::text
+            SELECT $1::text, $2::text, $3::text, $4::text, $5::text, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = $5::text), $6::text, $7::text, $8::text
             RETURNING sequence`,
           values
         })

@@ -178,7 +178,7 @@ async function main (): Promise<void> {
   const eventOf = (type: NewEvent['type']) => (resource: { id: string, merchantId: string | null } | RefundDecision): NewEvent => {
     const id = 'refund' in resource ? resource.refund.id : resource.id
     const merchantId = 'refund' in resource ? resource.payment.merchantId : resource.merchantId
-    return { id: randomUUID(), merchantId: merchantId as string, type, resourceType: type.split('.')[0] as NewEvent['resourceType'], resourceId: id, data: { id }, createdAt: at }
+    return { id: randomUUID(), merchantId: merchantId as string, type, resourceType: type.split('.')[0] as NewEvent['resourceType'], resourceId: id, data: { id }, dataFormat: 'snapshot', createdAt: at }
   }
   const claimOf = async (db: Database, key: string, resourceId?: string): Promise<IdempotencyKeyRef> => {
     const ref = { scope: 'statements', method: 'POST', path: '/p', key }
