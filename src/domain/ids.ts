@@ -16,5 +16,17 @@ export function isGuid (value: string): boolean {
  * remain unguessable.
  */
 export function newId (): string {
-  return uuidv7()
+  return idSource()
+}
+
+let idSource: () => string = () => uuidv7()
+
+/**
+ * Where new ids come from, replaced by the deterministic simulation (test/simulation) with its seeded clock and stream,
+ * so that a replayed seed makes the same records. Returns the function that puts the previous source back.
+ */
+export function drawIdsFrom (source: () => string): () => void {
+  const previous = idSource
+  idSource = source
+  return () => { idSource = previous }
 }

@@ -9,11 +9,10 @@
  * the `{ error, code }` envelope everywhere else. /docs (Swagger UI and the document itself) is not
  * described by the document and is skipped.
  */
-import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import Ajv, { type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { parse } from 'yaml'
+import { readOpenApiDocument } from './openapi-document'
 
 export const OPENAPI_PATH = resolve(__dirname, '..', '..', 'openapi.yaml')
 const DOCUMENT_ID = 'openapi.yaml'
@@ -100,7 +99,7 @@ export class OpenApiValidator {
   }
 
   static load (path: string = OPENAPI_PATH): OpenApiValidator {
-    return new OpenApiValidator(closed(parse(readFileSync(path, 'utf8'))) as Document)
+    return new OpenApiValidator(closed(readOpenApiDocument(path)) as Document)
   }
 
   /** The operation a request is answered by, per the document; HEAD falls back to GET. */

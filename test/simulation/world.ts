@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Stripe from 'stripe'
 import { v7 as uuidv7 } from 'uuid'
-import * as ids from '../../src/domain/ids'
+import { drawIdsFrom } from '../../src/domain/ids'
 import { buildApp, type App } from '../../app/app'
 import { openDatabase } from '../../src/store'
 import type { Database } from '../../src/store/types'
@@ -170,8 +170,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
   let now = START
   // Record ids from the seeded clock and a seeded stream, so that a replayed seed makes the same records.
   const idRng = new Rng(options.seed ^ 0x1d)
-  const realNewId = ids.newId
-  Object.assign(ids, { newId: () => uuidv7({ msecs: now, random: Uint8Array.from({ length: 16 }, () => idRng.int(256)) }) })
+  const restoreIds = drawIdsFrom(() => uuidv7({ msecs: now, random: Uint8Array.from({ length: 16 }, () => idRng.int(256)) }))
   // A crash drops the process, not the disk: the file outlives the instance (on tmpfs where there is one, for speed).
   const directory = options.db === 'sqlite' ? mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'simulation-')) : undefined
   const env: Record<string, string> = {
@@ -729,7 +728,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     }
     if (violations.length === 0) await quiesce()
   } finally {
-    Object.assign(ids, { newId: realNewId })
+    restoreIds()
     for (const each of apps) await each.close().catch(() => {})
     if (directory !== undefined) rmSync(directory, { recursive: true, force: true })
   }
