@@ -229,6 +229,8 @@ function cases (t: Test, backend: Backend): void {
     t.equal((await s.app.db.payments.get(id))?.checkoutData, undefined, 'erased with Adyen\'s answer')
   })
 
+  // The whole number in any of the forms sent: four digits alone also turn up in the random part of an id or a trace id.
+  const CARD_NUMBER_SENT = /4111[ -]?1111[ -]?1111[ -]?1111/
   t.test('a card number in the paymentMethod object is a 400 and never logged; an object needs returnUrl; the object goes to Adyen only', async (t) => {
     const s = await setup(t, backend, {}, true)
     const before = paymentsSent(s).length
@@ -239,7 +241,7 @@ function cases (t: Test, backend: Backend): void {
       const res = await pay({ paymentMethod })
       t.equal(res.statusCode, 400)
       t.match(res.json(), { status: 400, errors: { paymentMethod: [/card number/] } })
-      t.notMatch(res.body, /4111/)
+      t.notMatch(res.body, CARD_NUMBER_SENT)
     }
     const browser = await pay({ paymentMethod: CARD_3DS, browserInfo: { ...BROWSER, userAgent: '4111111111111111' } })
     t.equal(browser.statusCode, 400)
@@ -254,7 +256,7 @@ function cases (t: Test, backend: Backend): void {
     t.equal(browserOffSession.statusCode, 400)
     t.match(browserOffSession.json(), { errors: { browserInfo: [/customer-present/] } })
     t.equal(paymentsSent(s).length, before, 'nothing reached Adyen')
-    t.notOk(s.lines.some((line) => line.includes('4111')), 'the card number is in no log line')
+    t.notOk(s.lines.some((line) => CARD_NUMBER_SENT.test(line)), 'the card number is in no log line')
 
     const routed = await pay({ paymentMethod: { ...CARD_3DS, encryptedCardNumber: 'test_encrypted_visa' } })
     t.equal(routed.statusCode, 201, routed.body)
