@@ -128,14 +128,16 @@ async function killedBetweenInboxAndApply (t: Test): Promise<void> {
     await send(target, `/connectors/${adyenId}/adyen-notifications`, { method: 'POST', body: notificationBody(item) })
 
   const lock = await lockPaymentRow(t, schema, payment.id)
+  const SETTLING_READ = /FROM payments WHERE id = \$1 FOR UPDATE/
   const inFlight = notify(base).then((res) => res.status, (err: unknown) => (err as Error).message)
   const recordedMs = await until(async () => (await inbox())[0]?.processed_at === null, 10_000, 10)
   let waiting: Array<{ pid: number, query: string }> = []
   const blockedMs = await until(async () => {
     waiting = await schema.query<{ pid: number, query: string }>('SELECT pid, query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [lock.pid])
-    return waiting.length > 0
+    // pg_stat_activity is read as of our statement's start, pg_blocking_pids live: a waiter may still show its BEGIN.
+    return waiting.some((session) => SETTLING_READ.test(session.query))
   }, 10_000, 10)
-  t.match(waiting, [{ query: /FROM payments WHERE id = \$1 FOR UPDATE/ }], 'the service\'s settling transaction waits on our lock', { waiting })
+  t.ok(waiting.some((session) => SETTLING_READ.test(session.query)), 'the service\'s settling transaction waits on our lock', { waiting })
   t.pass(`the item was in the inbox after ${recordedMs} ms; applying it waited on our row lock ${blockedMs} ms later`)
   const exited = instance.exited
   instance.child.kill('SIGKILL')
