@@ -81,7 +81,9 @@ export const PaymentAttempt = Type.Object({
       'tried. `unknown`: no answer (time-out, 5xx, dropped connection): from then on the payment stays on this connector, whatever later ' +
       'attempts answer, and is resumed there under the same idempotency key. `not_found`: a lookup at that connector found nothing under ' +
       'the payment\'s key (code `lookup_none` or `lookup_voided`): only this frees the payment for another connector. `held`: the connector ' +
-      'reported money for an attempt the payment had left (or for a canceled, declined or failed payment), being given back; `released`: ' +
+      'reported money for an attempt the payment had left (or for a canceled, declined or failed payment), being given back (a later `held` of ' +
+      'the same charge coded `captured`, with `amountMinor`: the connector reports that authorization captured in its dashboard, and what it took ' +
+      'is refunded instead); `released`: ' +
       'given back (code `refunded`, `voided`, `release_received` when the connector confirms later, or `refunded_at_connector` when refunds ' +
       'made at the connector itself, such as in its dashboard, took all of it; a release refunds only what those left); `release_refused`: the connector ' +
       'refused to give it back (code: its reason, such as `charge_disputed`), asked again later under a new key. `pending`: being asked. ' +
@@ -90,7 +92,8 @@ export const PaymentAttempt = Type.Object({
   }),
   code: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The decline code, or why the attempt failed (connection_refused, authentication_failed, rate_limited, timeout, server_error, …).' }),
   at: Type.String({ format: 'date-time', maxLength: 64 }),
-  connectorReference: Type.Optional(Type.String({ maxLength: 255, description: 'The connector\'s id of the charge a `held`, `released` or `release_refused` attempt is about.' }))
+  connectorReference: Type.Optional(Type.String({ maxLength: 255, description: 'The connector\'s id of the charge a `held`, `released` or `release_refused` attempt is about.' })),
+  amountMinor: Type.Optional(Type.Integer({ minimum: 0, description: 'On a `held` attempt coded `captured`: what the connector reports it captured of the held authorization, in minor units.' }))
 }, { title: 'Payment attempt', additionalProperties: false, examples: [{ connectorId: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', connectorType: 'stripe', outcome: 'not_processed', code: 'connection_refused', at: '2026-01-15T09:30:00.000Z' }] })
 
 export const PaymentCustomer = Type.Object({

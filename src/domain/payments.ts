@@ -221,12 +221,17 @@ export interface PaymentAttempt {
   at: string
   /** The connector's id of the charge this attempt is about, when it differs from the payment's own (held and released money). */
   connectorReference?: string
+  /**
+   * On a `held` attempt coded `captured`: what the connector reports it took of a held authorization captured at the
+   * connector itself (its dashboard), which the release refunds instead of the payment's amount.
+   */
+  amountMinor?: number
 }
 
 /** Outcomes after which the charge may exist at the connector although we hold no answer for it. */
 const MAY_HAVE_CHARGED: ReadonlySet<AttemptOutcome> = new Set(['pending', 'unknown', 'requires_action'])
 
-function isSameConnector (attempt: PaymentAttempt, connector: ConnectorRef | PaymentAttempt): boolean {
+function isSameConnector (attempt: PaymentAttempt, connector: ConnectorRef | Pick<PaymentAttempt, 'connectorId' | 'connectorType'>): boolean {
   return 'connectorId' in connector
     ? attempt.connectorId === connector.connectorId && attempt.connectorType === connector.connectorType
     : attempt.connectorId === connector.id && attempt.connectorType === connector.type
@@ -264,10 +269,23 @@ export function pinnedSince (payment: Pick<Payment, 'attempts'>, connector: Conn
   return undefined
 }
 
-/** The `held` attempts whose money was not given back yet (no `released` attempt for the same connector and charge). */
+/**
+ * The `held` attempts whose money was not given back yet (no `released` attempt for the same connector and charge),
+ * one per charge: the first (a later `held` of the same charge, coded `captured`, says what became of its money).
+ */
 export function moneyHeldBy (attempts: readonly PaymentAttempt[]): PaymentAttempt[] {
-  return attempts.filter((attempt) => attempt.outcome === 'held' && !isReleased(attempts, attempt))
+  return attempts.filter((attempt, index) => attempt.outcome === 'held' && !isReleased(attempts, attempt) &&
+    !attempts.slice(0, index).some((earlier) => earlier.outcome === 'held' && earlier.connectorReference === attempt.connectorReference && isSameConnector(earlier, attempt)))
 }
+
+/** What the connector reported it captured at its dashboard of a held authorization (`held`, `captured`), the last report; undefined: none. */
+export function heldCaptureOf (attempts: readonly PaymentAttempt[], held: Pick<PaymentAttempt, 'connectorId' | 'connectorType' | 'connectorReference'>): number | undefined {
+  return attempts.findLast((attempt) => attempt.outcome === 'held' && attempt.code === HELD_CAPTURED && attempt.amountMinor !== undefined &&
+    attempt.connectorReference === held.connectorReference && isSameConnector(attempt, held))?.amountMinor
+}
+
+/** The code of a `held` attempt recording a capture made at the connector of a held authorization. */
+export const HELD_CAPTURED = 'captured'
 
 /**
  * True when the last release outcome of `held`'s charge is `released`. A `release_refused` after a `released` means the

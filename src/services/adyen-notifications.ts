@@ -18,7 +18,7 @@ export interface AdyenNotificationDeps {
   db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
   /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
   accounts: Pick<ConnectorAccountSource, 'byId'>
-  payments: Pick<PaymentService, 'applyConnectorOutcome' | 'releaseRefusedCancel'>
+  payments: Pick<PaymentService, 'applyConnectorOutcome' | 'releaseRefusedCancel' | 'applyHeldCapture' | 'applyReleaseRefundFailed'>
   captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
   refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund' | 'refundCanceledCharge'>
   disputes: Pick<DisputeService, 'applyConnectorReport'>
@@ -134,7 +134,14 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   }
 
   async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
-    const payment = await paymentOf(account, effect.paymentReference, effect.reference)
+    const connector = { id: account.id, type: account.type }
+    const charge = effect.paymentReference
+    const payment = await paymentOf(account, charge, effect.reference) ?? (charge === undefined ? undefined : await deps.db.payments.findHoldingCharge(account.id, charge))
+    if (payment !== undefined && charge !== undefined && effect.success && effect.currency === payment.currency) {
+      // An authorization the payment gives back, captured in the Customer Area meanwhile: what it took is refunded.
+      const held = await deps.payments.applyHeldCapture(payment.id, connector, charge, effect.amountMinor)
+      if (held !== undefined) return deps.log.warn({ ...context, paymentId: payment.id }, 'Adyen CAPTURE of an authorization this payment gives back; refunded what it took')
+    }
     // A capture made in the Customer Area of a payment whose pspReference is not recorded yet (its answer lost): Adyen sends it again.
     if (payment === undefined && effect.success && await deps.db.payments.countPending() > 0) throw new ConnectorEventNotMatchedError()
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
@@ -156,7 +163,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
       ? { captured: true as const, amountMinor: effect.amountMinor, reference: effect.reference }
       : { captured: false as const, failureCode: reasonCodeOf(effect.reason, 'capture_failed'), reference: effect.reference }
     // Ours in flight settles; with none in flight, a capture made in the Customer Area, or a confirmed one that failed later (issue 40).
-    const stored = await deps.captures.applyConnectorCapture(payment.id, { id: account.id, type: account.type }, outcome)
+    const stored = await deps.captures.applyConnectorCapture(payment.id, connector, outcome)
     if (!effect.success && payment.capturePendingMinor !== null) deps.log.warn({ ...context, paymentId: payment.id, reason: effect.reason }, 'Adyen refused a capture; the payment still requires capture')
     deps.log.info({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a capture')
   }
@@ -164,6 +171,14 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   async function applyRefund (account: RoutableAccount, effect: Effect<'refund'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, undefined)
     const refund = payment === undefined || !isGuid(effect.reference) ? undefined : await deps.db.refunds.get(payment.id, effect.reference.toLowerCase())
+    if (refund === undefined && !effect.success && effect.paymentReference !== undefined) {
+      // The refund that gave back money a payment holds (its reference our release key) failed: the release is asked again.
+      const holder = payment ?? await deps.db.payments.findHoldingCharge(account.id, effect.paymentReference)
+      const failed = holder === undefined
+        ? undefined
+        : await deps.payments.applyReleaseRefundFailed(holder.id, { id: account.id, type: account.type }, effect.paymentReference, effect.reference, reasonCodeOf(effect.reason, 'refund_failed'))
+      if (failed !== undefined) return deps.log.warn({ ...context, paymentId: failed.id }, 'Adyen refused the refund that gave back money a payment holds; asked again later')
+    }
     if (refund === undefined && effect.success && effect.paymentReference !== undefined && effect.amountMinor > 0) {
       // Of any charge, ours or an extra one a payment gives back (whose release then refunds only what is left), whenever it arrives.
       await deps.db.connectorEvents.recordRefundAtConnector({

@@ -3,8 +3,8 @@ import { GatewayUnavailableError, NotFoundError, ValidationError } from '../doma
 import { isGuid, newId } from '../domain/ids'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import {
-  moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
-  CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS,
+  heldCaptureOf, moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
+  CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS, HELD_CAPTURED,
   type AttemptOutcome, type CaptureMethod, type Payment, type PaymentAttempt, type PaymentStatus,
   type CheckoutData
 } from '../domain/payments'
@@ -153,6 +153,18 @@ export interface PaymentService {
    * the charge is refunded instead, once. Undefined when `chargeId` is no such release of the payment's.
    */
   releaseRefusedCancel: (paymentId: string, connector: ConnectorRef, chargeId: string) => Promise<Payment | undefined>
+  /**
+   * The connector reports a capture made at its dashboard of an authorization the payment holds (`held`): recorded
+   * (`held`, `captured`, with the amount), and the charge is refunded that amount unless a cancel asked for is still
+   * awaited (its refusal refunds it). Undefined when the payment holds no such charge (its own capture, say).
+   */
+  applyHeldCapture: (paymentId: string, connector: ConnectorRef, chargeId: string, amountMinor: number) => Promise<Payment | undefined>
+  /**
+   * The connector reports that a refund giving back held money (accepted, `release_received`) failed later (Adyen:
+   * REFUND_FAILED, or REFUND with success false): recorded `release_refused` with `failureCode`, so the release is asked
+   * again later. `reference` is the refund's (our release key). Undefined when it names no such release of the payment's.
+   */
+  applyReleaseRefundFailed: (paymentId: string, connector: ConnectorRef, chargeId: string, reference: string, failureCode: string) => Promise<Payment | undefined>
   /**
    * Applies an outcome a connector reported by itself (a PSP's webhook or notification). A payment pending on
    * that connector is settled exactly as an answer to the charge would settle it (connector reference, attempt,
@@ -506,7 +518,7 @@ export function paymentService (deps: PaymentDeps): PaymentService {
    * RELEASE_RETRY_AFTER_MS later under a new key (the PSP replays a refused key's answer for good; the count of
    * refusals keeps the key derived from our record), at most MAX_RELEASE_REFUSALS times.
    */
-  async function release (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>): Promise<Payment> {
+  async function release (payment: Payment, connector: ConnectorRef, result: Exclude<ChargeResult, { outcome: 'declined' }>, learned = false): Promise<Payment> {
     const context = { paymentId: payment.id, connectorId: connector.id, connectorType: connector.type, connectorReference: result.chargeId, status: payment.status }
     const about = payment.attempts.filter((attempt) => attempt.connectorReference === result.chargeId && sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
     // Released unless a refusal came after (a received cancel refused later, then its refund refused: held again).
@@ -514,8 +526,8 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     const refusals = about.filter((attempt) => attempt.outcome === 'release_refused')
     const lastRefusal = refusals.at(-1)
     const refundedThere = await refundedAtConnector(payment, connector, result.chargeId)
-    // A refund of the charge made at the connector since the last refusal changes what is asked for: asked again at once.
-    const news = lastRefusal !== undefined && refundedThere.lastAt !== null && refundedThere.lastAt > lastRefusal.at
+    // A refund of the charge made at the connector since the last refusal (or what a capture there took: `learned`) changes what is asked for: asked again at once.
+    const news = learned || (lastRefusal !== undefined && refundedThere.lastAt !== null && refundedThere.lastAt > lastRefusal.at)
     if (lastRefusal !== undefined && !news && (refusals.length >= MAX_RELEASE_REFUSALS || deps.clock() - Date.parse(lastRefusal.at) < RELEASE_RETRY_AFTER_MS)) return payment
     const reported = about.find((attempt) => attempt.outcome === 'held')
     deps.log.warn(context, 'a connector reports money taken for an attempt this payment left (or a payment that holds none); giving it back')
@@ -573,6 +585,32 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       deps.log.error({ ...context, gatewayFailure: err.code }, 'money a connector holds for this payment could not be given back yet; needs follow-up')
     }
     return undefined
+  }
+
+  /** A captured charge: all of the payment's amount, or `amountMinor` when a capture at the connector took that. */
+  function capturedCharge (chargeId: string, amountMinor: number | undefined): ChargeResult & { outcome: 'succeeded' } {
+    return amountMinor === undefined ? { outcome: 'succeeded', chargeId } : { outcome: 'succeeded', chargeId, amountCapturedMinor: amountMinor }
+  }
+
+  /** The attempts of `payment` about one charge of `connector`'s (held, released and refused money). */
+  function attemptsAbout (payment: Payment, connector: ConnectorRef, chargeId: string): PaymentAttempt[] {
+    return payment.attempts.filter((attempt) => attempt.connectorReference === chargeId && sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
+  }
+
+  /** The last release outcome (released or refused) of a charge's attempts, and the attempts before it. */
+  function lastRelease (about: readonly PaymentAttempt[]): { last: PaymentAttempt | undefined, before: PaymentAttempt[] } {
+    const index = about.findLastIndex((attempt) => attempt.outcome === 'released' || attempt.outcome === 'release_refused')
+    return { last: about[index], before: about.slice(0, Math.max(index, 0)) }
+  }
+
+  /**
+   * True when a charge's last release is accepted and reported later (Adyen) and was a cancel: the charge was held
+   * as an authorization, with no capture of it reported and no cancel refused before (after those a release refunds).
+   */
+  function awaitsCancel (about: readonly PaymentAttempt[]): boolean {
+    const { last, before } = lastRelease(about)
+    return last?.outcome === 'released' && last.code === 'release_received' && before.some((attempt) => attempt.outcome === 'held' && attempt.code === 'authorized') &&
+      !before.some((attempt) => attempt.code === CANCEL_REFUSED || (attempt.outcome === 'held' && attempt.code === HELD_CAPTURED))
   }
 
   /** Adds an attempt to a payment in any status, reading it again when another writer changed its attempts meanwhile. */
@@ -838,13 +876,14 @@ export function paymentService (deps: PaymentDeps): PaymentService {
     async releaseRefusedCancel (paymentId, connector, chargeId) {
       const payment = await deps.db.payments.get(paymentId)
       if (payment === undefined) return undefined
-      const about = payment.attempts.filter((attempt) => attempt.connectorReference === chargeId && sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
-      const releasedByCancel = about.some((attempt) => attempt.outcome === 'held' && attempt.code === 'authorized') && about.at(-1)?.outcome === 'released' && about.at(-1)?.code === 'release_received'
-      if (!releasedByCancel || about.some((attempt) => attempt.code === CANCEL_REFUSED)) return undefined
+      const about = attemptsAbout(payment, connector, chargeId)
+      if (!awaitsCancel(about)) return undefined
       const context = { paymentId, connectorId: connector.id, connectorType: connector.type, connectorReference: chargeId, status: payment.status }
       const refusals = about.filter((attempt) => attempt.outcome === 'release_refused').length
       const refundedThere = await refundedAtConnector(payment, connector, chargeId)
-      const answer = await giveBack(payment, connector, { outcome: 'succeeded', chargeId }, context, { refusals, refundedThereMinor: refundedThere.amountMinor })
+      // What a capture at the connector took when it reported one; else the whole amount (a refusal of more than it took is asked again once it reports).
+      const charged = capturedCharge(chargeId, heldCaptureOf(about, { connectorId: connector.id, connectorType: connector.type, connectorReference: chargeId }))
+      const answer = await giveBack(payment, connector, charged, context, { refusals, refundedThereMinor: refundedThere.amountMinor })
       // Not asked (the connector unreachable): the notification is applied when the connector sends it again.
       if (answer === undefined) throw new ConnectorEventNotMatchedError()
       let current = await appendAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome: 'release_refused', code: CANCEL_REFUSED, connectorReference: chargeId })
@@ -852,6 +891,33 @@ export function paymentService (deps: PaymentDeps): PaymentService {
       current = await appendAttempt(current, { connectorId: connector.id, connectorType: connector.type, outcome, code: 'refused' in answer ? answer.refused.slice(0, 64) : answer.released, connectorReference: chargeId })
       deps.log.warn({ ...context, outcome }, 'the cancel that gave back an authorization was refused (captured meanwhile): refunded instead')
       return current
+    },
+
+    async applyHeldCapture (paymentId, connector, chargeId, amountMinor) {
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined) return undefined
+      const about = attemptsAbout(payment, connector, chargeId)
+      const holds = about.some((attempt) => attempt.outcome === 'held') && (HOLDS_NO_MONEY.has(payment.status) || payment.connectorReference !== chargeId)
+      if (!holds) return undefined
+      const ref = { connectorId: connector.id, connectorType: connector.type, connectorReference: chargeId }
+      // The same report again (Adyen repeats a notification until it is answered): recorded and acted on once.
+      if (heldCaptureOf(about, ref) === amountMinor) return payment
+      const current = await appendAttempt(payment, { ...ref, outcome: 'held', code: HELD_CAPTURED, amountMinor })
+      deps.log.warn({ paymentId, connectorId: connector.id, connectorReference: chargeId, amountMinor }, 'a connector reports a capture at its dashboard of money this payment holds; refunding what it took')
+      // The cancel that gives it back is still awaited: the connector refuses it (captured), and that refusal refunds this amount.
+      if (awaitsCancel(about)) return current
+      return await release(current, connector, { outcome: 'succeeded', chargeId, amountCapturedMinor: amountMinor }, true)
+    },
+
+    async applyReleaseRefundFailed (paymentId, connector, chargeId, reference, failureCode) {
+      const payment = await deps.db.payments.get(paymentId)
+      if (payment === undefined || !reference.startsWith(`${downstreamKeyFor(payment.id)}:release:`)) return undefined
+      const about = attemptsAbout(payment, connector, chargeId)
+      const { last } = lastRelease(about)
+      // Only a refund accepted and not settled yet is undone: a refusal already recorded, or a cancel's release, stays.
+      if (last?.outcome !== 'released' || last.code !== 'release_received' || awaitsCancel(about)) return undefined
+      deps.log.error({ paymentId, connectorId: connector.id, connectorReference: chargeId, failureCode }, 'the connector refused the refund that gave back money it holds for this payment; asked again later, needs follow-up')
+      return await appendAttempt(payment, { connectorId: connector.id, connectorType: connector.type, outcome: 'release_refused', code: failureCode.slice(0, 64), connectorReference: chargeId })
     },
 
     async releaseHeldMoney (options = {}) {
@@ -865,7 +931,10 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           // An authorization whose cancel was refused (captured meanwhile) is a charge now: it is refunded, not canceled again.
           const cancelRefused = current.attempts.some((attempt) => attempt.code === CANCEL_REFUSED && attempt.connectorReference === held.connectorReference &&
             sameConnector({ id: attempt.connectorId, type: attempt.connectorType }, connector))
-          const after = await release(current, connector, held.code === 'authorized' && !cancelRefused ? { outcome: 'authorized', chargeId } : { outcome: 'succeeded', chargeId })
+          const capturedThere = heldCaptureOf(current.attempts, held)
+          const after = await release(current, connector, held.code === 'authorized' && !cancelRefused && capturedThere === undefined
+            ? { outcome: 'authorized', chargeId }
+            : capturedCharge(chargeId, capturedThere))
           if (moneyHeldBy(after.attempts).length < moneyHeldBy(current.attempts).length) released++
           else stillHeld++
           current = after

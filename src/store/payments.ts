@@ -26,6 +26,9 @@ export const paymentSql = {
     SELECT * FROM payments WHERE money_held = 1 ORDER BY updated_at LIMIT ${'limit'}`,
   byConnectorReference: sql<{ connectorId: string, reference: string }, PaymentRow>('pay-by-reference')`
     SELECT * FROM payments WHERE connector_reference = ${'reference'} AND connector_id = ${'connectorId'}`,
+  // Attempts are JSON text on both databases: a scan, asked only for a charge no payment has as its own (rare).
+  heldCharge: sql<{ pattern: string }, PaymentRow>('pay-by-held-charge')`
+    SELECT * FROM payments WHERE attempts LIKE ${'pattern'} ESCAPE '!' ORDER BY created_at LIMIT 20`,
   byActionToken: sql<{ token: string }, PaymentRow>('pay-by-action-token')`SELECT * FROM payments WHERE action_token = ${'token'}`,
   awaitingAction: sql<{ updatedBefore: string, limit: number }, PaymentRow>('pay-awaiting-action')`
     SELECT * FROM payments WHERE status = 'requires_action' AND updated_at < ${'updatedBefore'} ORDER BY updated_at LIMIT ${'limit'}`,
@@ -82,7 +85,7 @@ function dailyFigures (rows: DailyRow[]): DailyFigures[] {
 }
 
 /** The payment store's one-statement methods, the same on both databases (its transactions are each dialect's own). */
-export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending' | 'recordAttempts' | 'appendAttempt' | 'withMoneyHeld' | 'dailySummary' | 'findByConnectorReference' | 'findByActionToken' | 'awaitingAction'> {
+export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | 'deferRecovery' | 'list' | 'count' | 'countPending' | 'recordAttempts' | 'appendAttempt' | 'withMoneyHeld' | 'dailySummary' | 'findByConnectorReference' | 'findHoldingCharge' | 'findByActionToken' | 'awaitingAction'> {
   return {
     async get (id) {
       const row = await db.get(paymentSql.get, { id })
@@ -108,6 +111,11 @@ export function sharedPaymentStore (db: SqlRunner): Pick<PaymentStore, 'get' | '
     async findByConnectorReference (connectorId, reference) {
       const row = await db.get(paymentSql.byConnectorReference, { connectorId, reference })
       return row === undefined ? undefined : paymentFromRow(row)
+    },
+    async findHoldingCharge (connectorId, reference) {
+      const pattern = `%${JSON.stringify({ connectorReference: reference }).slice(1, -1).replace(/[!%_]/g, '!$&')}%`
+      const rows = (await db.all(paymentSql.heldCharge, { pattern })).map(paymentFromRow)
+      return rows.find((payment) => payment.attempts.some((attempt) => attempt.outcome === 'held' && attempt.connectorId === connectorId && attempt.connectorReference === reference))
     },
     async findByActionToken (token) {
       const row = await db.get(paymentSql.byActionToken, { token })

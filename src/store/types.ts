@@ -178,6 +178,8 @@ export interface PaymentStore {
   withMoneyHeld: (limit: number) => Promise<Payment[]>
   /** The payment a connector account's charge reference (Stripe: `pi_…`) belongs to. */
   findByConnectorReference: (connectorId: string, reference: string) => Promise<Payment | undefined>
+  /** The payment holding a connector account's charge it does not own (a `held` attempt about `reference`): money it gives back. */
+  findHoldingCharge: (connectorId: string, reference: string) => Promise<Payment | undefined>
   /**
    * A page of payments, newest first (created time, then id). `merchantId`
    * limits it to one merchant's payments. A cursor id that is not in the list

@@ -114,6 +114,14 @@ t.test('regression seed of generation 3 (a pending manual payment captured in pa
   t.same((await simulate({ seed: 14000030, steps: 1000, db: 'sqlite', generation: 3 })).violations, [], 'seed 14000030')
 })
 
+t.test('regression seed of generation 3 (an authorization being given back was captured in part in Adyen\'s Customer Area)', async (t) => {
+  // Seed 4163241 (1,000 steps, CI 2026-12-07): a failed payment's extra Adyen authorization was being canceled when 1,620
+  // of it was captured in the Customer Area; the cancel was refused and the refund of the whole amount asked instead was
+  // refused on every retry, so the 1,620 stayed with the merchant. Fixed: the CAPTURE is found by the charge the payment
+  // holds and recorded (`held`, `captured`, its amount), and the release refunds what it took.
+  t.same((await simulate({ seed: 4163241, steps: 1000, db: 'sqlite', generation: 3 })).violations, [], 'seed 4163241')
+})
+
 t.test('generation 2 adds shoppers and the PSPs\' dashboards; generation 1 keeps the histories found before', async (t) => {
   const before = opsOf(1039, 300, 1)
   t.notOk(before.some((op) => op.kind === 'shopper' || (op.kind === 'create' && op.present !== undefined)), 'generation 1 has no shoppers')

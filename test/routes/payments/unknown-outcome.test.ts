@@ -679,6 +679,57 @@ function cases (t: Test, backend: Backend): void {
     t.equal(s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENHELD0001/refunds')).length, 1, 'refunded once')
   })
 
+  t.test('Adyen first: a held authorization captured in part in the Customer Area: its CAPTURE is recorded, the cancel\'s refusal refunds what it took, once', async (t) => {
+    const s = await setup(t, backend, 'adyen')
+    const declined = await pay(s, 'k-adyen-held-part', { ...body('stored_refused'), captureMethod: 'manual', paymentMethods: { adyen: 'stored_refused' } })
+    const id = declined.json().paymentId as string
+    t.equal((await adyenNotification(s, { eventCode: 'AUTHORISATION', merchantReference: id, pspReference: 'ADYENHELD0002', amount: { value: 2000, currency: 'EUR' } })).body, '[accepted]')
+    // Not our payment id nor a reference we recorded as the payment's: found by the charge it holds.
+    const captured = { eventCode: 'CAPTURE' as const, merchantReference: 'customer-area-capture', pspReference: 'ADYENCACAP0002', originalReference: 'ADYENHELD0002', amount: { value: 500, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, captured)).body, '[accepted]')
+    const refundsOf = () => s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENHELD0002/refunds'))
+    t.equal(refundsOf().length, 0, 'the cancel asked for is awaited: its refusal refunds')
+    t.match((await paymentOf(s, id)).attempts.at(-1), { connectorId: s.adyenId, outcome: 'held', code: 'captured', amountMinor: 500, connectorReference: 'ADYENHELD0002' })
+    const refused = { eventCode: 'CANCELLATION' as const, success: 'false' as const, merchantReference: id, pspReference: 'ADYENCANREF0002', originalReference: 'ADYENHELD0002', reason: 'Transaction already captured', amount: { value: 2000, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, refused)).body, '[accepted]')
+    t.equal(refundsOf().length, 1)
+    t.match(refundsOf()[0], { headers: { 'idempotency-key': adyenIdempotencyKey(`payment-${id}:release:${s.adyenId}:left-500`) }, body: { amount: { value: 500, currency: 'EUR' } } })
+    t.equal((await adyenNotification(s, captured)).body, '[accepted]', 'the same CAPTURE again')
+    t.equal(refundsOf().length, 1, 'refunded once')
+    t.match((await paymentOf(s, id)).attempts.slice(-2), [
+      { outcome: 'release_refused', code: 'cancel_refused' },
+      { outcome: 'released', code: 'release_received', connectorReference: 'ADYENHELD0002' }
+    ])
+  })
+
+  t.test('Adyen first: the refund giving back a held authorization fails later; the CAPTURE that says what was taken has that refunded at once', async (t) => {
+    const s = await setup(t, backend, 'adyen')
+    const declined = await pay(s, 'k-adyen-held-refund-failed', { ...body('stored_refused'), captureMethod: 'manual', paymentMethods: { adyen: 'stored_refused' } })
+    const id = declined.json().paymentId as string
+    t.equal((await adyenNotification(s, { eventCode: 'AUTHORISATION', merchantReference: id, pspReference: 'ADYENHELD0003', amount: { value: 2000, currency: 'EUR' } })).body, '[accepted]')
+    const refused = { eventCode: 'CANCELLATION' as const, success: 'false' as const, merchantReference: id, pspReference: 'ADYENCANREF0003', originalReference: 'ADYENHELD0003', reason: 'Transaction already captured', amount: { value: 2000, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, refused)).body, '[accepted]')
+    const refundsOf = () => s.adyen.requests.filter((request) => request.path.endsWith('/payments/ADYENHELD0003/refunds'))
+    t.equal(refundsOf().length, 1, 'the whole amount asked for: what was captured is not known yet')
+    const releaseKey = `payment-${id}:release:${s.adyenId}`
+    const failed = { eventCode: 'REFUND_FAILED' as const, merchantReference: releaseKey, pspReference: 'ADYENREFFAIL0003', originalReference: 'ADYENHELD0003', reason: 'Insufficient balance on payment', amount: { value: 2000, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, failed)).body, '[accepted]')
+    t.match((await paymentOf(s, id)).attempts.at(-1), { outcome: 'release_refused', code: 'insufficient_balance_on_payment', connectorReference: 'ADYENHELD0003' })
+    t.equal((await adyenNotification(s, failed)).body, '[accepted]', 'the same failure again')
+    t.equal((await paymentOf(s, id)).attempts.filter((attempt: { code: string }) => attempt.code === 'insufficient_balance_on_payment').length, 1, 'recorded once')
+    const other = { ...failed, merchantReference: 'another-integration-refund', pspReference: 'ADYENREFFAIL0004' }
+    t.equal((await adyenNotification(s, other)).body, '[accepted]', 'a failed refund that is not our release changes nothing')
+    t.equal((await paymentOf(s, id)).attempts.filter((attempt: { outcome: string }) => attempt.outcome === 'release_refused').length, 2)
+    const captured = { eventCode: 'CAPTURE' as const, merchantReference: 'customer-area-capture', pspReference: 'ADYENCACAP0003', originalReference: 'ADYENHELD0003', amount: { value: 700, currency: 'EUR' } }
+    t.equal((await adyenNotification(s, captured)).body, '[accepted]')
+    t.equal(refundsOf().length, 2)
+    t.match(refundsOf()[1], { headers: { 'idempotency-key': adyenIdempotencyKey(`${releaseKey}:2:left-700`) }, body: { amount: { value: 700, currency: 'EUR' } } })
+    t.match((await paymentOf(s, id)).attempts.slice(-2), [
+      { outcome: 'held', code: 'captured', amountMinor: 700 },
+      { outcome: 'released', code: 'release_received', connectorReference: 'ADYENHELD0003' }
+    ])
+  })
+
   t.test('Adyen first: a notification settles the payment while its request waits: the request answers the outcome, the key is finished', async (t) => {
     const s = await setup(t, backend, 'adyen')
     s.adyen.failNext('hangAfterWork')
