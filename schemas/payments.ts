@@ -93,7 +93,7 @@ export const PaymentAttempt = Type.Object({
   code: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The decline code, or why the attempt failed (connection_refused, authentication_failed, rate_limited, timeout, server_error, …).' }),
   at: Type.String({ format: 'date-time', maxLength: 64 }),
   connectorReference: Type.Optional(Type.String({ maxLength: 255, description: 'The connector\'s id of the charge a `held`, `released` or `release_refused` attempt is about.' })),
-  amountMinor: Type.Optional(Type.Integer({ minimum: 0, description: 'On a `held` attempt coded `captured`: what the connector reports it captured of the held authorization, in minor units.' }))
+  amountMinor: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, examples: [1620], description: 'On a `held` attempt coded `captured`: what the connector reports it captured of the held authorization, in minor units.' }))
 }, { title: 'Payment attempt', additionalProperties: false, examples: [{ connectorId: '019aa9f2-1b20-7c3d-8e4f-5a6b7c8d9e0f', connectorType: 'stripe', outcome: 'not_processed', code: 'connection_refused', at: '2026-01-15T09:30:00.000Z' }] })
 
 export const PaymentCustomer = Type.Object({

@@ -1440,7 +1440,11 @@ export interface components {
                 at: string;
                 /** @description The connector's id of the charge a `held`, `released` or `release_refused` attempt is about. */
                 connectorReference?: string;
-                /** @description On a `held` attempt coded `captured`: what the connector reports it captured of the held authorization, in minor units. */
+                /**
+                 * Format: int64
+                 * @description On a `held` attempt coded `captured`: what the connector reports it captured of the held authorization, in minor units.
+                 * @example 1620
+                 */
                 amountMinor?: number;
             }[];
             /**
