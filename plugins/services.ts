@@ -7,9 +7,8 @@ import { refundService, type RefundService } from '../src/services/refunds'
 import { captureService, type CaptureService } from '../src/services/captures'
 import { eventService, type EventService } from '../src/services/events'
 import { eventFactory, type EventFactory } from '../src/domain/event-factory'
-import { stripeEventService, type StripeEventService } from '../src/services/stripe-events'
 import { connectorAccountSource } from '../src/services/connectors'
-import { adyenNotificationService, type AdyenNotificationService } from '../src/services/adyen-notifications'
+import type { InboundReceiver } from '../src/gateway/inbound'
 import { disputeService, type DisputeService } from '../src/services/disputes'
 import { returnAddress } from '../schemas/checkout'
 
@@ -25,10 +24,11 @@ declare module 'fastify' {
     eventFactory: EventFactory
     /** Disputes the PSPs report (issue 40). */
     disputes: DisputeService
-    /** Stripe's own webhooks: verified, recorded in the inbox, acted on once. */
-    stripeEvents: StripeEventService
-    /** Adyen's notifications: HMAC-verified per item, recorded in the inbox, acted on once. */
-    adyenNotifications: AdyenNotificationService
+    /**
+     * The PSPs' own events (webhooks, notifications) by connector type: each module's receiver (src/gateway/<psp>/),
+     * which verifies a delivery, records it in the inbox and acts on it once.
+     */
+    connectorEvents: ReadonlyMap<string, InboundReceiver>
   }
 }
 
@@ -75,10 +75,10 @@ export default fp(async (app) => {
   }))
   app.decorate('products', productService(app.db.products))
   app.decorate('disputes', disputeService({ db: app.db, connectors: app.connectors, clock: app.clock, log: app.log, events }))
-  const accounts = connectorAccountSource(app.db.connectors, app.secretBox)
-  app.decorate('stripeEvents', stripeEventService({
+  // What the PSPs' own events may change here (src/gateway/inbound.ts): the services' transitions for connector reports.
+  const ports = {
     db: app.db,
-    accounts,
+    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
     connectors: app.connectors,
     payments: app.payments,
     captures: app.captures,
@@ -86,15 +86,7 @@ export default fp(async (app) => {
     disputes: app.disputes,
     clock: app.clock,
     log: app.log
-  }))
-  app.decorate('adyenNotifications', adyenNotificationService({
-    db: app.db,
-    accounts,
-    payments: app.payments,
-    captures: app.captures,
-    refunds: app.refunds,
-    disputes: app.disputes,
-    clock: app.clock,
-    log: app.log
-  }))
+  }
+  app.decorate('connectorEvents', new Map(app.connectorRegistry.modules.flatMap((module) =>
+    module.inbound === undefined ? [] : [[module.type, module.inbound(ports)] as const])))
 }, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'secrets', 'clock', 'credential-cache'], fastify: '5.x' })

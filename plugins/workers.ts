@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import { captureResponse, paymentResponse, refundResponse } from './stored-responses'
 import { backgroundJobLog } from './job-log'
-import { AWAITING_NOTIFICATION_AFTER_SECONDS } from '../src/services/adyen-notifications'
+import type { InboundRecovery } from '../src/gateway/inbound'
 
 export interface BackgroundJobs {
   reapExpiredKeys: () => Promise<number>
@@ -16,10 +16,10 @@ export interface BackgroundJobs {
   /** Deletes dashboard sessions past their idle timeout or absolute lifetime. */
   reapDashboardSessions: () => Promise<number>
   /**
-   * Adyen: acts on notifications recorded but never processed (a crash in between), then counts (metric)
-   * and logs what waits on a notification for over an hour.
+   * The PSPs whose events are kept with their payload (Adyen's notifications): acts on those recorded but never
+   * processed (a crash in between), then counts (metric) and logs what waits on the PSP's word for over an hour.
    */
-  reconcileAdyenNotifications: () => Promise<{ processed: number, awaiting: Record<'capture' | 'refund' | 'void', number> }>
+  reconcileConnectorEvents: () => Promise<InboundRecovery>
 }
 
 declare module 'fastify' {
@@ -89,11 +89,16 @@ export default fp(async (app) => {
       leaseMs: app.config.IDEMPOTENCY_LOCK_SECONDS * 1000,
       respond: captureResponse
     }),
-    async reconcileAdyenNotifications () {
-      const { processed } = await app.adyenNotifications.drainInbox({ ageSeconds: app.config.RECOVERY_AGE_SECONDS })
-      const awaiting = await app.adyenNotifications.awaitingNotification({ ageSeconds: AWAITING_NOTIFICATION_AFTER_SECONDS })
-      app.metrics.connectorOutcomesAwaiting(awaiting)
-      return { processed, awaiting }
+    async reconcileConnectorEvents () {
+      const total: InboundRecovery = { processed: 0, awaiting: { capture: 0, refund: 0, void: 0 } }
+      for (const receiver of app.connectorEvents.values()) {
+        if (receiver.recover === undefined) continue
+        const { processed, awaiting } = await receiver.recover({ ageSeconds: app.config.RECOVERY_AGE_SECONDS })
+        total.processed += processed
+        for (const kind of ['capture', 'refund', 'void'] as const) total.awaiting[kind] += awaiting[kind]
+      }
+      app.metrics.connectorOutcomesAwaiting(total.awaiting)
+      return total
     }
   }
   app.decorate('backgroundJobs', jobs)
@@ -108,7 +113,7 @@ export default fp(async (app) => {
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverPendingRefunds, backgroundJobLog(app.log, 'refund recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverActions, backgroundJobLog(app.log, 'action recovery')),
       repeat(app.config.RECOVERY_INTERVAL_MS, jobs.recoverAuthorizations, backgroundJobLog(app.log, 'capture recovery')),
-      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.reconcileAdyenNotifications, backgroundJobLog(app.log, 'adyen notifications'))
+      repeat(app.config.RECOVERY_INTERVAL_MS, jobs.reconcileConnectorEvents, backgroundJobLog(app.log, 'connector events'))
     ]
   })
 

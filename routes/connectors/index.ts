@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import type { InboundReceiver } from '../../src/gateway/inbound'
 import { utf8JsonParser } from '../../plugins/http/json-body'
 import { publicOperation } from '../../schemas/auth'
 import { jsonResponse } from '../../schemas/common'
@@ -23,6 +24,12 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
     rawBodies.set(request, typeof body === 'string' ? Buffer.from(body) : body)
     parseJson(request, body, done)
   })
+
+  const receiverOf = (type: string): InboundReceiver => {
+    const receiver = app.connectorEvents.get(type)
+    if (receiver === undefined) throw new Error(`this instance has no ${type} connector module`)
+    return receiver
+  }
 
   app.post('/:connectorId/stripe-events', {
     config: { auth: 'public' },
@@ -54,8 +61,7 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request) => {
-    const raw = rawBodies.get(request) ?? Buffer.alloc(0)
-    await app.stripeEvents.receive(request.params.connectorId, raw, request.headers['stripe-signature'])
+    await receiverOf('stripe').receive(request.params.connectorId, { rawBody: rawBodies.get(request) ?? Buffer.alloc(0), body: request.body, headers: request.headers })
     return { received: true as const }
   })
 
@@ -89,7 +95,7 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (request, reply) => {
-    await app.adyenNotifications.receive(request.params.connectorId, request.body)
+    await receiverOf('adyen').receive(request.params.connectorId, { rawBody: rawBodies.get(request) ?? Buffer.alloc(0), body: request.body, headers: request.headers })
     return await reply.type('text/plain; charset=utf-8').send(ADYEN_ACCEPTED)
   })
 }

@@ -110,3 +110,9 @@ export function isCaptureKeyOf (paymentId: string, reference: string): boolean {
 export function captureResourceId (paymentId: string, attempt: number): string {
   return `${paymentId}:capture-${attempt}`
 }
+
+/** A capture's outcome as its connector reported it by itself. */
+export type ConnectorCaptureOutcome = ({ captured: true, amountMinor: number } | { captured: false, failureCode: string }) & {
+  /** The reference the capture was made under when the report gives one (Adyen's merchantReference: ours are our capture keys). */
+  reference?: string
+}

@@ -670,3 +670,13 @@ export class PaymentDisputedError extends ConflictError {
     Object.assign(this.extensions, { paymentId })
   }
 }
+
+/** The idempotency key of a payment's charge at its connector: derived from the payment, so a retry, a crash or the recovery replays it. */
+export function downstreamKeyFor (paymentId: string): string {
+  return `payment-${paymentId}`
+}
+
+/** True when the payment is on this connector account or one of its attempts was asked of it. */
+export function askedOf (payment: Payment, connectorId: string): boolean {
+  return payment.connector.id === connectorId || payment.attempts.some((attempt) => attempt.connectorId === connectorId)
+}

@@ -72,3 +72,13 @@ export class RefundFailedError extends DomainError {
     Object.assign(this.extensions, { paymentId: refund.paymentId, refundId: refund.id, failureCode: refund.failureCode })
   }
 }
+
+/** A refund made at the PSP, as its report says. */
+export interface ConnectorRefundReport {
+  connectorReference: string
+  amountMinor: number
+  currency: string
+}
+
+/** A refund's outcome as its connector reported it by itself. */
+export type ConnectorRefundOutcome = { status: 'succeeded' } | { status: 'failed', failureCode: string }

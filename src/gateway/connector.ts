@@ -2,6 +2,7 @@ import type { Config } from '../config'
 import type { ConnectorTypeDescription } from '../domain/connectors'
 import type { FieldErrors } from '../domain/errors'
 import type { LedgerStore } from '../store/types'
+import type { InboundPorts, InboundReceiver } from './inbound'
 import type { PaymentGateway } from './types'
 
 /*
@@ -81,6 +82,11 @@ export interface ConnectorModule {
   settingsNotes?: (config: Config) => SettingsNote[]
   /** The connector of one account (`connectorId`; null for the instance default) with its credentials. */
   create: (credentials: ConnectorCredentials, connectorId: string | null, settings: ConnectorSettings) => Connector
+  /**
+   * The receiver of the PSP's own events (its webhooks, its notifications), built once per instance over the services'
+   * transitions for what a connector reports; none when the PSP sends none.
+   */
+  inbound?: (ports: InboundPorts) => InboundReceiver
 }
 
 /**

@@ -10,10 +10,13 @@ import { GatewayError, type CaptureResult, type PaymentGateway } from '../gatewa
 import type { Database, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
 import type { EventFactory } from '../domain/event-factory'
-import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
+import { GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
+import { downstreamKeyFor } from '../domain/payments'
 import type { ConnectorDirectory, ConnectorRef } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
+import type { CaptureReports } from '../gateway/inbound'
+import type { ConnectorCaptureOutcome } from '../domain/captures'
 
 /** What a capture answers: the captured payment, or the gateway's refusal. */
 export type CaptureOutcome = Payment | CaptureFailedError
@@ -52,7 +55,7 @@ export interface CaptureRecoveryOptions {
   respond: (outcome: CaptureOutcome, origin: ResponseOrigin) => StoredResponse
 }
 
-export interface CaptureService {
+export interface CaptureService extends CaptureReports {
   /**
    * Captures (part of) an authorization once: succeeded with `amountCaptured`. Refusals:
    * PaymentNotCapturableError, ValidationError (amount), CaptureFailedError (the gateway refused;
@@ -72,25 +75,6 @@ export interface CaptureService {
    * only while the authorization is uncaptured; then voids authorizations past captureBefore.
    */
   recover: (options: CaptureRecoveryOptions) => Promise<{ captured: number, expired: number, stillPending: number }>
-  /**
-   * Settles the capture reserved on a payment of `connector` with the outcome the connector reported
-   * later (Adyen: CAPTURE, CAPTURE_FAILED): captured `amountMinor` → succeeded (payment.succeeded), or
-   * refused → the reservation is released (still requires_capture). A payment without a reserved capture
-   * (settled already, or never reserved) or on another connector is returned unchanged; undefined: no such payment.
-   */
-  applyConnectorCapture: (paymentId: string, connector: ConnectorRef, outcome: ConnectorCaptureOutcome) => Promise<Payment | undefined>
-  /**
-   * Records the cancel its connector reported later (Adyen: CANCELLATION): an authorization
-   * (requires_capture, no capture reserved) or a pending payment of `connector` becomes `canceled`
-   * (payment.canceled). Any other payment is returned unchanged; undefined: no such payment.
-   */
-  applyConnectorVoid: (paymentId: string, connector: ConnectorRef, options?: { madeAtConnector?: boolean }) => Promise<Payment | undefined>
-}
-
-/** A capture's outcome as its connector reported it by itself. */
-export type ConnectorCaptureOutcome = ({ captured: true, amountMinor: number } | { captured: false, failureCode: string }) & {
-  /** The reference the capture was made under when the report gives one (Adyen's merchantReference: ours are our capture keys). */
-  reference?: string
 }
 
 function onConnector (payment: Payment, connector: ConnectorRef): boolean {

@@ -1,15 +1,15 @@
 import { GatewayUnavailableError, NotFoundError } from '../domain/errors'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import { isGuid, newId } from '../domain/ids'
-import { ACCEPTED_STAGE, DisputeNotAcceptableError, mergeDispute, unrecordedDisputedMinor, withDisputes, type Dispute, type DisputeReport } from '../domain/disputes'
+import { ACCEPTED_STAGE, DisputeNotAcceptableError, mergeDispute, unrecordedDisputedMinor, withDisputes, type Dispute } from '../domain/disputes'
 import type { EventOf } from '../domain/events'
 import type { Page } from '../domain/pagination'
 import { awaitsChargeOutcome } from '../domain/payments'
-import type { ConnectorRef } from '../domain/routing'
 import type { Database, DisputeChange, DisputeListQuery } from '../store/types'
 import type { ConnectorDirectory } from '../gateway/connectors'
 import { GatewayError, type AcceptDisputeResult } from '../gateway/types'
 import { GATEWAY_RETRY_AFTER_SECONDS, type Logger } from './payments'
+import type { DisputeReports } from '../gateway/inbound'
 
 export interface DisputeDeps {
   db: Pick<Database, 'disputes'>
@@ -21,13 +21,7 @@ export interface DisputeDeps {
   events?: { dispute: EventOf<DisputeChange> }
 }
 
-export interface DisputeService {
-  /**
-   * Records what a connector reported of a dispute of `paymentId` (issue 40): creates the dispute, or merges the report
-   * into the recorded one (a report of an earlier stage changes nothing, so duplicates and any order end in the same
-   * state), and sets the payment's amount disputed, in one transaction with its event. Undefined: no such payment.
-   */
-  applyConnectorReport: (paymentId: string, connector: ConnectorRef & { id: string }, report: DisputeReport) => Promise<DisputeChange | undefined>
+export interface DisputeService extends DisputeReports {
   /** The dispute, when it is `merchantId`'s (NotFoundError otherwise, another merchant's included). */
   get: (id: string, merchantId: string) => Promise<Dispute>
   /** A merchant's disputes, newest first; UnknownCursorError for a cursor outside the list. */

@@ -3,7 +3,7 @@ import { GatewayUnavailableError, NotFoundError, ValidationError } from '../doma
 import { isGuid, newId } from '../domain/ids'
 import { ConnectorEventNotMatchedError } from '../domain/connectors'
 import {
-  heldCaptureOf, moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
+  downstreamKeyFor, heldCaptureOf, moneyHeldBy, newPendingPayment, paymentMethodFor, pinnedConnector, pinnedSince, NoConnectorError, transition, wasAskedOf, withAttempt,
   CustomerPresentUnsupportedError, PublicBaseUrlRequiredError, DEFAULT_ACTION_TTL_SECONDS, HELD_CAPTURED,
   type AttemptOutcome, type CaptureMethod, type Payment, type PaymentAttempt, type PaymentStatus,
   type CheckoutData
@@ -24,6 +24,8 @@ import type { Page } from '../domain/pagination'
 import type { EventFactory } from '../domain/event-factory'
 import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
 import type { CallOutcome } from '../domain/connector-stats'
+import type { PaymentReports } from '../gateway/inbound'
+import type { Logger } from '../logger'
 
 /** Seconds a client should wait before retrying after the gateway was unavailable. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 5
@@ -34,13 +36,7 @@ export const GATEWAY_RETRY_AFTER_SECONDS = 5
  */
 export const CLIENT_RETRY_WINDOW_SECONDS = 2 * GATEWAY_RETRY_AFTER_SECONDS
 
-/** The logger the service writes to (pino's shape; Fastify's logger is one). */
-export interface Logger {
-  debug?: (details: object, message: string) => void
-  info: (details: object, message: string) => void
-  warn: (details: object, message: string) => void
-  error: (details: object, message: string) => void
-}
+export type { Logger } from '../logger'
 
 export interface PaymentDeps {
   db: Database
@@ -116,7 +112,7 @@ export interface RecoveryOptions {
   respond: (payment: Payment, origin: ResponseOrigin) => StoredResponse
 }
 
-export interface PaymentService {
+export interface PaymentService extends PaymentReports {
   /**
    * Creates (or resumes under its key) and settles a payment of `input.merchantId`: succeeded,
    * requires_capture or declined; GatewayUnavailableError when the outcome is unknown. Under a key:
@@ -148,32 +144,6 @@ export interface PaymentService {
   recoverPending: (options: RecoveryOptions) => Promise<{ settled: number, stillPending: number }>
   /** Gives back money still `held` at connectors (a release that failed or could not be asked); the recovery worker's pass. */
   releaseHeldMoney: (options?: { limit?: number }) => Promise<{ released: number, stillHeld: number }>
-  /**
-   * The connector refused the cancel that gave back a held authorization (it was captured meanwhile, at the PSP):
-   * the charge is refunded instead, once. Undefined when `chargeId` is no such release of the payment's.
-   */
-  releaseRefusedCancel: (paymentId: string, connector: ConnectorRef, chargeId: string) => Promise<Payment | undefined>
-  /**
-   * The connector reports a capture made at its dashboard of an authorization the payment holds (`held`): recorded
-   * (`held`, `captured`, with the amount), and the charge is refunded that amount unless a cancel asked for is still
-   * awaited (its refusal refunds it). Undefined when the payment holds no such charge (its own capture, say).
-   */
-  applyHeldCapture: (paymentId: string, connector: ConnectorRef, chargeId: string, amountMinor: number) => Promise<Payment | undefined>
-  /**
-   * The connector reports that a refund giving back held money (accepted, `release_received`) failed later (Adyen:
-   * REFUND_FAILED, or REFUND with success false): recorded `release_refused` with `failureCode`, so the release is asked
-   * again later. `reference` is the refund's (our release key). Undefined when it names no such release of the payment's.
-   */
-  applyReleaseRefundFailed: (paymentId: string, connector: ConnectorRef, chargeId: string, reference: string, failureCode: string) => Promise<Payment | undefined>
-  /**
-   * Applies an outcome a connector reported by itself (a PSP's webhook or notification). A payment pending on
-   * that connector is settled exactly as an answer to the charge would settle it (connector reference, attempt,
-   * transition, event) and its unfinished Idempotency-Key gets the answer. Money reported for an attempt the
-   * payment left, or for a payment held as canceled, declined or failed, is given back at that connector and
-   * recorded (`held`, `released`). The payment's own charge reported again, or a decline, changes nothing.
-   * Undefined when there is no such payment.
-   */
-  applyConnectorOutcome: (paymentId: string, connector: ConnectorRef, result: ChargeResult) => Promise<Payment | undefined>
   /**
    * The shopper came back from the connector's authentication to the return address of `actionToken`: the
    * connector is asked (never the query or form, which only `returnParams` passes on to a connector that needs
@@ -230,10 +200,6 @@ function sameConnector (a: ConnectorRef, b: ConnectorRef): boolean {
 interface SettleOptions {
   quiet?: boolean
   connectors?: RoutedConnector[]
-}
-
-export function downstreamKeyFor (paymentId: string): string {
-  return `payment-${paymentId}`
 }
 
 export function paymentService (deps: PaymentDeps): PaymentService {

@@ -13,11 +13,13 @@ import type { Page, PageRequest } from '../domain/pagination'
 import { GatewayError, type PaymentGateway, type RefundResult } from '../gateway/types'
 import type { Database, MerchantRefundQuery, StoredResponse } from '../store/types'
 import { exponentOf } from '../domain/currencies'
-import { downstreamKeyFor, GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
+import { GATEWAY_RETRY_AFTER_SECONDS, referenceOf, type Logger } from './payments'
+import { downstreamKeyFor } from '../domain/payments'
 import type { ConnectorDirectory } from '../gateway/connectors'
 import { singleGatewayDirectory } from '../gateway/directory'
 import { unfinishedKeyOf, type OwnedKey, type ResponseOrigin } from './keys'
 import type { EventFactory } from '../domain/event-factory'
+import type { RefundReports } from '../gateway/inbound'
 
 export interface RefundDeps {
   db: Database
@@ -51,7 +53,7 @@ export interface RefundRecoveryOptions {
 }
 
 /** `merchantId`: the owner the request acts for; the routes always pass the request's merchant (another merchant's payment is NotFoundError); undefined only in core tests (no tenancy). */
-export interface RefundService {
+export interface RefundService extends RefundReports {
   /** Refunds (part of) a payment: the refund succeeded or failed; GatewayUnavailableError leaves it pending. */
   create: (input: RefundInput, key?: OwnedKey<Refund>, merchantId?: string) => Promise<Refund>
   get: (paymentId: string, refundId: string, merchantId?: string) => Promise<Refund>
@@ -67,38 +69,7 @@ export interface RefundService {
   cancelPayment: (paymentId: string, merchantId?: string) => Promise<Payment>
   /** Settles refunds left pending by an outage or a crash (the recovery worker's pass). */
   recoverPending: (options: RefundRecoveryOptions) => Promise<{ settled: number, stillPending: number }>
-  /**
-   * Settles a pending refund with the outcome its connector reported later (an Adyen REFUND or
-   * REFUND_FAILED notification): succeeded (refund.succeeded), or failed with its held amount released
-   * (refund.failed), with the payment in one transaction. A refund no longer pending is returned as it
-   * is (the caller compares); undefined when the payment has no such refund.
-   */
-  applyConnectorOutcome: (paymentId: string, refundId: string, outcome: ConnectorRefundOutcome) => Promise<Refund | undefined>
-  /**
-   * Records a refund made at the PSP without us, which the PSP reported succeeded (issue 40): a `succeeded` refund with
-   * origin `connector` and the PSP's id, the payment's amounts and status, and refund.succeeded, in one transaction under
-   * the payment's lock. Once per PSP id (a repeated report returns the recorded one). Undefined when it cannot be
-   * recorded (no such payment, another currency, more than remains): logged as an error for a person.
-   */
-  recordConnectorRefund: (paymentId: string, report: ConnectorRefundReport) => Promise<Refund | undefined>
-  /**
-   * Refunds in full the charge of a payment the merchant canceled while its outcome was unknown, which the connector
-   * then reported captured (its cancel impossible): the refund with reason CANCEL_REFUND_REASON, resumed when one
-   * exists (once per payment). Undefined when nothing is left to refund or the payment refuses a refund (a dispute):
-   * logged as an error for a person.
-   */
-  refundCanceledCharge: (paymentId: string) => Promise<Refund | undefined>
 }
-
-/** A refund made at the PSP, as its report says. */
-export interface ConnectorRefundReport {
-  connectorReference: string
-  amountMinor: number
-  currency: string
-}
-
-/** A refund's outcome as its connector reported it by itself. */
-export type ConnectorRefundOutcome = { status: 'succeeded' } | { status: 'failed', failureCode: string }
 
 /** The reason of the refund that gives back a charge found to have gone through when its payment was canceled. */
 export const CANCEL_REFUND_REASON = 'payment_canceled'

@@ -6,6 +6,7 @@ import Stripe from 'stripe'
 import { v7 as uuidv7 } from 'uuid'
 import { drawIdsFrom } from '../../src/domain/ids'
 import { buildApp, type App } from '../../app/app'
+import type { InboundReceiver } from '../../src/gateway/inbound'
 import { openDatabase } from '../../src/store'
 import type { Database } from '../../src/store/types'
 import type { DomainEvent } from '../../src/domain/events'
@@ -127,6 +128,23 @@ interface Acknowledged { paymentId: string, status: PaymentStatus, capturedMinor
 
 /** Money a dispute took back from the payment and the PSP has not reinstated. */
 const disputedOf = (payment: Payment): number => payment.amountDisputedMinor ?? 0
+
+/** Delivers a signed Stripe event as the route does: through the stripe module's receiver. */
+async function stripeEventTo (app: App, connectorId: string, payload: string, signature: string): Promise<void> {
+  await receiverOf(app, 'stripe').receive(connectorId, { rawBody: Buffer.from(payload), body: JSON.parse(payload) as unknown, headers: { 'stripe-signature': signature } })
+}
+
+/** Delivers one signed Adyen notification item as the route does: through the adyen module's receiver. */
+async function adyenNotificationTo (app: App, connectorId: string, item: AdyenNotificationItem): Promise<void> {
+  const body = { live: 'false', notificationItems: [{ NotificationRequestItem: item }] }
+  await receiverOf(app, 'adyen').receive(connectorId, { rawBody: Buffer.from(JSON.stringify(body)), body, headers: {} })
+}
+
+function receiverOf (app: App, type: string): InboundReceiver {
+  const receiver = app.connectorEvents.get(type)
+  if (receiver === undefined) throw new Error(`no ${type} receiver`)
+  return receiver
+}
 
 /** Statuses reachable from each status along the payment's state diagram (itself included). */
 function reachable (from: PaymentStatus): Set<PaymentStatus> {
@@ -376,7 +394,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
           data: { object: { id: charge.id, object: 'payment_intent', amount: charge.amountMinor, amount_received: charge.capturedMinor, amount_capturable: status === 'requires_capture' ? charge.amountMinor : 0, currency: charge.currency.toLowerCase(), status, capture_method: charge.manual ? 'manual' : 'automatic', last_payment_error: success ? null : { type: 'card_error', code: 'card_declined', decline_code: 'card_declined' }, metadata: { payment_id: charge.paymentId } } }
         })
         const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(now / 1000) })
-        await app.stripeEvents.receive(accounts.stripe, Buffer.from(payload), signature)
+        await stripeEventTo(app, accounts.stripe, payload, signature)
         return
       }
       const base = { merchantAccountCode: ADYEN_ACCOUNT, eventDate: new Date(now).toISOString(), reason: '' }
@@ -390,7 +408,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         case 'cancel': item = { ...base, eventCode: report.byReference ? 'TECHNICAL_CANCEL' : 'CANCELLATION', success: String(report.success), pspReference: `CAN${choice.int(1e9)}`, ...(report.charge === undefined ? {} : { originalReference: report.charge.id }), merchantReference: report.paymentId, amount: { value: report.charge?.amountMinor ?? 0, currency: report.charge?.currency ?? 'EUR' } } as AdyenNotificationItem; break
       }
       const signed = { ...item, additionalData: { hmacSignature: signatureOf(item as AdyenNotificationItem, HMAC) } } as AdyenNotificationItem
-      await app.adyenNotifications.receive(accounts.adyen, { live: 'false', notificationItems: [{ NotificationRequestItem: signed }] })
+      await adyenNotificationTo(app, accounts.adyen, signed)
     } catch (err) {
       // The PSP sends again what was not accepted: an event the service asks to get later (503), or one cut by a crash.
       if (err instanceof ConnectorEventNotMatchedError) {
@@ -419,7 +437,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         data: { object: { id: dispute.id, object: 'dispute', amount: dispute.amountMinor, currency: charge.currency.toLowerCase(), reason: 'fraudulent', status: dispute.status, charge: `ch_of_${charge.id}`, payment_intent: charge.id, evidence_details: { due_by: dueBy }, balance_transactions: movements.map((id) => ({ id })), metadata: {} } }
       })
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(now / 1000) })
-      await app.stripeEvents.receive(accounts.stripe, Buffer.from(payload), signature)
+      await stripeEventTo(app, accounts.stripe, payload, signature)
       return
     }
     const item = {
@@ -435,7 +453,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     } as unknown as AdyenNotificationItem
     const additionalData = { chargebackReasonCode: '10.4', defensePeriodEndsAt: new Date(dueBy * 1000).toISOString(), disputeStatus: dispute.status === 'lost' ? 'Lost' : dispute.status === 'won' ? 'Won' : 'Undefended' }
     const signed = { ...item, additionalData: { ...additionalData, hmacSignature: signatureOf(item, HMAC) } } as AdyenNotificationItem
-    await app.adyenNotifications.receive(accounts.adyen, { live: 'false', notificationItems: [{ NotificationRequestItem: signed }] })
+    await adyenNotificationTo(app, accounts.adyen, signed)
   }
 
   /** A refund made in the PSP's dashboard, as each PSP tells it: Stripe's charge.refund.updated, Adyen's REFUND with a reference not ours. */
@@ -452,7 +470,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
         data: { object: { id: report.refundId, object: 'refund', amount: report.amountMinor, currency: charge.currency.toLowerCase(), status: 'succeeded', payment_intent: charge.id, charge: `ch_of_${charge.id}`, metadata: {} } }
       })
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(now / 1000) })
-      await app.stripeEvents.receive(accounts.stripe, Buffer.from(payload), signature)
+      await stripeEventTo(app, accounts.stripe, payload, signature)
       return
     }
     const item = {
@@ -467,7 +485,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
       amount: { value: report.amountMinor, currency: charge.currency }
     } as unknown as AdyenNotificationItem
     const signed = { ...item, additionalData: { hmacSignature: signatureOf(item, HMAC) } } as AdyenNotificationItem
-    await app.adyenNotifications.receive(accounts.adyen, { live: 'false', notificationItems: [{ NotificationRequestItem: signed }] })
+    await adyenNotificationTo(app, accounts.adyen, signed)
   }
 
   /** Cardholders dispute captured charges now and then, and open disputes end (won or lost): the PSPs' own moves. */
@@ -530,7 +548,7 @@ export async function simulate (options: SimulationOptions): Promise<SimulationR
     await jobs.recoverPendingPayments()
     await jobs.recoverPendingRefunds()
     await jobs.recoverAuthorizations()
-    await jobs.reconcileAdyenNotifications()
+    await jobs.reconcileConnectorEvents()
     await jobs.recoverActions()
     await sendWebhooks()
   }

@@ -3,6 +3,7 @@ import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator'
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/notificationRequestItem'
 import type { DisputeReport, DisputeStatus } from '../../domain/disputes'
 import { paymentMethodDetailsOf, type PaymentMethodDetails } from '../../domain/customers'
+import { DomainError } from '../../domain/errors'
 
 /**
  * Adyen's standard webhooks ("notifications"): a batch `{ live, notificationItems: [{ NotificationRequestItem }] }`,
@@ -32,6 +33,20 @@ export interface AdyenNotificationItem {
 
 /** The library's validator (stateless). */
 const validator = new HmacValidator()
+
+/**
+ * An Adyen notification batch that is not authenticated: no such connector account, not an adyen
+ * account, no hmacKey, or an item whose HMAC signature is missing or wrong. Nothing was recorded or
+ * changed. One message for every cause (the log says which), so a caller learns nothing about accounts.
+ */
+export class AdyenNotificationUnverifiedError extends DomainError {
+  readonly kind = 'unauthenticated'
+  readonly code = 'ADYEN_NOTIFICATION_UNVERIFIED'
+  constructor () {
+    super('The notification could not be verified: unknown connector account, or an item whose HMAC signature is missing or does not match. ' +
+      'Nothing was recorded.')
+  }
+}
 
 /** The body is not an Adyen notification batch (not a batch, or an item lacks a signed field). */
 export class AdyenNotificationFormatError extends Error {

@@ -2,6 +2,7 @@ import { STRIPE_DEFAULT_API_URL } from '../../config'
 import type { ConnectorModule } from '../connector'
 import { lastFourOf } from '../credentials'
 import { stripeCredentialErrors } from './credentials'
+import { stripeEventService } from './inbound'
 
 /** Stripe: PaymentIntents through the official SDK, events through its signed webhooks (/connectors/{id}/stripe-events). */
 export const stripeModule: ConnectorModule = {
@@ -30,5 +31,14 @@ export const stripeModule: ConnectorModule = {
     // The SDK is loaded when the first Stripe connector is built: start-up time an instance without one never pays.
     const { stripeConnector } = require('./connector') as typeof import('./connector')
     return stripeConnector(credentials, { apiUrl: settings.config.STRIPE_API_URL, timeoutMs: settings.config.GATEWAY_TIMEOUT_MS })
+  },
+  inbound (ports) {
+    const events = stripeEventService(ports)
+    return {
+      async receive (connectorId, delivery) {
+        const signature = delivery.headers['stripe-signature']
+        await events.receive(connectorId, delivery.rawBody, typeof signature === 'string' ? signature : undefined)
+      }
+    }
   }
 }

@@ -8,6 +8,23 @@ import type { App } from '../../../app/app'
 import type { ConnectorFactory } from '../../../src/gateway/connectors'
 import { GatewayError, type ChargeRequest, type ChargeResult } from '../../../src/gateway/types'
 import type { AdyenNotificationItem } from '../../../src/gateway/adyen/notifications'
+import { adyenNotificationService, type AdyenNotificationService } from '../../../src/gateway/adyen/inbound'
+import { connectorAccountSource } from '../../../src/services/connectors'
+
+/** The app's Adyen applier itself, over the app's services (the route reaches it through app.connectorEvents). */
+function notificationsOf (app: App): AdyenNotificationService {
+  return adyenNotificationService({
+    db: app.db,
+    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
+    connectors: app.connectors,
+    payments: app.payments,
+    captures: app.captures,
+    refunds: app.refunds,
+    disputes: app.disputes,
+    clock: app.clock,
+    log: app.log
+  })
+}
 
 const NO_KEY = { authorization: undefined }
 
@@ -487,11 +504,12 @@ t.test('an item recorded but never processed (a crash in between) is processed b
   const id = `${item.pspReference}:CAPTURE:true`
   // What a crash after the inbox write leaves: the item recorded with its payload, unprocessed.
   await s.app.db.connectorEvents.record({ connectorId: s.connectorId, eventId: id, type: 'adyen:CAPTURE', receivedAt: new Date(Date.now() - 120_000).toISOString(), payload: JSON.stringify(item) })
-  t.equal((await s.app.adyenNotifications.drainInbox({ ageSeconds: 600 })).processed, 0, 'not yet old enough')
-  t.same(await s.app.adyenNotifications.drainInbox({ ageSeconds: 60 }), { processed: 1 })
+  const notifications = notificationsOf(s.app)
+  t.equal((await notifications.drainInbox({ ageSeconds: 600 })).processed, 0, 'not yet old enough')
+  t.same(await notifications.drainInbox({ ageSeconds: 60 }), { processed: 1 })
   t.match(await paymentOf(s, paymentId), { status: 'succeeded', amountCaptured: 7.5 })
   t.match(await s.app.db.connectorEvents.get(s.connectorId, id), { processedAt: String })
-  t.same(await s.app.adyenNotifications.drainInbox({ ageSeconds: 0 }), { processed: 0 }, 'processed once')
+  t.same(await notifications.drainInbox({ ageSeconds: 0 }), { processed: 0 }, 'processed once')
   t.equal((await deliver(s, item)).statusCode, 200, 'Adyen\'s retry is accepted')
   t.same(await eventTypes(s, paymentId), ['payment.authorized', 'payment.succeeded'], 'and applied once')
 
@@ -511,16 +529,17 @@ t.test('reconciliation: what waits on a notification is counted by kind and warn
   // Past its captureBefore and still requires_capture: its void was received, no CANCELLATION came.
   const held = await s.app.db.payments.get(authorization)
   t.ok(held)
-  t.same(await s.app.adyenNotifications.awaitingNotification({ ageSeconds: 0 }), { capture: 1, refund: 1, void: 0 })
-  const later = await s.app.adyenNotifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
+  const notifications = notificationsOf(s.app)
+  t.same(await notifications.awaitingNotification({ ageSeconds: 0 }), { capture: 1, refund: 1, void: 0 })
+  const later = await notifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
   t.same(later, { capture: 1, refund: 1, void: 1 }, 'an authorization past captureBefore counts as a void awaiting its notification')
   const warnings = (): string[] => s.lines.filter((line) => line.includes('sent no notification yet'))
   t.equal(warnings().length, 3, 'one warning per item')
   t.ok(warnings().some((line) => line.includes(captureId)) && warnings().some((line) => line.includes(refundId)))
-  await s.app.adyenNotifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
+  await notifications.awaitingNotification({ ageSeconds: -8 * 86_400 })
   t.equal(warnings().length, 3, 'not again while it keeps waiting')
 
-  t.same(await s.app.backgroundJobs.reconcileAdyenNotifications(), { processed: 0, awaiting: { capture: 0, refund: 0, void: 0 } }, 'nothing is an hour old yet')
+  t.same(await s.app.backgroundJobs.reconcileConnectorEvents(), { processed: 0, awaiting: { capture: 0, refund: 0, void: 0 } }, 'nothing is an hour old yet')
   const metrics = await s.app.metrics.registry.getSingleMetricAsString('connector_outcomes_awaiting_notification')
   t.match(metrics, /connector_outcomes_awaiting_notification\{kind="capture"\} 0/)
 })

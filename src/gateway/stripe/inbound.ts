@@ -1,29 +1,9 @@
-import { ConnectorEventNotMatchedError, ConnectorEventUnverifiedError } from '../domain/connectors'
-import { isGuid } from '../domain/ids'
-import type { Payment } from '../domain/payments'
-import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
-import type { ConnectorDirectory } from '../gateway/connectors'
-import { GatewayError, type ChargeResult } from '../gateway/types'
-import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect, type VerifiedStripeEvent } from '../gateway/stripe/events'
-import type { Database } from '../store/types'
-import { downstreamKeyFor, type Logger, type PaymentService } from './payments'
-import type { CaptureService } from './captures'
-import type { RefundService } from './refunds'
-import type { DisputeService } from './disputes'
-
-export interface StripeEventDeps {
-  db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
-  /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
-  accounts: Pick<ConnectorAccountSource, 'byId'>
-  /** The accounts' gateways: a PaymentIntent an event settles a payment with is read again for its card (a read, never a write). */
-  connectors: Pick<ConnectorDirectory, 'gatewayOf'>
-  payments: Pick<PaymentService, 'applyConnectorOutcome'>
-  captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
-  refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund'>
-  disputes: Pick<DisputeService, 'applyConnectorReport'>
-  clock: () => number
-  log: Logger
-}
+import { ConnectorEventNotMatchedError, ConnectorEventUnverifiedError } from '../../domain/connectors'
+import { isGuid } from '../../domain/ids'
+import { askedOf, downstreamKeyFor, type Payment } from '../../domain/payments'
+import type { InboundAccount, InboundPorts } from '../inbound'
+import { GatewayError, type ChargeResult } from '../types'
+import { StripeEventVerificationError, verifyStripeEvent, type StripeEventEffect, type VerifiedStripeEvent } from './events'
 
 export interface StripeEventReceipt {
   eventId: string
@@ -51,15 +31,10 @@ type ChargeRefundedEffect = Extract<StripeEventEffect, { kind: 'charge_refunded'
  * our payment was pending, a refund that settles or fails later). Only our records still pending move,
  * through the same transitions as the connector's answers; anything else is recorded and left alone.
  */
-/** True when the payment is on this connector account or one of its attempts was asked of it. */
-export function askedOf (payment: Payment, connectorId: string): boolean {
-  return payment.connector.id === connectorId || payment.attempts.some((attempt) => attempt.connectorId === connectorId)
-}
-
-export function stripeEventService (deps: StripeEventDeps): StripeEventService {
+export function stripeEventService (deps: InboundPorts): StripeEventService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
 
-  async function verifiedFor (connectorId: string, rawBody: Buffer, signature: string | undefined): Promise<{ account: RoutableAccount, event: VerifiedStripeEvent }> {
+  async function verifiedFor (connectorId: string, rawBody: Buffer, signature: string | undefined): Promise<{ account: InboundAccount, event: VerifiedStripeEvent }> {
     const account = isGuid(connectorId) ? await deps.accounts.byId(connectorId.toLowerCase()) : undefined
     const secret = account?.type === 'stripe' ? account.credentials.webhookSecret : undefined
     if (account === undefined || secret === undefined || secret === '') {
@@ -76,7 +51,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
   }
 
   /** The payment a PaymentIntent belongs to: by its reference, else by the payment id in its metadata (a payment this connector was asked to charge). */
-  async function paymentOf (account: RoutableAccount, effect: ChargeEffect): Promise<Payment | undefined> {
+  async function paymentOf (account: InboundAccount, effect: ChargeEffect): Promise<Payment | undefined> {
     const byReference = await deps.db.payments.findByConnectorReference(account.id, effect.reference)
     if (byReference !== undefined) return byReference
     if (effect.paymentId === undefined || !isGuid(effect.paymentId)) return undefined
@@ -84,7 +59,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
     return byMetadata !== undefined && askedOf(byMetadata, account.id) ? byMetadata : undefined
   }
 
-  async function applyCharge (account: RoutableAccount, event: VerifiedStripeEvent, effect: ChargeEffect): Promise<void> {
+  async function applyCharge (account: InboundAccount, event: VerifiedStripeEvent, effect: ChargeEffect): Promise<void> {
     const context = { connectorId: account.id, eventId: event.id, eventType: event.type, paymentIntent: effect.reference }
     const payment = await paymentOf(account, effect)
     if (payment === undefined) {
@@ -120,7 +95,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
    * is retrieved with its charge expanded, as the return and the recovery worker read it: a GET, never a write. Only the
    * details are taken from it (the outcome stays the event's); Stripe not answering, the payment settles without them.
    */
-  async function withPaymentMethodDetails (account: RoutableAccount, payment: Payment, effect: ChargeEffect, context: object): Promise<ChargeResult> {
+  async function withPaymentMethodDetails (account: InboundAccount, payment: Payment, effect: ChargeEffect, context: object): Promise<ChargeResult> {
     const { result } = effect
     if (result.paymentMethodDetails !== undefined || payment.paymentMethodDetails !== undefined) return result
     if ((result.outcome !== 'succeeded' && result.outcome !== 'authorized') || (payment.status !== 'pending' && payment.status !== 'requires_action')) return result
@@ -136,7 +111,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
     }
   }
 
-  async function applyRefund (account: RoutableAccount, event: VerifiedStripeEvent, effect: RefundEffect): Promise<void> {
+  async function applyRefund (account: InboundAccount, event: VerifiedStripeEvent, effect: RefundEffect): Promise<void> {
     const context = { connectorId: account.id, eventId: event.id, eventType: event.type, stripeRefund: effect.gatewayRefundId }
     const { refundId, paymentId } = effect
     const refund = refundId !== undefined && paymentId !== undefined && isGuid(refundId) && isGuid(paymentId)
@@ -168,7 +143,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
   }
 
   /** A refund made in the Stripe Dashboard (or by another integration) of a payment of ours on this account (issue 40). */
-  async function applyRefundMadeAtStripe (account: RoutableAccount, effect: RefundEffect, context: object): Promise<void> {
+  async function applyRefundMadeAtStripe (account: InboundAccount, effect: RefundEffect, context: object): Promise<void> {
     if (effect.result.outcome !== 'succeeded') return
     if (effect.amountMinor === undefined || effect.currency === undefined) return deps.log.info(context, 'Stripe refund event without an amount; ignored')
     if (effect.paymentIntent !== undefined && effect.amountMinor > 0) {
@@ -193,7 +168,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
    * recorded). A charge that lists none (API versions since 2022-11-15) says only how much Stripe took back in all: each
    * refund arrives as its own refund.* event, which records it; a total beyond what is recorded here is logged.
    */
-  async function applyChargeRefunded (account: RoutableAccount, event: VerifiedStripeEvent, effect: ChargeRefundedEffect): Promise<void> {
+  async function applyChargeRefunded (account: InboundAccount, event: VerifiedStripeEvent, effect: ChargeRefundedEffect): Promise<void> {
     for (const refund of effect.refunds) await applyRefund(account, event, refund)
     const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
     if (payment === undefined || payment.currency !== effect.currency) return
@@ -205,7 +180,7 @@ export function stripeEventService (deps: StripeEventDeps): StripeEventService {
   }
 
   /** A dispute of a charge of ours on this account: recorded, merged with what is recorded (any order of events ends in the same state). */
-  async function applyDispute (account: RoutableAccount, event: VerifiedStripeEvent, effect: DisputeEffect): Promise<void> {
+  async function applyDispute (account: InboundAccount, event: VerifiedStripeEvent, effect: DisputeEffect): Promise<void> {
     const context = { connectorId: account.id, eventId: event.id, eventType: event.type, stripeDispute: effect.report.connectorReference, paymentIntent: effect.paymentIntent }
     const payment = effect.paymentIntent === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, effect.paymentIntent)
     if (payment === undefined) {

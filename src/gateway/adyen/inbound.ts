@@ -1,30 +1,12 @@
-import { ConnectorEventNotMatchedError } from '../domain/connectors'
-import { AdyenNotificationUnverifiedError } from '../domain/adyen-notifications'
-import { isGuid } from '../domain/ids'
-import { awaitsChargeOutcome, isCancelRequested, type Payment } from '../domain/payments'
-import type { ConnectorAccountSource, RoutableAccount } from '../gateway/directory'
+import { ConnectorEventNotMatchedError } from '../../domain/connectors'
+import { isGuid } from '../../domain/ids'
+import { askedOf, awaitsChargeOutcome, isCancelRequested, type Payment } from '../../domain/payments'
+import type { AwaitingOutcome } from '../../store/types'
+import type { InboundAccount, InboundPorts } from '../inbound'
 import {
-  AdyenNotificationFormatError, captureFailureIdsOf, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
+  AdyenNotificationFormatError, AdyenNotificationUnverifiedError, captureFailureIdsOf, effectOf, hasValidSignature, notificationIdOf, notificationItemsOf, reasonCodeOf,
   type AdyenNotificationEffect, type AdyenNotificationItem
-} from '../gateway/adyen/notifications'
-import type { AwaitingOutcome, Database } from '../store/types'
-import type { CaptureService } from './captures'
-import type { Logger, PaymentService } from './payments'
-import type { RefundService } from './refunds'
-import type { DisputeService } from './disputes'
-import { askedOf } from './stripe-events'
-
-export interface AdyenNotificationDeps {
-  db: Pick<Database, 'connectorEvents' | 'payments' | 'refunds'>
-  /** The connector accounts with their credentials opened (disabled and deleted ones too: their payments still settle). */
-  accounts: Pick<ConnectorAccountSource, 'byId'>
-  payments: Pick<PaymentService, 'applyConnectorOutcome' | 'releaseRefusedCancel' | 'applyHeldCapture' | 'applyReleaseRefundFailed'>
-  captures: Pick<CaptureService, 'applyConnectorCapture' | 'applyConnectorVoid'>
-  refunds: Pick<RefundService, 'applyConnectorOutcome' | 'recordConnectorRefund' | 'refundCanceledCharge'>
-  disputes: Pick<DisputeService, 'applyConnectorReport'>
-  clock: () => number
-  log: Logger
-}
+} from './notifications'
 
 export interface AdyenNotificationReceipt {
   /** The items' inbox ids (`pspReference:eventCode:success`). */
@@ -69,12 +51,12 @@ const INBOX_TYPE_PREFIX = 'adyen:'
  * waiting on this account move, through the services' own transitions; everything else is recorded,
  * logged and left alone (Adyen retries anything but `[accepted]`, so nothing here is an error to it).
  */
-export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNotificationService {
+export function adyenNotificationService (deps: InboundPorts): AdyenNotificationService {
   const nowIso = (): string => new Date(deps.clock()).toISOString()
   /** The items the last pass warned about: each is warned about once while it keeps waiting (bounded by the pass's limit). */
   let warned = new Set<string>()
 
-  async function verifiedItems (connectorId: string, body: unknown): Promise<{ account: RoutableAccount, items: AdyenNotificationItem[] }> {
+  async function verifiedItems (connectorId: string, body: unknown): Promise<{ account: InboundAccount, items: AdyenNotificationItem[] }> {
     const refuse = (reason: string, id = connectorId.slice(0, 64)): never => {
       deps.log.info({ connectorId: id, reason }, 'Adyen notification refused')
       throw new AdyenNotificationUnverifiedError()
@@ -96,7 +78,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   }
 
   /** Our payment on this account: by Adyen's pspReference of the payment when given, else by our id in the reference. */
-  async function paymentOf (account: RoutableAccount, pspReference: string | undefined, paymentId: string | undefined): Promise<Payment | undefined> {
+  async function paymentOf (account: InboundAccount, pspReference: string | undefined, paymentId: string | undefined): Promise<Payment | undefined> {
     const byReference = pspReference === undefined ? undefined : await deps.db.payments.findByConnectorReference(account.id, pspReference)
     if (byReference !== undefined) return byReference
     if (paymentId === undefined || !isGuid(paymentId)) return undefined
@@ -104,7 +86,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     return byId?.connector.id === account.id ? byId : undefined
   }
 
-  async function applyAuthorisation (account: RoutableAccount, effect: Effect<'authorisation'>, context: object): Promise<void> {
+  async function applyAuthorisation (account: InboundAccount, effect: Effect<'authorisation'>, context: object): Promise<void> {
     const byId = isGuid(effect.paymentId) ? await deps.db.payments.get(effect.paymentId.toLowerCase()) : undefined
     const payment = byId !== undefined && askedOf(byId, account.id) ? byId : undefined
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
@@ -126,14 +108,14 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   }
 
   /** True when the inbox holds the CAPTURE_FAILED of this capture (the same pspReference). */
-  async function capturedFailedFirst (account: RoutableAccount, capturePspReference: string): Promise<boolean> {
+  async function capturedFailedFirst (account: InboundAccount, capturePspReference: string): Promise<boolean> {
     for (const id of captureFailureIdsOf(capturePspReference)) {
       if (await deps.db.connectorEvents.get(account.id, id) !== undefined) return true
     }
     return false
   }
 
-  async function applyCapture (account: RoutableAccount, effect: Effect<'capture'>, context: object): Promise<void> {
+  async function applyCapture (account: InboundAccount, effect: Effect<'capture'>, context: object): Promise<void> {
     const connector = { id: account.id, type: account.type }
     const charge = effect.paymentReference
     const payment = await paymentOf(account, charge, effect.reference) ?? (charge === undefined ? undefined : await deps.db.payments.findHoldingCharge(account.id, charge))
@@ -168,7 +150,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     deps.log.info({ ...context, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a capture')
   }
 
-  async function applyRefund (account: RoutableAccount, effect: Effect<'refund'>, context: object): Promise<void> {
+  async function applyRefund (account: InboundAccount, effect: Effect<'refund'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, undefined)
     const refund = payment === undefined || !isGuid(effect.reference) ? undefined : await deps.db.refunds.get(payment.id, effect.reference.toLowerCase())
     if (refund === undefined && !effect.success && effect.paymentReference !== undefined) {
@@ -205,7 +187,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
     deps.log.info({ ...context, refundId: refund.id, paymentId: payment.id, status: stored?.status }, 'Adyen notification settled a pending refund')
   }
 
-  async function applyCancellation (account: RoutableAccount, effect: Effect<'cancellation'>, context: object): Promise<void> {
+  async function applyCancellation (account: InboundAccount, effect: Effect<'cancellation'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.reference)
     if (payment === undefined) return deps.log.info(context, 'Adyen notification names no payment of ours on this connector; ignored')
     if (!effect.success) return await applyRefusedCancel(account, payment, effect, context)
@@ -225,7 +207,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
    * Stripe. Until the AUTHORISATION is recorded the payment is still pending here: the notification waits (503, Adyen and
    * the recovery worker send it again). Anything else is left as it is.
    */
-  async function applyRefusedCancel (account: RoutableAccount, payment: Payment, effect: Effect<'cancellation'>, context: object): Promise<void> {
+  async function applyRefusedCancel (account: InboundAccount, payment: Payment, effect: Effect<'cancellation'>, context: object): Promise<void> {
     const ours = effect.reference.toLowerCase() === payment.id && isCancelRequested(payment)
     if (ours && payment.captureMethod === 'automatic') {
       if (payment.status === 'pending' || payment.status === 'requires_action') {
@@ -249,13 +231,13 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   }
 
   /** A dispute of a payment of ours on this account (by the disputed payment's pspReference, else our id in merchantReference). */
-  async function applyDispute (account: RoutableAccount, effect: Effect<'dispute'>, context: object): Promise<void> {
+  async function applyDispute (account: InboundAccount, effect: Effect<'dispute'>, context: object): Promise<void> {
     const payment = await paymentOf(account, effect.paymentReference, effect.paymentId)
     if (payment === undefined) return deps.log.warn(context, 'Adyen dispute notification names no payment of ours on this connector; ignored')
     await deps.disputes.applyConnectorReport(payment.id, { id: account.id, type: account.type }, effect.report)
   }
 
-  async function apply (account: RoutableAccount, item: AdyenNotificationItem): Promise<void> {
+  async function apply (account: InboundAccount, item: AdyenNotificationItem): Promise<void> {
     const effect = effectOf(item)
     const context = { connectorId: account.id, notification: notificationIdOf(item), merchantReference: item.merchantReference.slice(0, 80) }
     const merchantAccount = account.credentials.merchantAccount
@@ -273,7 +255,7 @@ export function adyenNotificationService (deps: AdyenNotificationDeps): AdyenNot
   }
 
   /** Acts on a recorded item and marks it processed. */
-  async function process (account: RoutableAccount, item: AdyenNotificationItem): Promise<void> {
+  async function process (account: InboundAccount, item: AdyenNotificationItem): Promise<void> {
     await apply(account, item)
     await deps.db.connectorEvents.markProcessed(account.id, notificationIdOf(item), nowIso())
   }
