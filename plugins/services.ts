@@ -8,7 +8,8 @@ import { captureService, type CaptureService } from '../src/services/captures'
 import { eventService, type EventService } from '../src/services/events'
 import { eventFactory, type EventFactory } from '../src/domain/event-factory'
 import { connectorAccountSource } from '../src/services/connectors'
-import type { InboundReceiver } from '../src/gateway/inbound'
+import type { InboundPorts, InboundReceiver } from '../src/gateway/inbound'
+import type { FastifyInstance } from 'fastify'
 import { disputeService, type DisputeService } from '../src/services/disputes'
 import { returnAddress } from '../schemas/checkout'
 
@@ -29,6 +30,21 @@ declare module 'fastify' {
      * which verifies a delivery, records it in the inbox and acts on it once.
      */
     connectorEvents: ReadonlyMap<string, InboundReceiver>
+  }
+}
+
+/** What the PSPs' own events may change here (src/gateway/inbound.ts): the app's services' transitions for connector reports. */
+export function inboundPortsOf (app: FastifyInstance): InboundPorts {
+  return {
+    db: app.db,
+    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
+    connectors: app.connectors,
+    payments: app.payments,
+    captures: app.captures,
+    refunds: app.refunds,
+    disputes: app.disputes,
+    clock: app.clock,
+    log: app.log
   }
 }
 
@@ -75,18 +91,7 @@ export default fp(async (app) => {
   }))
   app.decorate('products', productService(app.db.products))
   app.decorate('disputes', disputeService({ db: app.db, connectors: app.connectors, clock: app.clock, log: app.log, events }))
-  // What the PSPs' own events may change here (src/gateway/inbound.ts): the services' transitions for connector reports.
-  const ports = {
-    db: app.db,
-    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
-    connectors: app.connectors,
-    payments: app.payments,
-    captures: app.captures,
-    refunds: app.refunds,
-    disputes: app.disputes,
-    clock: app.clock,
-    log: app.log
-  }
+  const ports = inboundPortsOf(app)
   app.decorate('connectorEvents', new Map(app.connectorRegistry.modules.flatMap((module) =>
     module.inbound === undefined ? [] : [[module.type, module.inbound(ports)] as const])))
 }, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'secrets', 'clock', 'credential-cache'], fastify: '5.x' })

@@ -9,21 +9,11 @@ import type { ConnectorFactory } from '../../../src/gateway/connectors'
 import { GatewayError, type ChargeRequest, type ChargeResult } from '../../../src/gateway/types'
 import type { AdyenNotificationItem } from '../../../src/gateway/adyen/notifications'
 import { adyenNotificationService, type AdyenNotificationService } from '../../../src/gateway/adyen/inbound'
-import { connectorAccountSource } from '../../../src/services/connectors'
+import { inboundPortsOf } from '../../../plugins/services'
 
 /** The app's Adyen applier itself, over the app's services (the route reaches it through app.connectorEvents). */
 function notificationsOf (app: App): AdyenNotificationService {
-  return adyenNotificationService({
-    db: app.db,
-    accounts: connectorAccountSource(app.db.connectors, app.secretBox),
-    connectors: app.connectors,
-    payments: app.payments,
-    captures: app.captures,
-    refunds: app.refunds,
-    disputes: app.disputes,
-    clock: app.clock,
-    log: app.log
-  })
+  return adyenNotificationService(inboundPortsOf(app))
 }
 
 const NO_KEY = { authorization: undefined }
