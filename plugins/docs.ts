@@ -43,7 +43,8 @@ export default fp(async (app) => {
     // HEAD is served wherever GET is: documented too (clients and contract testers call it).
     exposeHeadRoutes: true,
     // Servers, contact, shared response headers and error examples: added once, for every operation.
-    transformObject: (documentObject) => completeContract((documentObject as { openapiObject: Record<string, unknown> }).openapiObject),
+    transformObject: (documentObject) => completeContract((documentObject as { openapiObject: Record<string, unknown> }).openapiObject,
+      [...app.connectorRegistry.problemTypes.values()]),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`)
     }
@@ -59,4 +60,4 @@ export default fp(async (app) => {
       uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false, persistAuthorization: false }
     })
   })
-}, { name: 'docs', dependencies: ['schemas'], fastify: '5.x' })
+}, { name: 'docs', dependencies: ['schemas', 'connectors'], fastify: '5.x' })

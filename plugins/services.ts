@@ -93,5 +93,5 @@ export default fp(async (app) => {
   app.decorate('disputes', disputeService({ db: app.db, connectors: app.connectors, clock: app.clock, log: app.log, events }))
   const ports = inboundPortsOf(app)
   app.decorate('connectorEvents', new Map(app.connectorRegistry.modules.flatMap((module) =>
-    module.inbound === undefined ? [] : [[module.type, module.inbound(ports)] as const])))
+    module.inbound === undefined ? [] : [[module.type, module.inbound.receiver(ports)] as const])))
 }, { name: 'services', dependencies: ['database', 'gateway', 'connectors', 'secrets', 'clock', 'credential-cache'], fastify: '5.x' })

@@ -12,7 +12,6 @@ import {
   WebhookDelivery, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret
 } from './webhooks'
 import { ConnectorAccount, ConnectorAccountList, ConnectorStats, ConnectorStatsEntry, CreateConnectorBody, UpdateConnectorBody } from './connectors'
-import { AdyenNotificationBody, StripeEventBody, StripeEventReceived } from './connector-events'
 import { Health, ServiceIndex } from './health'
 import { DashboardSession, SignInBody } from './dashboard'
 import { PaymentSummary } from './payment-summary'
@@ -34,7 +33,6 @@ export const componentSchemas = [
   WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret, CreateWebhookEndpointBody, UpdateWebhookEndpointBody,
   RotateSecretBody, ReplayBody, ReplayResult, WebhookDelivery, WebhookDeliveryList,
   ConnectorAccount, ConnectorAccountList, ConnectorStatsEntry, ConnectorStats, CreateConnectorBody, UpdateConnectorBody,
-  StripeEventBody, AdyenNotificationBody, StripeEventReceived,
   Health, ServiceIndex,
   SignInBody, DashboardSession,
   ReturnForm, SimulatedBankForm

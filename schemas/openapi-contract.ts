@@ -7,7 +7,7 @@
  *
  * Runs as @fastify/swagger's `transformObject`, so /docs/json, /docs/yaml and openapi.yaml all get it.
  */
-import { problemComponents } from './problems'
+import { problemComponents, type ConnectorProblemComponent } from './problems'
 import { typedEventComponents } from './events'
 import { webhookDocument } from './webhook-deliveries'
 
@@ -488,8 +488,8 @@ function openResponseSchemas (doc: Json & { components?: Json, paths?: Record<st
   }
 }
 
-/** Adds what every operation shares to the generated document (in place) and returns it. */
-export function completeContract<T extends Json> (document: T): T {
+/** Adds what every operation shares to the generated document (in place) and returns it; `connectorProblems`: the connector modules' own problem types. */
+export function completeContract<T extends Json> (document: T, connectorProblems: readonly ConnectorProblemComponent[] = []): T {
   const doc = document as Json & { info: Json, components?: Json, paths?: Record<string, Record<string, Operation>> }
   doc.info = { ...doc.info, contact: CONTACT, license: LICENSE }
   // A relative URL: the origin this document is served from, so Swagger UI's try-it-out calls the instance that served it.
@@ -503,7 +503,7 @@ export function completeContract<T extends Json> (document: T): T {
   const components = (doc.components ??= {}) as Json
   components.headers = { ...(components.headers as Json | undefined), ...responseHeaders }
   omitReadOnlyMembersOfRequestBodies(doc)
-  const problems = problemComponents()
+  const problems = problemComponents(connectorProblems)
   const events = typedEventComponents()
   const deliveries = webhookDocument((components.schemas ?? {}) as Json)
   components.schemas = { ...(components.schemas as Json | undefined), ...problems.components, ProblemDetails: problems.union, ...events.components, Event: events.union, ...deliveries.components }

@@ -19,6 +19,9 @@ const common = {
 
 interface ProblemComponent { name: string, type: string, schema: TSchema }
 
+/** A problem type a connector module adds (src/gateway/inbound.ts, InboundProblemType): its component's name, `type` and description. */
+export interface ConnectorProblemComponent { component: string, type: string, description: string }
+
 function problem (name: string, type: string, description: string, extensions: TProperties = {}): ProblemComponent {
   return {
     name,
@@ -37,7 +40,7 @@ const paymentId = always(member.paymentId)
 const paymentStatus = always(member.paymentStatus)
 
 /** The service's own problem types, each with the members its problem documents carry. */
-export const specificProblems: ProblemComponent[] = [
+const serviceProblems: ProblemComponent[] = [
   problem('PaymentDeclinedProblem', 'urn:problem-type:payment-declined', 'The gateway declined the charge (402); the payment is stored as `declined`.',
     { paymentId, declineCode: always(member.declineCode) }),
   problem('PaymentFailedProblem', 'urn:problem-type:payment-failed', 'A stored payment the recovery worker settled as `failed` (402).',
@@ -73,8 +76,7 @@ export const specificProblems: ProblemComponent[] = [
     'A customer-present payment (with `returnUrl`) whose connectors all charge off-session only (409); nothing was stored.'),
   problem('ConnectorCredentialsRefusedProblem', 'urn:problem-type:connector-credentials-refused', 'The PSP refused the connector credentials (400); nothing was stored.'),
   problem('ConnectorEventUnverifiedProblem', 'urn:problem-type:connector-event-unverified', 'A PSP event that could not be verified (400); nothing was recorded.'),
-  problem('ConnectorEventNotMatchedProblem', 'urn:problem-type:connector-event-not-matched', 'A PSP dispute event naming a payment whose charge, capture or refunds are not all recorded here yet (503, with Retry-After); nothing was applied and the PSP sends it again.'),
-  problem('AdyenNotificationUnverifiedProblem', 'urn:problem-type:adyen-notification-unverified', 'An Adyen notification that could not be verified (401); nothing was recorded.')
+  problem('ConnectorEventNotMatchedProblem', 'urn:problem-type:connector-event-not-matched', 'A PSP dispute event naming a payment whose charge, capture or refunds are not all recorded here yet (503, with Retry-After); nothing was applied and the PSP sends it again.')
 ]
 
 const rfc9110 = 'https://www.rfc-editor.org/rfc/rfc9110#section-'
@@ -94,9 +96,16 @@ export const statusProblem = Type.Object({
   errors: member.errors
 }, { title: 'Problem', description: 'A problem typed by its HTTP status alone; a 400 names each invalid field in `errors`.', additionalProperties: false })
 
-/** The components to add to the document and the `ProblemDetails` that replaces the route schemas' one there. */
-export function problemComponents (): { components: Record<string, unknown>, union: Record<string, unknown> } {
+/**
+ * The components to add to the document and the `ProblemDetails` that replaces the route schemas' one there: the
+ * service's problem types, then the connector modules' (`connectorProblems`, their webhooks' own).
+ */
+export function problemComponents (connectorProblems: readonly ConnectorProblemComponent[] = []): { components: Record<string, unknown>, union: Record<string, unknown> } {
   const plain = (schema: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>
+  const specificProblems = [
+    ...serviceProblems,
+    ...connectorProblems.map(({ component, type, description }) => problem(component, type, description))
+  ]
   const components: Record<string, unknown> = { Problem: plain(statusProblem) }
   for (const { name, schema } of specificProblems) components[name] = plain(schema)
   const ref = (name: string) => `#/components/schemas/${name}`

@@ -6,6 +6,7 @@ import { buildTestApp } from './helpers/app'
 import { generateOpenApiYaml } from '../scripts/openapi-document'
 import { problemTypes } from '../plugins/http/errors/problem'
 import { STATUS_TYPES } from '../schemas/problems'
+import { connectorRegistry } from '../src/gateway/registry'
 import { EVENT_TYPES } from '../src/domain/events'
 import { API_VERSIONS } from '../src/domain/api-versions'
 import { OpenApiValidator } from './helpers/openapi-validator'
@@ -221,8 +222,10 @@ t.test('problem documents: one component per problem type, in a oneOf discrimina
   const doc = parse(await generateOpenApiYaml()) as Document
   const union = doc.components.schemas.ProblemDetails as { oneOf: Array<{ $ref: string }>, discriminator: { propertyName: string, mapping: Record<string, string> } }
   t.equal(union.discriminator.propertyName, 'type')
-  t.same(Object.keys(union.discriminator.mapping).sort(), [...Object.values(problemTypes), ...STATUS_TYPES].sort(),
-    'every problem type of the service has its component, and every status type maps to Problem')
+  const connectorTypes = [...connectorRegistry().problemTypes.values()].map(({ type }) => type)
+  t.ok(connectorTypes.length > 0, 'a built-in connector module adds a problem type of its own')
+  t.same(Object.keys(union.discriminator.mapping).sort(), [...Object.values(problemTypes), ...connectorTypes, ...STATUS_TYPES].sort(),
+    'every problem type of the service and of its connector modules has its component, and every status type maps to Problem')
   for (const [type, target] of Object.entries(union.discriminator.mapping)) {
     const component = doc.components.schemas[target.replace('#/components/schemas/', '')] as { properties: { type: { const?: string, enum?: string[] } } }
     const types = component.properties.type.enum ?? [component.properties.type.const]

@@ -2,7 +2,7 @@ import type { Config } from '../config'
 import type { ConnectorTypeDescription } from '../domain/connectors'
 import type { FieldErrors } from '../domain/errors'
 import type { LedgerStore } from '../store/types'
-import type { InboundPorts, InboundReceiver } from './inbound'
+import type { InboundModule, InboundProblemType } from './inbound'
 import type { PaymentGateway } from './types'
 
 /*
@@ -83,10 +83,10 @@ export interface ConnectorModule {
   /** The connector of one account (`connectorId`; null for the instance default) with its credentials. */
   create: (credentials: ConnectorCredentials, connectorId: string | null, settings: ConnectorSettings) => Connector
   /**
-   * The receiver of the PSP's own events (its webhooks, its notifications), built once per instance over the services'
-   * transitions for what a connector reports; none when the PSP sends none.
+   * The PSP's own events (its webhooks, its notifications): the webhook the connector routes serve for it, and its
+   * receiver, built once per instance over the services' transitions for what a connector reports; none when the PSP sends none.
    */
-  inbound?: (ports: InboundPorts) => InboundReceiver
+  readonly inbound?: InboundModule
 }
 
 /**
@@ -106,4 +106,6 @@ export interface ConnectorRegistry {
   typesWith: (capability: keyof ConnectorCapabilities) => string[]
   /** What is wrong with an account's `credentials` for `type` ({} for a type the instance does not have: the type's own check says so). */
   credentialErrors: (type: string, credentials: unknown) => FieldErrors
+  /** The problem types the modules' webhooks add, by the code of the domain error each answers. */
+  readonly problemTypes: ReadonlyMap<string, InboundProblemType>
 }

@@ -1,3 +1,4 @@
+import type { TObject, TSchema } from '@sinclair/typebox'
 import type { ConnectorCaptureOutcome } from '../domain/captures'
 import type { DisputeReport } from '../domain/disputes'
 import type { Payment } from '../domain/payments'
@@ -146,4 +147,56 @@ export interface InboundReceiver {
    * never reported on.
    */
   recover?: (options: { ageSeconds: number }) => Promise<InboundRecovery>
+}
+
+/**
+ * A problem type of a PSP's own (RFC 9457 `type`), for a domain error its receiver throws that the service's generic
+ * ones do not describe: the HTTP layer answers the error's `code` with it and documents it as a component.
+ */
+export interface InboundProblemType {
+  /** The domain error's code. */
+  code: string
+  /** The problem `type` (a URN). */
+  type: string
+  title: string
+  /** The OpenAPI component's name (`…Problem`). */
+  component: string
+  /** The component's description: when it is answered, with its status. */
+  description: string
+}
+
+/** A refusal the webhook documents: when it is answered, and the problem document shown as its example. */
+export interface InboundRefusal {
+  description: string
+  /** The example's type, title and detail (its instance and traceId are the HTTP layer's). */
+  example?: { type: string, title: string, detail: string }
+}
+
+/**
+ * How a PSP's events reach the service over HTTP, which the connector routes read to serve and document
+ * `POST /connectors/{connectorId}/<path>` (no API key: the PSP's signature is the authentication).
+ */
+export interface InboundWebhook {
+  /** The URL's last segment (`<psp>-events`): lower case letters, digits and `-`. */
+  path: string
+  /** The OpenAPI operation: its id, summary and description (how to register the URL at the PSP, what a delivery settles). */
+  operationId: string
+  summary: string
+  description: string
+  /** The request headers the receiver reads (documented, checked), if any. */
+  headers?: TObject
+  /** The body as the PSP sends it, with an `$id` (its component). */
+  body: TSchema
+  /** What a delivery received is answered (200): the body the PSP expects, in its media type. */
+  answer: { description: string, mediaType: 'application/json' | 'text/plain', schema: TSchema, body: unknown }
+  /** The 4xx and 503 answers particular to this PSP (a 400 always: its body's form); the others are the area's. */
+  refusals: { 400: InboundRefusal, 401?: InboundRefusal, 503?: InboundRefusal }
+  /** Problem types of the PSP's own. */
+  problemTypes?: readonly InboundProblemType[]
+}
+
+/** A PSP's inbound events: the webhook they arrive on, and the receiver built over the services' ports. */
+export interface InboundModule {
+  webhook: InboundWebhook
+  receiver: (ports: InboundPorts) => InboundReceiver
 }

@@ -1,3 +1,4 @@
+import type { InboundProblemType } from './inbound'
 import type { ConnectorCapabilities, ConnectorModule, ConnectorRegistry } from './connector'
 import { adyenModule } from './adyen'
 import { simulatedModule } from './simulated'
@@ -8,6 +9,9 @@ export const BUILT_IN_CONNECTORS: readonly ConnectorModule[] = [simulatedModule,
 
 /** A connector type: lower case letters, digits and `_`, starting with a letter (it names the type in URLs and logs). */
 export const CONNECTOR_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,31}$/
+
+/** A webhook's path segment (POST /connectors/{connectorId}/<path>): lower case letters, digits and `-`. */
+export const WEBHOOK_PATH_PATTERN = /^[a-z][a-z0-9-]{0,63}$/
 
 const NO_CAPABILITIES: ConnectorCapabilities = { customerPresent: false, paymentMethodObject: false, needsPaymentMethod: false }
 
@@ -20,12 +24,23 @@ export function connectorRegistry (modules: readonly ConnectorModule[] = BUILT_I
     if (byType.has(module.type)) throw new Error(`two connector modules have the type ${module.type}`)
     byType.set(module.type, module)
   }
+  const paths = new Set<string>()
+  const problemTypes = new Map<string, InboundProblemType>()
+  for (const { inbound } of modules) {
+    if (inbound === undefined) continue
+    const { path, problemTypes: own = [] } = inbound.webhook
+    if (!WEBHOOK_PATH_PATTERN.test(path)) throw new Error(`webhook path ${JSON.stringify(path)} must match ${String(WEBHOOK_PATH_PATTERN)}`)
+    if (paths.has(path)) throw new Error(`two connector modules have the webhook path ${path}`)
+    paths.add(path)
+    for (const problemType of own) problemTypes.set(problemType.code, problemType)
+  }
   return {
     modules: [...modules],
     types: [...byType.keys()],
     moduleOf: (type) => byType.get(type),
     capabilitiesOf: (type) => byType.get(type)?.capabilities ?? NO_CAPABILITIES,
     typesWith: (capability) => modules.filter((module) => module.capabilities[capability]).map((module) => module.type),
-    credentialErrors: (type, credentials) => byType.get(type)?.credentialErrors(credentials) ?? {}
+    credentialErrors: (type, credentials) => byType.get(type)?.credentialErrors(credentials) ?? {},
+    problemTypes
   }
 }

@@ -1,14 +1,14 @@
 import t, { type Test } from 'tap'
 import { buildTestApp, merchantWithKey } from '../helpers/app'
 import { BUILT_IN_CONNECTORS } from '../../src/gateway/registry'
-import { acmeModule, type AcmeBook } from './fourth-connector/acme'
+import { acmeModule, acmeSignature, type AcmeBook } from './fourth-connector/acme'
 
 // Issue 39 item 1: a PSP is one module. A fourth one, written in a test folder alone (./fourth-connector/acme.ts),
-// registered through buildApp's overrides, takes accounts, payments and refunds with no other file changed.
+// registered through buildApp's overrides, takes accounts, payments, refunds and its own signed events over HTTP with no other file changed.
 // Responses are not checked against the committed openapi.yaml: that document is the built-in connectors' one, and
 // `acme` is not in its ConnectorType; this instance's own document, which has it, is checked below instead.
 async function setup (t: Test) {
-  const book: AcmeBook = { charges: [], refunds: [], built: [] }
+  const book: AcmeBook = { charges: [], refunds: [], built: [], applied: [] }
   const app = await buildTestApp(t, { PUBLIC_BASE_URL: 'https://pay.example' }, { connectorModules: [...BUILT_IN_CONNECTORS, acmeModule(book)] }, { validateResponses: false })
   const merchant = await merchantWithKey(app)
   const add = async (payload: Record<string, unknown>) =>
@@ -79,4 +79,48 @@ t.test('its capabilities drive routing: no customer-present payment, no payment 
   const present = await app.inject({ method: 'POST', url: '/api/payments', headers: merchant.auth, payload: { amount: 3, currency: 'EUR', paymentMethod: 'acme_pm_visa', returnUrl: 'https://shop.example/back' } })
   t.equal(present.statusCode, 409, 'a customer-present payment no connector of the merchant can take is a conflict')
   t.match(present.json(), { type: 'urn:problem-type:customer-present-unsupported', detail: /acme charge off-session only/ })
+})
+
+t.test('its webhook is served and documented from its module: a signed event settles a payment its time-out left pending, once', async (t) => {
+  const { app, book, merchant, add } = await setup(t)
+  const token = 'acme_test_0123456789abcdef'
+  const account = (await add({ type: 'acme', credentials: { token } })).json()
+  const slow = await app.inject({ method: 'POST', url: '/api/payments', headers: { ...merchant.auth, 'idempotency-key': 'order-slow' }, payload: { amount: 8, currency: 'EUR', paymentMethod: 'acme_pm_slow' } })
+  t.equal(slow.statusCode, 503, 'Acme did not answer: the outcome is unknown')
+  const paymentId = String(slow.json().paymentId)
+  t.match((await app.inject({ url: `/api/payments/${paymentId}`, headers: merchant.auth })).json(), { status: 'pending', connector: { id: account.id, type: 'acme' } })
+
+  const event = JSON.stringify({ id: 'evt_acme_1', type: 'charge.succeeded', paymentId, chargeId: 'acme_ch_slow' })
+  const deliver = async (body: string, signature?: string) => await app.inject({
+    method: 'POST',
+    url: `/connectors/${String(account.id)}/acme-events`,
+    headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { 'acme-signature': signature }) },
+    payload: body
+  })
+
+  const unsigned = await deliver(event)
+  t.equal(unsigned.statusCode, 401)
+  t.match(unsigned.json(), { type: 'urn:problem-type:acme-event-unverified', title: 'The Acme event could not be verified.', status: 401 }, 'its own problem type')
+  const forged = await deliver(event, acmeSignature('acme_test_someoneelse000', event))
+  t.equal(forged.statusCode, 401)
+  const malformed = await deliver(JSON.stringify({ id: 'evt_acme_2' }), acmeSignature(token, JSON.stringify({ id: 'evt_acme_2' })))
+  t.equal(malformed.statusCode, 400, 'its body schema is checked')
+  t.same(book.applied, [], 'nothing was acted on')
+
+  const received = await deliver(event, acmeSignature(token, event))
+  t.equal(received.statusCode, 200)
+  t.same(received.json(), { ok: true }, 'the answer its module describes')
+  t.match((await app.inject({ url: `/api/payments/${paymentId}`, headers: merchant.auth })).json(), { status: 'succeeded', connectorReference: 'acme_ch_slow' })
+  const again = await deliver(event, acmeSignature(token, event))
+  t.equal(again.statusCode, 200, 'a redelivery is answered')
+  t.same(book.applied, ['evt_acme_1'], 'and acted on once')
+  t.equal(book.charges.length, 1, 'nothing charged again')
+
+  const docs = (await app.inject({ url: '/docs/json' })).json()
+  const operation = docs.paths['/connectors/{connectorId}/acme-events'].post
+  t.match(operation, { operationId: 'receiveAcmeEvent', security: [], requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/AcmeEvent' } } } } })
+  t.ok(operation.responses['401'], 'its refusal is documented')
+  t.match(docs.components.schemas.ProblemDetails.discriminator.mapping, { 'urn:problem-type:acme-event-unverified': '#/components/schemas/AcmeEventUnverifiedProblem' })
+  t.ok(docs.components.schemas.AcmeEventReceived, 'its answer is a component')
+  t.ok(docs.paths['/connectors/{connectorId}/stripe-events'], 'beside the built-in modules\' webhooks')
 })

@@ -37,3 +37,14 @@ t.test('a registry refuses two modules of one type and a type that cannot name a
   t.throws(() => connectorRegistry([{ ...stripeModule, type: 'Stripe EU' }]), /connector type "Stripe EU" must match/)
   t.same(connectorRegistry([adyenModule]).types, ['adyen'], 'an instance may have fewer PSPs')
 })
+
+t.test('a registry refuses a webhook path that cannot be a URL segment or that two modules share, and collects their problem types', async (t) => {
+  const stripeInbound = stripeModule.inbound
+  if (stripeInbound === undefined) throw new Error('the stripe module receives events')
+  const withPath = (type: string, path: string) => ({ ...stripeModule, type, inbound: { ...stripeInbound, webhook: { ...stripeInbound.webhook, path } } })
+  t.throws(() => connectorRegistry([withPath('stripe_eu', 'Stripe/Events')]), /webhook path "Stripe\/Events" must match/)
+  t.throws(() => connectorRegistry([stripeModule, withPath('stripe_eu', 'stripe-events')]), /two connector modules have the webhook path stripe-events/)
+  const registry = connectorRegistry()
+  t.same([...registry.problemTypes.keys()], ['ADYEN_NOTIFICATION_UNVERIFIED'], 'the problem types the webhooks add, by code')
+  t.equal(registry.problemTypes.get('ADYEN_NOTIFICATION_UNVERIFIED')?.type, 'urn:problem-type:adyen-notification-unverified')
+})

@@ -47,8 +47,7 @@ export const problemTypes: Record<string, string> = {
   CUSTOMER_PRESENT_UNSUPPORTED: 'urn:problem-type:customer-present-unsupported',
   CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused',
   CONNECTOR_EVENT_UNVERIFIED: 'urn:problem-type:connector-event-unverified',
-  CONNECTOR_EVENT_NOT_MATCHED: 'urn:problem-type:connector-event-not-matched',
-  ADYEN_NOTIFICATION_UNVERIFIED: 'urn:problem-type:adyen-notification-unverified'
+  CONNECTOR_EVENT_NOT_MATCHED: 'urn:problem-type:connector-event-not-matched'
 }
 
 const titles: Record<string, string> = {
@@ -76,8 +75,7 @@ const titles: Record<string, string> = {
   CUSTOMER_PRESENT_UNSUPPORTED: 'No connector can take a customer-present payment.',
   CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.',
   CONNECTOR_EVENT_UNVERIFIED: 'The connector event could not be verified.',
-  CONNECTOR_EVENT_NOT_MATCHED: 'The connector event names a payment not matched yet.',
-  ADYEN_NOTIFICATION_UNVERIFIED: 'The Adyen notification could not be verified.'
+  CONNECTOR_EVENT_NOT_MATCHED: 'The connector event names a payment not matched yet.'
 }
 
 export interface ProblemDocument {
@@ -115,10 +113,16 @@ export function problemContextOf (request: FastifyRequest): ProblemContext {
   return { instance: bounded(pathOf(request)), traceId: request.id }
 }
 
-export function buildProblem (failure: ClassifiedError, context: ProblemContext): ProblemDocument {
+/** A problem type beside the service's own: a connector module's (its webhook's errors). */
+export interface OwnProblemType {
+  type: string
+  title: string
+}
+
+export function buildProblem (failure: ClassifiedError, context: ProblemContext, own?: OwnProblemType): ProblemDocument {
   const problem: ProblemDocument = {
-    type: problemTypes[failure.code] ?? statusTypes[failure.statusCode] ?? 'about:blank',
-    title: titles[failure.code] ?? STATUS_CODES[failure.statusCode] ?? 'Error',
+    type: own?.type ?? problemTypes[failure.code] ?? statusTypes[failure.statusCode] ?? 'about:blank',
+    title: own?.title ?? titles[failure.code] ?? STATUS_CODES[failure.statusCode] ?? 'Error',
     status: failure.statusCode,
     instance: context.instance,
     traceId: context.traceId
@@ -129,8 +133,14 @@ export function buildProblem (failure: ClassifiedError, context: ProblemContext)
   return problem
 }
 
+/** The problem type a connector module gives the error `code`, if any (its registry is there in every full instance). */
+function connectorProblemTypeOf (request: FastifyRequest, code: string): OwnProblemType | undefined {
+  return request.server.hasDecorator('connectorRegistry') ? request.server.connectorRegistry.problemTypes.get(code) : undefined
+}
+
 /** Error handler for areas that speak RFC 9457 problem documents. */
-export const problemErrorHandler = areaErrorHandler(PROBLEM_CONTENT_TYPE, (failure, request) => buildProblem(failure, problemContextOf(request)))
+export const problemErrorHandler = areaErrorHandler(PROBLEM_CONTENT_TYPE, (failure, request) =>
+  buildProblem(failure, problemContextOf(request), connectorProblemTypeOf(request, failure.code)))
 
 export function problemNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const failure: ClassifiedError = { statusCode: 404, code: 'NOT_FOUND', message: `No route matches ${request.method} ${bounded(pathOf(request), 80)}.`, headers: {}, internal: false }

@@ -3280,94 +3280,6 @@ export interface components {
             credentials?: components["schemas"]["ConnectorCredentials"];
         };
         /**
-         * Stripe event
-         * @description A Stripe Event object, exactly as Stripe sends it (other members are accepted as they are; the signature covers the raw bytes).
-         * @example {
-         *       "id": "evt_3QxEXAMPLE0001",
-         *       "object": "event",
-         *       "api_version": "2026-10-28.endive",
-         *       "created": 1767225600,
-         *       "type": "payment_intent.succeeded",
-         *       "livemode": false,
-         *       "data": {
-         *         "object": {
-         *           "id": "pi_3QxEXAMPLE0001",
-         *           "object": "payment_intent",
-         *           "amount": 1999,
-         *           "currency": "usd",
-         *           "status": "succeeded",
-         *           "metadata": {
-         *             "payment_id": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f"
-         *           }
-         *         }
-         *       }
-         *     }
-         */
-        StripeEvent: {
-            /** @description Stripe's event id (`evt_…`): a redelivery carries the same id and is acted on once. */
-            id: string;
-            /** @description The event type, e.g. `payment_intent.succeeded`, `refund.failed`. */
-            type: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * Adyen notification
-         * @description Adyen's standard webhook (notification) body, exactly as Adyen sends it (other members are accepted as they are).
-         * @example {
-         *       "live": "false",
-         *       "notificationItems": [
-         *         {
-         *           "NotificationRequestItem": {
-         *             "eventCode": "CAPTURE",
-         *             "success": "true",
-         *             "pspReference": "QFQTPCQ8HXSKGK82",
-         *             "originalReference": "JHNB9KXM6ZSV5S22",
-         *             "merchantReference": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
-         *             "merchantAccountCode": "ExampleShopECOM",
-         *             "eventDate": "2026-01-01T12:00:00+01:00",
-         *             "amount": {
-         *               "value": 1999,
-         *               "currency": "EUR"
-         *             },
-         *             "reason": "",
-         *             "additionalData": {
-         *               "hmacSignature": "kK3xm0Vq1VD0i4m9ZvGS0Dv0QF0vL5m0Bq8Pq5oVjWk="
-         *             }
-         *           }
-         *         }
-         *       ]
-         *     }
-         */
-        AdyenNotification: {
-            /**
-             * @description `true` from Adyen's live platform, `false` from its test platform.
-             * @example false
-             */
-            live?: string;
-            /** @description The batch's items, each signed on its own; every one must verify, or none is recorded. */
-            notificationItems: ({
-                /** @description One notification: `eventCode`, `success`, `pspReference`, `originalReference` (modifications), `merchantReference`, `merchantAccountCode`, `amount { value, currency }`, `reason`, and `additionalData.hmacSignature` (its HMAC-SHA256 with the account's `hmacKey`). */
-                NotificationRequestItem: {
-                    [key: string]: unknown;
-                };
-            } & {
-                [key: string]: unknown;
-            })[];
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * Stripe event received
-         * @example {
-         *       "received": true
-         *     }
-         */
-        StripeEventReceived: {
-            /** @enum {boolean} */
-            received: true;
-        };
-        /**
          * Health
          * @example {
          *       "status": "ok",
@@ -3512,6 +3424,94 @@ export interface components {
             account?: string;
             /** @description What the shopper chose. */
             outcome: "succeed" | "fail";
+        };
+        /**
+         * Stripe event
+         * @description A Stripe Event object, exactly as Stripe sends it (other members are accepted as they are; the signature covers the raw bytes).
+         * @example {
+         *       "id": "evt_3QxEXAMPLE0001",
+         *       "object": "event",
+         *       "api_version": "2026-10-28.endive",
+         *       "created": 1767225600,
+         *       "type": "payment_intent.succeeded",
+         *       "livemode": false,
+         *       "data": {
+         *         "object": {
+         *           "id": "pi_3QxEXAMPLE0001",
+         *           "object": "payment_intent",
+         *           "amount": 1999,
+         *           "currency": "usd",
+         *           "status": "succeeded",
+         *           "metadata": {
+         *             "payment_id": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        StripeEvent: {
+            /** @description Stripe's event id (`evt_…`): a redelivery carries the same id and is acted on once. */
+            id: string;
+            /** @description The event type, e.g. `payment_intent.succeeded`, `refund.failed`. */
+            type: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Stripe event received
+         * @example {
+         *       "received": true
+         *     }
+         */
+        StripeEventReceived: {
+            /** @enum {boolean} */
+            received: true;
+        };
+        /**
+         * Adyen notification
+         * @description Adyen's standard webhook (notification) body, exactly as Adyen sends it (other members are accepted as they are).
+         * @example {
+         *       "live": "false",
+         *       "notificationItems": [
+         *         {
+         *           "NotificationRequestItem": {
+         *             "eventCode": "CAPTURE",
+         *             "success": "true",
+         *             "pspReference": "QFQTPCQ8HXSKGK82",
+         *             "originalReference": "JHNB9KXM6ZSV5S22",
+         *             "merchantReference": "3f1c2a9e-8d7b-4c6a-9e5f-1a2b3c4d5e6f",
+         *             "merchantAccountCode": "ExampleShopECOM",
+         *             "eventDate": "2026-01-01T12:00:00+01:00",
+         *             "amount": {
+         *               "value": 1999,
+         *               "currency": "EUR"
+         *             },
+         *             "reason": "",
+         *             "additionalData": {
+         *               "hmacSignature": "kK3xm0Vq1VD0i4m9ZvGS0Dv0QF0vL5m0Bq8Pq5oVjWk="
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        AdyenNotification: {
+            /**
+             * @description `true` from Adyen's live platform, `false` from its test platform.
+             * @example false
+             */
+            live?: string;
+            /** @description The batch's items, each signed on its own; every one must verify, or none is recorded. */
+            notificationItems: ({
+                /** @description One notification: `eventCode`, `success`, `pspReference`, `originalReference` (modifications), `merchantReference`, `merchantAccountCode`, `amount { value, currency }`, `reason`, and `additionalData.hmacSignature` (its HMAC-SHA256 with the account's `hmacKey`). */
+                NotificationRequestItem: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
         };
         /**
          * Problem

@@ -2,6 +2,7 @@ import type { ConnectorModule } from '../connector'
 import { lastFourOf } from '../credentials'
 import { adyenCredentialErrors } from './credentials'
 import { adyenNotificationService, AWAITING_NOTIFICATION_AFTER_SECONDS } from './inbound'
+import { adyenWebhook } from './webhook'
 
 /** Adyen: Checkout API v72 through the official library, outcomes through its HMAC-signed notifications (/connectors/{id}/adyen-notifications). */
 export const adyenModule: ConnectorModule = {
@@ -53,16 +54,19 @@ export const adyenModule: ConnectorModule = {
       timeoutMs: settings.config.GATEWAY_TIMEOUT_MS
     })
   },
-  inbound (ports) {
-    const notifications = adyenNotificationService(ports)
-    return {
-      async receive (connectorId, delivery) {
-        await notifications.receive(connectorId, delivery.body)
-      },
-      async recover ({ ageSeconds }) {
-        const { processed } = await notifications.drainInbox({ ageSeconds })
-        const awaiting = await notifications.awaitingNotification({ ageSeconds: AWAITING_NOTIFICATION_AFTER_SECONDS })
-        return { processed, awaiting }
+  inbound: {
+    webhook: adyenWebhook,
+    receiver (ports) {
+      const notifications = adyenNotificationService(ports)
+      return {
+        async receive (connectorId, delivery) {
+          await notifications.receive(connectorId, delivery.body)
+        },
+        async recover ({ ageSeconds }) {
+          const { processed } = await notifications.drainInbox({ ageSeconds })
+          const awaiting = await notifications.awaitingNotification({ ageSeconds: AWAITING_NOTIFICATION_AFTER_SECONDS })
+          return { processed, awaiting }
+        }
       }
     }
   }

@@ -31,6 +31,9 @@ export interface AdyenNotificationItem {
   additionalData?: Record<string, string | undefined>
 }
 
+/** The code of AdyenNotificationUnverifiedError: the webhook (webhook.ts) gives it its own problem type. */
+export const ADYEN_NOTIFICATION_UNVERIFIED = 'ADYEN_NOTIFICATION_UNVERIFIED'
+
 /** The library's validator (stateless). */
 const validator = new HmacValidator()
 
@@ -41,7 +44,7 @@ const validator = new HmacValidator()
  */
 export class AdyenNotificationUnverifiedError extends DomainError {
   readonly kind = 'unauthenticated'
-  readonly code = 'ADYEN_NOTIFICATION_UNVERIFIED'
+  readonly code = ADYEN_NOTIFICATION_UNVERIFIED
   constructor () {
     super('The notification could not be verified: unknown connector account, or an item whose HMAC signature is missing or does not match. ' +
       'Nothing was recorded.')

@@ -3,6 +3,7 @@ import type { ConnectorModule } from '../connector'
 import { lastFourOf } from '../credentials'
 import { stripeCredentialErrors } from './credentials'
 import { stripeEventService } from './inbound'
+import { stripeWebhook } from './webhook'
 
 /** Stripe: PaymentIntents through the official SDK, events through its signed webhooks (/connectors/{id}/stripe-events). */
 export const stripeModule: ConnectorModule = {
@@ -32,12 +33,15 @@ export const stripeModule: ConnectorModule = {
     const { stripeConnector } = require('./connector') as typeof import('./connector')
     return stripeConnector(credentials, { apiUrl: settings.config.STRIPE_API_URL, timeoutMs: settings.config.GATEWAY_TIMEOUT_MS })
   },
-  inbound (ports) {
-    const events = stripeEventService(ports)
-    return {
-      async receive (connectorId, delivery) {
-        const signature = delivery.headers['stripe-signature']
-        await events.receive(connectorId, delivery.rawBody, typeof signature === 'string' ? signature : undefined)
+  inbound: {
+    webhook: stripeWebhook,
+    receiver (ports) {
+      const events = stripeEventService(ports)
+      return {
+        async receive (connectorId, delivery) {
+          const signature = delivery.headers['stripe-signature']
+          await events.receive(connectorId, delivery.rawBody, typeof signature === 'string' ? signature : undefined)
+        }
       }
     }
   }
