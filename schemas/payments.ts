@@ -138,8 +138,11 @@ export const NextAction = Type.Object({
   examples: [{ type: 'redirect', url: 'https://pay.example.com/simulated-bank?key=payment-019aa9f2', method: 'GET' }]
 })
 
-/** Adyen's Web Components' paymentMethod (state.data.paymentMethod): its card fields are encrypted for Adyen alone. */
-export const AdyenPaymentMethod = Type.Object({
+/**
+ * A payment method object from the shopper's browser, for a connector with the `paymentMethodObject` capability (Adyen's
+ * Web Components' state.data.paymentMethod): its card fields are encrypted for that PSP alone.
+ */
+const PaymentMethodObject = Type.Object({
   type: Type.String({ minLength: 1, maxLength: 64, description: 'Adyen\'s payment method type, e.g. `scheme` for cards.' })
 }, {
   additionalProperties: true,
@@ -276,7 +279,7 @@ export const CreatePaymentBody = Type.Object({
       'Never a card number: something that looks like one (13-19 digits passing the Luhn check) is refused with 400 and not logged. ' +
       'Optional for the simulated gateway.',
     examples: ['pm_card_visa']
-  }), AdyenPaymentMethod], {
+  }), PaymentMethodObject], {
     description: 'A token the connector understands (Stripe: a PaymentMethod `pm_…`), or, for a customer-present Adyen payment, the ' +
       '`paymentMethod` object Adyen\'s Web Components produce (the payment then goes to an Adyen connector only).'
   })),

@@ -5,9 +5,6 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 
-/** Stripe's API, the default of STRIPE_API_URL (a local stand-in in tests). */
-export const STRIPE_DEFAULT_API_URL = 'https://api.stripe.com'
-
 function StringEnum<const T extends string[]> (values: T, defaultValue: T[number]) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: values, default: defaultValue })
 }
@@ -48,21 +45,6 @@ export const ConfigSchema = Type.Object({
   GATEWAY: StringEnum(['simulated', 'none'], 'simulated'),
   GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 120_000, default: 5000 }),
   GATEWAY_SIM_LATENCY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 0 }),
-  /**
-   * Base URL of Stripe's API for Stripe connectors. Operator configuration, not merchant input: any http or
-   * https URL is accepted, loopback included (tests and local fakes); start-up warns when it is not Stripe's.
-   */
-  STRIPE_API_URL: Type.String({ minLength: 1, default: STRIPE_DEFAULT_API_URL }),
-  /**
-   * Base URL of Adyen's Checkout API (without the version) for every Adyen connector, e.g. a local fake in tests.
-   * Unset: each account's own endpoint (test, or live with its liveUrlPrefix). Operator configuration like STRIPE_API_URL.
-   */
-  ADYEN_CHECKOUT_URL: Type.Optional(Type.String({ minLength: 1 })),
-  /**
-   * Base URL of Adyen's Disputes API (accepting a dispute) for every Adyen connector, e.g. a local fake in tests. Unset:
-   * each account's own (https://ca-test.adyen.com/ca/services/DisputeService/v30, or ca-live for a live account).
-   */
-  ADYEN_DISPUTES_URL: Type.Optional(Type.String({ minLength: 1 })),
   IDEMPOTENCY_LOCK_SECONDS: Type.Integer({ ...PositiveInt, default: 60 }),
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ ...PositiveInt, default: 24 }),
   REAPER_INTERVAL_MS: Type.Integer({ minimum: 0, default: 60_000 }),
@@ -148,7 +130,13 @@ export const ConfigSchema = Type.Object({
   DASHBOARD_SESSION_MAX_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 43_200 })
 })
 
-export type Config = Static<typeof ConfigSchema>
+export type Config = Static<typeof ConfigSchema> & {
+  /**
+   * The connector modules' base URL settings (each module's `urlSettings`: STRIPE_API_URL, …), by variable name: those
+   * set or defaulted, each an http or https URL (src/load-config.ts checks them). A module reads its own.
+   */
+  readonly connectorUrls: Readonly<Record<string, string>>
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError'

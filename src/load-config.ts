@@ -5,12 +5,22 @@ import { ADMIN_KEY_MIN_LENGTH } from './domain/api-keys'
 import { parseRetryDelays } from './domain/webhooks'
 import { API_VERSIONS, parseSunsets } from './domain/api-versions'
 import { parseEncryptionKeys } from './secrets/encryption'
+import type { ConnectorUrlSetting } from './gateway/connector'
+import { BUILT_IN_CONNECTORS } from './gateway/registry'
+
+/** Every variable the service reads: the config schema's and the connector modules' URL settings. */
+export function configVariableNames (modules: readonly ConfiguredModule[] = BUILT_IN_CONNECTORS): string[] {
+  return [...Object.keys(ConfigSchema.properties), ...modules.flatMap((module) => (module.urlSettings ?? []).map(({ name }) => name))]
+}
+
+/** What a module brings to the configuration: its base URL settings. */
+interface ConfiguredModule { urlSettings?: readonly ConnectorUrlSetting[] | undefined }
 
 /**
  * The only place that reads the environment. Tests pass their own `source`
- * instead of touching process.env.
+ * instead of touching process.env. `modules`: whose URL settings are read (the built-in connector modules).
  */
-export function loadConfig (source: EnvSource = process.env): Config {
+export function loadConfig (source: EnvSource = process.env, modules: readonly ConfiguredModule[] = BUILT_IN_CONNECTORS): Config {
   const data: Record<string, string> = {}
   for (const key of Object.keys(ConfigSchema.properties)) {
     const value = source[key]
@@ -18,8 +28,9 @@ export function loadConfig (source: EnvSource = process.env): Config {
   }
   let config: Config
   try {
-    config = envSchema<Config>({ schema: ConfigSchema, data, env: false, dotenv: false })
+    config = { ...envSchema<Omit<Config, 'connectorUrls'>>({ schema: ConfigSchema, data, env: false, dotenv: false }), connectorUrls: connectorUrlsOf(source, modules) }
   } catch (err) {
+    if (err instanceof ConfigError) throw err
     throw new ConfigError(describeEnvError(err as Error & { errors?: AjvLikeError[] }, data))
   }
   if (config.REQUEST_TIMEOUT_MS > 0 && config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) {
@@ -49,15 +60,6 @@ export function loadConfig (source: EnvSource = process.env): Config {
     throw new ConfigError('invalid configuration: TRUST_PROXY must be true, false, a hop count or a comma-separated ' +
       `list of addresses, CIDRs or loopback/linklocal/uniquelocal (got ${JSON.stringify(config.TRUST_PROXY)})`)
   }
-  if (!isHttpUrl(config.STRIPE_API_URL)) {
-    throw new ConfigError(`invalid configuration: STRIPE_API_URL must be an http or https URL (got ${JSON.stringify(config.STRIPE_API_URL)})`)
-  }
-  if (config.ADYEN_CHECKOUT_URL !== undefined && !isHttpUrl(config.ADYEN_CHECKOUT_URL)) {
-    throw new ConfigError(`invalid configuration: ADYEN_CHECKOUT_URL must be an http or https URL (got ${JSON.stringify(config.ADYEN_CHECKOUT_URL)})`)
-  }
-  if (config.ADYEN_DISPUTES_URL !== undefined && !isHttpUrl(config.ADYEN_DISPUTES_URL)) {
-    throw new ConfigError(`invalid configuration: ADYEN_DISPUTES_URL must be an http or https URL (got ${JSON.stringify(config.ADYEN_DISPUTES_URL)})`)
-  }
   if (config.PUBLIC_BASE_URL !== undefined && !isPublicBaseUrl(config.PUBLIC_BASE_URL)) {
     throw new ConfigError('invalid configuration: PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, ' +
       `e.g. https://pay.example.com (got ${JSON.stringify(config.PUBLIC_BASE_URL)})`)
@@ -68,6 +70,22 @@ export function loadConfig (source: EnvSource = process.env): Config {
       `https://dashboard.example.com (scheme, host, optional port; no path) (got ${JSON.stringify(badOrigin)})`)
   }
   return config
+}
+
+/**
+ * The modules' base URL settings: each set (or defaulted) one, checked to be an http or https URL. Operator
+ * configuration, not merchant input: loopback and plain http are accepted (tests, local fakes).
+ */
+function connectorUrlsOf (source: EnvSource, modules: readonly ConfiguredModule[]): Record<string, string> {
+  const urls: Record<string, string> = {}
+  for (const setting of modules.flatMap((module) => module.urlSettings ?? [])) {
+    const set = source[setting.name]
+    const value = set === undefined || set === '' ? setting.default : set
+    if (value === undefined) continue
+    if (!isHttpUrl(value)) throw new ConfigError(`invalid configuration: ${setting.name} must be an http or https URL (got ${JSON.stringify(value)})`)
+    urls[setting.name] = value
+  }
+  return urls
 }
 
 function isPublicBaseUrl (value: string): boolean {

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ConfigError, trustProxySetting } from '../src/config'
-import { loadConfig } from '../src/load-config'
+import { configVariableNames, loadConfig } from '../src/load-config'
 import { buildTestApp } from './helpers/app'
 import { ServerProcess } from './helpers/server-process'
 
@@ -172,22 +172,32 @@ t.test('INSTANCE_DEAD_AFTER_MS must cover at least three heartbeats', async (t) 
 })
 
 t.test('STRIPE_API_URL: Stripe\'s by default; any http or https URL, loopback included; anything else stops start-up', async (t) => {
-  t.equal(loadConfig({}).STRIPE_API_URL, 'https://api.stripe.com')
-  t.equal(loadConfig({ STRIPE_API_URL: 'http://127.0.0.1:12111' }).STRIPE_API_URL, 'http://127.0.0.1:12111')
+  t.equal(loadConfig({}).connectorUrls.STRIPE_API_URL, 'https://api.stripe.com')
+  t.equal(loadConfig({ STRIPE_API_URL: 'http://127.0.0.1:12111' }).connectorUrls.STRIPE_API_URL, 'http://127.0.0.1:12111')
   t.throws(() => loadConfig({ STRIPE_API_URL: 'ftp://stripe.example' }), { name: 'ConfigError', message: /STRIPE_API_URL must be an http or https URL/ })
   t.throws(() => loadConfig({ STRIPE_API_URL: 'not a url' }), { name: 'ConfigError', message: /STRIPE_API_URL/ })
 })
 
 t.test('ADYEN_DISPUTES_URL: unset by default (each account\'s test or live endpoint); any http or https URL; anything else stops start-up', async (t) => {
-  t.equal(loadConfig({}).ADYEN_DISPUTES_URL, undefined)
-  t.equal(loadConfig({ ADYEN_DISPUTES_URL: 'http://127.0.0.1:8081/ca/services/DisputeService/v30' }).ADYEN_DISPUTES_URL, 'http://127.0.0.1:8081/ca/services/DisputeService/v30')
+  t.equal(loadConfig({}).connectorUrls.ADYEN_DISPUTES_URL, undefined)
+  t.equal(loadConfig({ ADYEN_DISPUTES_URL: 'http://127.0.0.1:8081/ca/services/DisputeService/v30' }).connectorUrls.ADYEN_DISPUTES_URL, 'http://127.0.0.1:8081/ca/services/DisputeService/v30')
   t.throws(() => loadConfig({ ADYEN_DISPUTES_URL: 'ftp://adyen.example' }), { name: 'ConfigError', message: /ADYEN_DISPUTES_URL must be an http or https URL/ })
 })
 
 t.test('ADYEN_CHECKOUT_URL: unset by default (each account\'s test or live endpoint); any http or https URL; anything else stops start-up', async (t) => {
-  t.equal(loadConfig({}).ADYEN_CHECKOUT_URL, undefined)
-  t.equal(loadConfig({ ADYEN_CHECKOUT_URL: 'http://127.0.0.1:8080' }).ADYEN_CHECKOUT_URL, 'http://127.0.0.1:8080')
+  t.equal(loadConfig({}).connectorUrls.ADYEN_CHECKOUT_URL, undefined)
+  t.equal(loadConfig({ ADYEN_CHECKOUT_URL: 'http://127.0.0.1:8080' }).connectorUrls.ADYEN_CHECKOUT_URL, 'http://127.0.0.1:8080')
   t.throws(() => loadConfig({ ADYEN_CHECKOUT_URL: 'ftp://adyen.example' }), { name: 'ConfigError', message: /ADYEN_CHECKOUT_URL must be an http or https URL/ })
+})
+
+t.test('a connector module\'s URL settings are read and checked with the configuration, by the module\'s names', async (t) => {
+  const acme = { urlSettings: [{ name: 'ACME_API_URL', default: 'https://api.acme.example' }, { name: 'ACME_FILES_URL' }] }
+  t.same(loadConfig({}, [acme]).connectorUrls, { ACME_API_URL: 'https://api.acme.example' }, 'a default applies; a setting without one stays unset')
+  t.same(loadConfig({ ACME_FILES_URL: 'http://127.0.0.1:9000', STRIPE_API_URL: 'http://127.0.0.1:1' }, [acme]).connectorUrls,
+    { ACME_API_URL: 'https://api.acme.example', ACME_FILES_URL: 'http://127.0.0.1:9000' }, 'only the given modules\' settings are read')
+  t.throws(() => loadConfig({ ACME_API_URL: 'file:///etc/passwd' }, [acme]), { name: 'ConfigError', message: /^invalid configuration: ACME_API_URL must be an http or https URL/ })
+  t.ok(configVariableNames([acme]).includes('ACME_FILES_URL'), 'and named among the service\'s variables')
+  t.ok(configVariableNames().includes('STRIPE_API_URL'))
 })
 
 t.test('API_VERSION_SUNSETS: supported, non-current versions with a date', async (t) => {

@@ -87,9 +87,9 @@ export class ConnectorCredentialsRefusedError extends DomainError {
 export class ConnectorEventUnverifiedError extends DomainError {
   readonly kind = 'validation'
   readonly code = 'CONNECTOR_EVENT_UNVERIFIED'
-  constructor () {
-    super('The event could not be verified: unknown connector account, no webhookSecret in its credentials, or a Stripe-Signature that is ' +
-      'missing, does not match the body, or is older than 5 minutes. Nothing was recorded.')
+  /** `message`: the PSP's causes, in its words (its receiver knows them); one message for every cause. */
+  constructor (message = 'The event could not be verified: unknown connector account, or a signature that is missing or does not match. Nothing was recorded.') {
+    super(message)
   }
 }
 

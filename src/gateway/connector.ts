@@ -49,9 +49,17 @@ export interface ConnectorSettings {
   simulatedBankUrl?: (page: { key: string, returnUrl: string, account: string | null }) => string
   /**
    * The one validated configuration: each module reads its own settings in it (GATEWAY_TIMEOUT_MS bounds every PSP
-   * call; STRIPE_API_URL, ADYEN_CHECKOUT_URL, … point a PSP's calls at another server, tests' local fakes).
+   * call; a module's `urlSettings`, in `connectorUrls`, point its PSP's calls at another server, tests' local fakes).
    */
   config: Config
+}
+
+/** An operator setting of a module: an environment variable holding a base URL of its PSP's API (tests point it at a local fake). */
+export interface ConnectorUrlSetting {
+  /** The variable (`STRIPE_API_URL`): upper case, the PSP's name first. */
+  name: string
+  /** Its value when unset; none: unset means each account's own endpoint. */
+  default?: string
 }
 
 /** Something the operator should know at start-up about this PSP's settings (logged at warn). */
@@ -78,6 +86,8 @@ export interface ConnectorModule {
   credentialErrors: (credentials: unknown) => FieldErrors
   /** What an answer may show of valid credentials (`…` and the last 4 characters of the key); null: nothing to show. */
   credentialsHint: (credentials: ConnectorCredentials | undefined) => string | null
+  /** Its base URL settings, read and checked with the configuration (their values in `config.connectorUrls`). */
+  readonly urlSettings?: readonly ConnectorUrlSetting[]
   /** What the operator should know about this PSP's settings (e.g. a base URL that is not the PSP's); none by default. */
   settingsNotes?: (config: Config) => SettingsNote[]
   /** The connector of one account (`connectorId`; null for the instance default) with its credentials. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { Test } from 'tap'
-import { ConfigSchema } from '../../src/config'
+import { configVariableNames } from '../../src/load-config'
 
 const ROOT = resolve(__dirname, '..', '..')
 
@@ -14,7 +14,7 @@ export interface LogLine { level?: number, msg?: string, [key: string]: unknown 
  */
 export function childEnv (env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of Object.keys(ConfigSchema.properties)) delete base[key]
+  for (const key of configVariableNames()) delete base[key]
   return { ...base, ...env }
 }
 

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
-import { ConfigSchema } from '../../src/config'
+import { configVariableNames } from '../../src/load-config'
 import { ServerProcess } from '../helpers/server-process'
 import { ADMIN_AUTH, TEST_ADMIN_KEY, TEST_ENCRYPTION_KEYS } from '../helpers/app'
 
@@ -14,9 +14,10 @@ const ROOT = resolve(__dirname, '..', '..')
 const GRACE_MS = 5000
 
 function operatorEnv (env: Record<string, string>): NodeJS.ProcessEnv {
+  const serviceVariables = new Set(configVariableNames())
   const clean: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_)/i.test(key) || key in ConfigSchema.properties) continue
+    if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_)/i.test(key) || serviceVariables.has(key)) continue
     clean[key] = value
   }
   return { ...clean, ...env }

@@ -37,21 +37,23 @@ export const adyenModule: ConnectorModule = {
   },
   credentialErrors: adyenCredentialErrors,
   credentialsHint: (credentials) => lastFourOf(credentials, 'apiKey'),
-  settingsNotes: (config) => [
-    ...(config.ADYEN_DISPUTES_URL === undefined
+  // Unset: each account's own endpoints (test, or live with its liveUrlPrefix). Set: every account's calls go there (tests: a local fake).
+  urlSettings: [{ name: 'ADYEN_CHECKOUT_URL' }, { name: 'ADYEN_DISPUTES_URL' }],
+  settingsNotes: ({ connectorUrls: { ADYEN_CHECKOUT_URL: checkoutUrl, ADYEN_DISPUTES_URL: disputesUrl } }) => [
+    ...(disputesUrl === undefined
       ? []
-      : [{ message: 'ADYEN_DISPUTES_URL is set: every Adyen connector accepts disputes at this server instead of its own endpoint', details: { adyenDisputesUrl: config.ADYEN_DISPUTES_URL } }]),
-    ...(config.ADYEN_CHECKOUT_URL === undefined
+      : [{ message: 'ADYEN_DISPUTES_URL is set: every Adyen connector accepts disputes at this server instead of its own endpoint', details: { adyenDisputesUrl: disputesUrl } }]),
+    ...(checkoutUrl === undefined
       ? []
-      : [{ message: 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint', details: { adyenCheckoutUrl: config.ADYEN_CHECKOUT_URL } }])
+      : [{ message: 'ADYEN_CHECKOUT_URL is set: every Adyen connector talks to this server instead of its own test or live endpoint', details: { adyenCheckoutUrl: checkoutUrl } }])
   ],
-  create (credentials, _connectorId, settings) {
+  create (credentials, _connectorId, { config: { connectorUrls, GATEWAY_TIMEOUT_MS: timeoutMs } }) {
     // The library is loaded when the first Adyen connector is built: its index alone costs about a second of start-up.
     const { adyenConnector } = require('./connector') as typeof import('./connector')
     return adyenConnector(credentials, {
-      ...(settings.config.ADYEN_CHECKOUT_URL === undefined ? {} : { checkoutUrl: settings.config.ADYEN_CHECKOUT_URL }),
-      ...(settings.config.ADYEN_DISPUTES_URL === undefined ? {} : { disputesUrl: settings.config.ADYEN_DISPUTES_URL }),
-      timeoutMs: settings.config.GATEWAY_TIMEOUT_MS
+      ...(connectorUrls.ADYEN_CHECKOUT_URL === undefined ? {} : { checkoutUrl: connectorUrls.ADYEN_CHECKOUT_URL }),
+      ...(connectorUrls.ADYEN_DISPUTES_URL === undefined ? {} : { disputesUrl: connectorUrls.ADYEN_DISPUTES_URL }),
+      timeoutMs
     })
   },
   inbound: {

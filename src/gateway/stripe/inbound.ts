@@ -26,6 +26,10 @@ type RefundEffect = Extract<StripeEventEffect, { kind: 'refund' }>
 type DisputeEffect = Extract<StripeEventEffect, { kind: 'dispute' }>
 type ChargeRefundedEffect = Extract<StripeEventEffect, { kind: 'charge_refunded' }>
 
+/** One message for every cause of an unverified Stripe event (the log says which): a caller learns nothing about accounts. */
+const UNVERIFIED = 'The event could not be verified: unknown connector account, no webhookSecret in its credentials, or a Stripe-Signature that is ' +
+  'missing, does not match the body, or is older than 5 minutes. Nothing was recorded.'
+
 /**
  * Stripe's own webhooks: what changed at Stripe after we stopped asking (a PaymentIntent settled while
  * our payment was pending, a refund that settles or fails later). Only our records still pending move,
@@ -39,14 +43,14 @@ export function stripeEventService (deps: InboundPorts): StripeEventService {
     const secret = account?.type === 'stripe' ? account.credentials.webhookSecret : undefined
     if (account === undefined || secret === undefined || secret === '') {
       deps.log.info({ connectorId: connectorId.slice(0, 64), reason: account === undefined ? 'unknown_connector' : 'no_webhook_secret' }, 'Stripe event refused')
-      throw new ConnectorEventUnverifiedError()
+      throw new ConnectorEventUnverifiedError(UNVERIFIED)
     }
     try {
       return { account, event: verifyStripeEvent(rawBody, signature, secret, deps.clock()) }
     } catch (err) {
       if (!(err instanceof StripeEventVerificationError)) throw err
       deps.log.info({ connectorId: account.id, reason: err.message }, 'Stripe event refused')
-      throw new ConnectorEventUnverifiedError()
+      throw new ConnectorEventUnverifiedError(UNVERIFIED)
     }
   }
 

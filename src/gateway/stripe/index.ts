@@ -1,9 +1,14 @@
-import { STRIPE_DEFAULT_API_URL } from '../../config'
 import type { ConnectorModule } from '../connector'
 import { lastFourOf } from '../credentials'
 import { stripeCredentialErrors } from './credentials'
 import { stripeEventService } from './inbound'
 import { stripeWebhook } from './webhook'
+
+/** Stripe's API, the default of STRIPE_API_URL (a local stand-in in tests). */
+export const STRIPE_DEFAULT_API_URL = 'https://api.stripe.com'
+
+/** Where Stripe connectors call: Stripe's API unless the operator points them elsewhere. */
+const apiUrlOf = (config: { connectorUrls: Readonly<Record<string, string>> }): string => config.connectorUrls.STRIPE_API_URL ?? STRIPE_DEFAULT_API_URL
 
 /** Stripe: PaymentIntents through the official SDK, events through its signed webhooks (/connectors/{id}/stripe-events). */
 export const stripeModule: ConnectorModule = {
@@ -25,13 +30,15 @@ export const stripeModule: ConnectorModule = {
   },
   credentialErrors: stripeCredentialErrors,
   credentialsHint: (credentials) => lastFourOf(credentials, 'secretKey'),
-  settingsNotes: (config) => new URL(config.STRIPE_API_URL).origin === new URL(STRIPE_DEFAULT_API_URL).origin
+  // Operator configuration: any http or https URL (loopback included, for tests and local fakes); a warning when it is not Stripe's.
+  urlSettings: [{ name: 'STRIPE_API_URL', default: STRIPE_DEFAULT_API_URL }],
+  settingsNotes: (config) => new URL(apiUrlOf(config)).origin === new URL(STRIPE_DEFAULT_API_URL).origin
     ? []
-    : [{ message: 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead', details: { stripeApiUrl: config.STRIPE_API_URL } }],
+    : [{ message: 'STRIPE_API_URL is not Stripe\'s API: Stripe connectors talk to this server instead', details: { stripeApiUrl: apiUrlOf(config) } }],
   create (credentials, _connectorId, settings) {
     // The SDK is loaded when the first Stripe connector is built: start-up time an instance without one never pays.
     const { stripeConnector } = require('./connector') as typeof import('./connector')
-    return stripeConnector(credentials, { apiUrl: settings.config.STRIPE_API_URL, timeoutMs: settings.config.GATEWAY_TIMEOUT_MS })
+    return stripeConnector(credentials, { apiUrl: apiUrlOf(settings.config), timeoutMs: settings.config.GATEWAY_TIMEOUT_MS })
   },
   inbound: {
     webhook: stripeWebhook,
