@@ -30,7 +30,15 @@ export function sqlitePathFromUrl (url: string): string {
 export function openSqlite (url: string, options: SqliteOptions): SqliteHandle {
   const path = sqlitePathFromUrl(url)
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new BetterSqlite3(path)
+  return configured(new BetterSqlite3(path), options)
+}
+
+/** An in-memory database holding a copy of `image` (a serialized database): what it starts with, not a file. */
+export function openSqliteImage (image: Buffer, options: SqliteOptions): SqliteHandle {
+  return configured(new BetterSqlite3(image), options)
+}
+
+function configured (db: SqliteHandle, options: SqliteOptions): SqliteHandle {
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${options.synchronous}`)
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)

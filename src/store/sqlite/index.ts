@@ -4,7 +4,7 @@ import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
 import { dashboardSessionStore } from '../dashboard-sessions'
 import { instanceStore } from '../instances'
-import { migrateSqlite, openSqlite, type SqliteOptions } from './connection'
+import { migrateSqlite, openSqlite, openSqliteImage, sqlitePathFromUrl, type SqliteHandle, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
 import { sqliteMerchantStore } from './merchants'
 import { sqlitePaymentStore } from './payments'
@@ -23,9 +23,33 @@ import { unavailableReason } from '../unavailable'
 /** Readiness writes at least this often, so a full disk shows before a request finds it. */
 const WRITE_PROBE_INTERVAL_MS = 5_000
 
-export async function createSqliteDatabase (url: string, options: SqliteOptions): Promise<Database> {
-  const db = openSqlite(url, options)
+/**
+ * The migrated schema of an in-memory database, serialized (made once per process): each new in-memory database
+ * (tests, trials) starts as a copy instead of running every migration's DDL again, about a third of an app's start.
+ */
+let migratedInMemory: Buffer | undefined
+
+/** The database at `url`, migrated. A file is migrated in place; an in-memory database starts from the migrated copy. */
+async function openMigrated (url: string, options: SqliteOptions): Promise<SqliteHandle> {
+  if (sqlitePathFromUrl(url) !== ':memory:') {
+    const db = openSqlite(url, options)
+    await migrateSqlite(db, sqliteMigrations)
+    return db
+  }
+  if (migratedInMemory === undefined) {
+    const template = openSqlite(url, options)
+    await migrateSqlite(template, sqliteMigrations)
+    migratedInMemory = template.serialize()
+    template.close()
+  }
+  const db = openSqliteImage(migratedInMemory, options)
+  // The copy records its migrations: nothing is pending, and this proves it.
   await migrateSqlite(db, sqliteMigrations)
+  return db
+}
+
+export async function createSqliteDatabase (url: string, options: SqliteOptions): Promise<Database> {
+  const db = await openMigrated(url, options)
   // Payment, key, ledger and product writes share commits (and fsyncs); see group-commit.ts.
   const batchListeners: Array<(writes: number) => void> = []
   const writes = watchWrites(groupCommit(db, (size) => { for (const listener of batchListeners) listener(size) }))
