@@ -11,6 +11,10 @@ import { EVENT_TYPES } from '../src/domain/events'
 import { API_VERSIONS } from '../src/domain/api-versions'
 import { OpenApiValidator } from './helpers/openapi-validator'
 
+// One generated document for every check here (each generation builds the whole app): the YAML text is shared, each check parses its own copy.
+let generatedDocument: Promise<string> | undefined
+const generatedYaml = async (): Promise<string> => await (generatedDocument ??= generateOpenApiYaml())
+
 const COMMITTED = resolve(__dirname, '..', 'openapi.yaml')
 const STALE = 'openapi.yaml is out of date with the route schemas: run `npm run openapi` and commit openapi.yaml'
 const METHODS = ['get', 'head', 'put', 'post', 'patch', 'delete', 'options', 'trace']
@@ -40,7 +44,7 @@ function errorStatuses (operation: Operation | undefined): string[] {
 
 t.test('the committed openapi.yaml is what the code generates', async (t) => {
   t.ok(existsSync(COMMITTED), `openapi.yaml exists (if not: ${STALE})`)
-  const generated = await generateOpenApiYaml()
+  const generated = await generatedYaml()
   const committed = existsSync(COMMITTED) ? readFileSync(COMMITTED, 'utf8') : ''
   // Compare as text, not with t.same, so the failure carries the instruction, not a huge diff only.
   if (committed !== generated) t.fail(STALE, { diff: firstDifference(committed, generated) })
@@ -57,7 +61,7 @@ function firstDifference (committed: string, generated: string): string {
 }
 
 t.test('the document is OpenAPI 3 and describes the products area', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   t.match(doc.openapi, /^3\.\d+\.\d+$/)
   t.ok(doc.components.schemas.ErrorEnvelope, 'the error envelope is a named component')
   t.ok(doc.components.schemas.Product, 'the product is a named component')
@@ -84,7 +88,7 @@ t.test('the document is OpenAPI 3 and describes the products area', async (t) =>
 })
 
 t.test('every operation is tagged with a declared tag and declares its error responses', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   const declaredTags = new Set(doc.tags.map((tag) => tag.name))
   const all = operations(doc)
   t.ok(all.length >= 4, 'operations were found')
@@ -134,7 +138,7 @@ t.test('/docs/json and /docs/yaml serve the same document, /docs serves Swagger 
 })
 
 t.test('security: a bearer scheme; every operation states its security, public ones none; 401/403 documented with examples', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document & {
+  const doc = parse(await generatedYaml()) as Document & {
     components: { securitySchemes?: Record<string, { type: string, scheme: string }> }
     security?: unknown
   }
@@ -165,7 +169,7 @@ t.test('security: a bearer scheme; every operation states its security, public o
     const forbidden = doc.paths[path]?.[method]?.responses?.['403'] as { content?: Record<string, { example?: unknown }> } | undefined
     t.ok(Object.values(forbidden?.content ?? {})[0]?.example, `${name} documents 403 with an example`)
   }
-  const keys = new Set((await generateOpenApiYaml()).match(/sk_[A-Za-z0-9_-]{8,}/g) ?? [])
+  const keys = new Set((await generatedYaml()).match(/sk_[A-Za-z0-9_-]{8,}/g) ?? [])
   t.same([...keys], ['sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a'], 'the only key in the document is the marked example')
 })
 
@@ -175,7 +179,7 @@ interface BodyOperation extends Operation {
 }
 
 t.test('every JSON request and response body is a named component', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   const inline: string[] = []
   for (const [name, operation] of operations(doc) as Array<[string, BodyOperation]>) {
     for (const [mediaType, media] of Object.entries(operation.requestBody?.content ?? {})) {
@@ -196,7 +200,7 @@ t.test('every JSON request and response body is a named component', async (t) =>
 })
 
 t.test('headers and bodies the server really sends or accepts', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   const byId = new Map((operations(doc) as Array<[string, BodyOperation]>).map(([, operation]) => [operation.operationId, operation]))
   for (const id of ['createPayment', 'createRefund', 'createMerchant', 'capturePayment']) {
     t.same(byId.get(id)?.responses?.['409']?.headers?.['Retry-After'], { $ref: '#/components/headers/Retry-After-Idempotency-Key-In-Use' }, `${id} 409 declares Retry-After`)
@@ -219,7 +223,7 @@ t.test('headers and bodies the server really sends or accepts', async (t) => {
 })
 
 t.test('problem documents: one component per problem type, in a oneOf discriminated by type', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   const union = doc.components.schemas.ProblemDetails as { oneOf: Array<{ $ref: string }>, discriminator: { propertyName: string, mapping: Record<string, string> } }
   t.equal(union.discriminator.propertyName, 'type')
   const connectorTypes = [...connectorRegistry().problemTypes.values()].map(({ type }) => type)
@@ -239,7 +243,7 @@ t.test('problem documents: one component per problem type, in a oneOf discrimina
 })
 
 t.test('Event data is typed: a oneOf per kind of resource, discriminated by type', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   const event = doc.components.schemas.Event as { oneOf: Array<{ $ref: string }>, discriminator: { propertyName: string, mapping: Record<string, string> } }
   t.equal(event.discriminator.propertyName, 'type')
   t.same(Object.keys(event.discriminator.mapping).sort(), [...EVENT_TYPES].sort(), 'every event type maps to its variant')
@@ -252,7 +256,7 @@ t.test('Event data is typed: a oneOf per kind of resource, discriminated by type
 })
 
 t.test('operation ids are identifiers; every success response and request body has an example', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document
+  const doc = parse(await generatedYaml()) as Document
   const schemas = doc.components.schemas as Record<string, { examples?: unknown }>
   const hasExample = (media: { schema?: Record<string, unknown>, example?: unknown, examples?: unknown }): boolean =>
     media.example !== undefined || media.examples !== undefined ||
@@ -280,7 +284,7 @@ interface Webhook {
 }
 
 t.test('webhooks: one per kind of resource, both versions\' bodies, the Standard Webhooks headers, the receiver\'s answers', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document & { webhooks: Record<string, Webhook> }
+  const doc = parse(await generatedYaml()) as Document & { webhooks: Record<string, Webhook> }
   t.same(Object.keys(doc.webhooks), ['paymentEvent', 'refundEvent', 'disputeEvent', 'merchantEvent', 'webhookEndpointEvent'])
   const validator = new OpenApiValidator(doc as never)
   const covered: string[] = []
@@ -307,7 +311,7 @@ t.test('webhooks: one per kind of resource, both versions\' bodies, the Standard
 })
 
 t.test('servers: the serving origin; the description tells a client outside a browser which base URL to pass', async (t) => {
-  const doc = parse(await generateOpenApiYaml()) as Document & { servers: Array<{ url: string }>, info: { description: string } }
+  const doc = parse(await generatedYaml()) as Document & { servers: Array<{ url: string }>, info: { description: string } }
   t.same(doc.servers.map((server) => server.url), ['/'])
   t.match(doc.info.description, /## Base URL[\s\S]*baseUrl/)
 })
