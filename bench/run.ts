@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http'
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { ConfigSchema } from '../src/config'
+import { configVariableNames } from '../src/load-config'
 import { cannedPathPrefix, cannedPathSuffix, replayableHeaders, type CannedResponse } from './baseline-server'
 import type { LoadJob, LoadRequest, LoadResult } from './load'
 import { measureMetricsHook, type HookCost } from './metrics-cost'
@@ -113,7 +113,7 @@ const sleep = async (ms: number): Promise<void> => { await new Promise((resolve)
 /** The environment of a child server: ours without any service variable, plus `env`. */
 function serverEnv (env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of Object.keys(ConfigSchema.properties)) delete base[key]
+  for (const key of configVariableNames()) delete base[key]
   return { ...base, ...env }
 }
 

@@ -10,6 +10,7 @@ import { readCache } from '../src/services/read-cache'
 import type { RoutableAccount } from '../src/gateway/directory'
 import { instrumentGateway } from './metrics'
 import { simulatedBankAddress } from '../schemas/checkout'
+import { isServiceProblem } from './http/errors/problem'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,6 +32,21 @@ export interface ConnectorsPluginOptions {
   modules?: readonly ConnectorModule[]
 }
 
+/**
+ * What the registry cannot check alone: a module's URL settings were read with the configuration (loadConfig was given
+ * the same modules), and its problem types are not the service's own (they would change how the service's errors read).
+ */
+function checkModulesAgainstService (registry: ConnectorRegistry, urlNamesRead: readonly string[]): void {
+  for (const module of registry.modules) {
+    for (const { name } of module.urlSettings ?? []) {
+      if (!urlNamesRead.includes(name)) throw new Error(`the ${module.type} connector module's setting ${name} was not read: give loadConfig the modules given to buildApp`)
+    }
+  }
+  for (const own of registry.problemTypes.values()) {
+    if (isServiceProblem(own)) throw new Error(`the problem type ${own.code} (${own.type}) of a connector module is one of the service's own`)
+  }
+}
+
 /** Merchants whose routing accounts an instance keeps at most (least recently used forgotten first). */
 const ROUTING_CACHE_MAX_MERCHANTS = 10_000
 
@@ -42,6 +58,7 @@ const ROUTING_CACHE_MAX_MERCHANTS = 10_000
 export default fp<ConnectorsPluginOptions>(async (app, opts) => {
   const publicBaseUrl = app.config.PUBLIC_BASE_URL
   const registry = connectorRegistry(opts.modules ?? BUILT_IN_CONNECTORS)
+  checkModulesAgainstService(registry, app.config.connectorUrlNames)
   app.decorate('connectorRegistry', registry)
   for (const module of registry.modules) {
     for (const note of module.settingsNotes?.(app.config) ?? []) app.log.warn(note.details, note.message)

@@ -136,6 +136,8 @@ export type Config = Static<typeof ConfigSchema> & {
    * set or defaulted, each an http or https URL (src/load-config.ts checks them). A module reads its own.
    */
   readonly connectorUrls: Readonly<Record<string, string>>
+  /** The URL settings that were read (set or not): a module whose settings are not among them was not given to loadConfig. */
+  readonly connectorUrlNames: readonly string[]
 }
 
 export class ConfigError extends Error {

@@ -10,7 +10,11 @@ import { BUILT_IN_CONNECTORS } from './gateway/registry'
 
 /** Every variable the service reads: the config schema's and the connector modules' URL settings. */
 export function configVariableNames (modules: readonly ConfiguredModule[] = BUILT_IN_CONNECTORS): string[] {
-  return [...Object.keys(ConfigSchema.properties), ...modules.flatMap((module) => (module.urlSettings ?? []).map(({ name }) => name))]
+  return [...Object.keys(ConfigSchema.properties), ...urlSettingNames(modules)]
+}
+
+function urlSettingNames (modules: readonly ConfiguredModule[]): string[] {
+  return modules.flatMap((module) => (module.urlSettings ?? []).map(({ name }) => name))
 }
 
 /** What a module brings to the configuration: its base URL settings. */
@@ -28,7 +32,7 @@ export function loadConfig (source: EnvSource = process.env, modules: readonly C
   }
   let config: Config
   try {
-    config = { ...envSchema<Omit<Config, 'connectorUrls'>>({ schema: ConfigSchema, data, env: false, dotenv: false }), connectorUrls: connectorUrlsOf(source, modules) }
+    config = { ...envSchema<Omit<Config, 'connectorUrls'>>({ schema: ConfigSchema, data, env: false, dotenv: false }), connectorUrls: connectorUrlsOf(source, modules), connectorUrlNames: urlSettingNames(modules) }
   } catch (err) {
     if (err instanceof ConfigError) throw err
     throw new ConfigError(describeEnvError(err as Error & { errors?: AjvLikeError[] }, data))

@@ -10,7 +10,7 @@ import { join } from 'node:path'
  * a process of its own (PostgreSQL's slot, process-wide state, module mocks, what is loaded at start) stays out.
  */
 
-/** Folders (every `*.test.ts` in them) and single files, relative to test/. */
+/** Folders (every `*.test.ts` in them and their subfolders) and single files, relative to test/. */
 export const BATCHED_TESTS = [
   'domain', 'services', 'gateway/adyen', 'gateway/simulated', 'gateway/stripe', 'schemas', 'secrets', 'store/sqlite', 'docs',
   'gateway/registry.test.ts', 'import-graph.test.ts',
@@ -26,7 +26,8 @@ export const BATCHED_TESTS = [
 export function batchedTestFiles (): string[] {
   return BATCHED_TESTS.flatMap((entry) => entry.endsWith('.test.ts')
     ? [join(__dirname, entry)]
-    : readdirSync(join(__dirname, entry))
+    // Recursive, as .taprc's `<folder>/**` is: a test in a subfolder is excluded there and run here.
+    : readdirSync(join(__dirname, entry), { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.test.ts'))
       .sort()
       .map((name) => join(__dirname, entry, name)))

@@ -154,7 +154,7 @@ export interface InboundReceiver {
  * ones do not describe: the HTTP layer answers the error's `code` with it and documents it as a component.
  */
 export interface InboundProblemType {
-  /** The domain error's code. */
+  /** The domain error's code, starting with the module's type in upper case and `_` (`ADYEN_…`): the registry refuses others. */
   code: string
   /** The problem `type` (a URN). */
   type: string

@@ -26,13 +26,19 @@ export function connectorRegistry (modules: readonly ConnectorModule[] = BUILT_I
   }
   const paths = new Set<string>()
   const problemTypes = new Map<string, InboundProblemType>()
-  for (const { inbound } of modules) {
+  for (const { type, inbound } of modules) {
     if (inbound === undefined) continue
     const { path, problemTypes: own = [] } = inbound.webhook
     if (!WEBHOOK_PATH_PATTERN.test(path)) throw new Error(`webhook path ${JSON.stringify(path)} must match ${String(WEBHOOK_PATH_PATTERN)}`)
     if (paths.has(path)) throw new Error(`two connector modules have the webhook path ${path}`)
     paths.add(path)
-    for (const problemType of own) problemTypes.set(problemType.code, problemType)
+    for (const problemType of own) {
+      // A module's codes are its own by name (ADYEN_…), so they never answer another module's or the service's errors.
+      if (!problemType.code.startsWith(`${type.toUpperCase()}_`)) throw new Error(`problem code ${problemType.code} of the ${type} module must start with ${type.toUpperCase()}_`)
+      const clash = [...problemTypes.values()].find((other) => other.code === problemType.code || other.type === problemType.type || other.component === problemType.component)
+      if (clash !== undefined) throw new Error(`two connector modules have the problem type ${problemType.code} (${problemType.type}, ${problemType.component})`)
+      problemTypes.set(problemType.code, problemType)
+    }
   }
   return {
     modules: [...modules],

@@ -124,3 +124,17 @@ t.test('its webhook is served and documented from its module: a signed event set
   t.ok(docs.components.schemas.AcmeEventReceived, 'its answer is a component')
   t.ok(docs.paths['/connectors/{connectorId}/stripe-events'], 'beside the built-in modules\' webhooks')
 })
+
+t.test('an instance refuses to start with a module whose URL settings the configuration never read, or whose problem type is the service\'s', async (t) => {
+  const book: AcmeBook = { charges: [], refunds: [], built: [], applied: [] }
+  const acme = acmeModule(book)
+  await t.rejects(buildTestApp(t, {}, { connectorModules: [...BUILT_IN_CONNECTORS, { ...acme, urlSettings: [{ name: 'ACME_API_URL' }] }] }),
+    /the acme connector module's setting ACME_API_URL was not read: give loadConfig the modules given to buildApp/)
+  const inbound = acme.inbound
+  if (inbound === undefined) throw new Error('acme receives events')
+  const [own] = inbound.webhook.problemTypes ?? []
+  if (own === undefined) throw new Error('acme has a problem type')
+  const stealing = { ...acme, inbound: { ...inbound, webhook: { ...inbound.webhook, problemTypes: [{ ...own, type: 'urn:problem-type:payment-declined' }] } } }
+  await t.rejects(buildTestApp(t, {}, { connectorModules: [...BUILT_IN_CONNECTORS, stealing] }),
+    /the problem type ACME_EVENT_UNVERIFIED \(urn:problem-type:payment-declined\) of a connector module is one of the service's own/)
+})

@@ -44,6 +44,16 @@ t.test('a registry refuses a webhook path that cannot be a URL segment or that t
   const withPath = (type: string, path: string) => ({ ...stripeModule, type, inbound: { ...stripeInbound, webhook: { ...stripeInbound.webhook, path } } })
   t.throws(() => connectorRegistry([withPath('stripe_eu', 'Stripe/Events')]), /webhook path "Stripe\/Events" must match/)
   t.throws(() => connectorRegistry([stripeModule, withPath('stripe_eu', 'stripe-events')]), /two connector modules have the webhook path stripe-events/)
+  const adyenInbound = adyenModule.inbound
+  if (adyenInbound === undefined) throw new Error('the adyen module receives events')
+  const [adyenProblem] = adyenInbound.webhook.problemTypes ?? []
+  if (adyenProblem === undefined) throw new Error('the adyen webhook has a problem type')
+  const withProblem = (type: string, path: string, problem: typeof adyenProblem) =>
+    ({ ...adyenModule, type, inbound: { ...adyenInbound, webhook: { ...adyenInbound.webhook, path, problemTypes: [problem] } } })
+  t.throws(() => connectorRegistry([withProblem('acme', 'acme-events', adyenProblem)]), /problem code ADYEN_NOTIFICATION_UNVERIFIED of the acme module must start with ACME_/,
+    'a module\'s codes are named after it')
+  t.throws(() => connectorRegistry([adyenModule, withProblem('adyen_eu', 'adyen-eu-notifications', { ...adyenProblem, code: 'ADYEN_EU_UNVERIFIED' })]),
+    /two connector modules have the problem type ADYEN_EU_UNVERIFIED/, 'nor may two modules share a type or a component')
   const registry = connectorRegistry()
   t.same([...registry.problemTypes.keys()], ['ADYEN_NOTIFICATION_UNVERIFIED'], 'the problem types the webhooks add, by code')
   t.equal(registry.problemTypes.get('ADYEN_NOTIFICATION_UNVERIFIED')?.type, 'urn:problem-type:adyen-notification-unverified')

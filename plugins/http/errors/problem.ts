@@ -78,6 +78,11 @@ const titles: Record<string, string> = {
   CONNECTOR_EVENT_NOT_MATCHED: 'The connector event names a payment not matched yet.'
 }
 
+/** True when `code` or `type` is one of the service's own problem codes or types (a connector module's may not be). */
+export function isServiceProblem ({ code, type }: { code: string, type: string }): boolean {
+  return code in problemTypes || code in titles || Object.values(problemTypes).includes(type)
+}
+
 export interface ProblemDocument {
   type: string
   title: string
