@@ -1,6 +1,6 @@
 /**
- * The events of changes, made by the core: each carries a snapshot of the changed resource (the domain object, JSON
- * copied, its secrets left out), and the edge renders the representation when the event is listed or delivered
+ * The events of changes, made by the core: each carries a snapshot of the changed resource (the domain object, written
+ * as JSON, its secrets left out), and the edge renders the representation when the event is listed or delivered
  * (schemas/events.ts renderEventData). Apart from events.ts, so that stays a leaf the resources' own modules may import.
  */
 import type { Merchant } from './merchants'
@@ -47,11 +47,14 @@ export function endpointSnapshot (endpoint: WebhookEndpoint): EndpointSnapshot {
 
 /** The events of changes, their `data` a JSON copy of the changed resource as stored (a snapshot, rendered at the edge). */
 export function eventFactory (deps: { clock: () => number, newId?: () => string }): EventFactory {
-  const make = (fields: Omit<NewEvent, 'id' | 'createdAt' | 'data' | 'dataFormat'>, resource: object): NewEvent => ({
+  // The resource is written once, as JSON, and that text is what the store keeps: `data` is the (immutable) resource
+  // itself, which reads as its JSON would (the edge renders both alike), so no copy is made per change.
+  const make = (fields: Omit<NewEvent, 'id' | 'createdAt' | 'data' | 'dataFormat' | 'dataJson'>, resource: object): NewEvent => ({
     id: (deps.newId ?? newId)(),
     createdAt: new Date(deps.clock()).toISOString(),
     ...fields,
-    data: JSON.parse(JSON.stringify(resource)) as Record<string, unknown>,
+    data: resource as Record<string, unknown>,
+    dataJson: JSON.stringify(resource),
     dataFormat: 'snapshot'
   })
   return {

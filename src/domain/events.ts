@@ -37,8 +37,11 @@ export interface DomainEvent {
   createdAt: string
 }
 
-/** An event before the store numbers it. */
-export type NewEvent = Omit<DomainEvent, 'sequence'>
+/**
+ * An event before the store numbers it. `dataJson`: `data` as JSON text, when the maker wrote it already (the store
+ * writes it as it is instead of writing `data` again).
+ */
+export type NewEvent = Omit<DomainEvent, 'sequence'> & { dataJson?: string }
 
 /** Builds the event of a change from its stored resource; the store calls it inside the change's transaction. */
 export type EventOf<T> = (stored: T) => NewEvent | undefined

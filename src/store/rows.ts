@@ -143,6 +143,7 @@ export const PAYMENT_COLUMNS = [
 ] as const
 
 export function paymentValues (payment: Payment): unknown[] {
+  const method = paymentMethodDetailsColumns(payment)
   return [payment.id, payment.amountMinor, payment.currency, payment.status, payment.declineCode, payment.failureCode,
     payment.amountRefundedMinor, payment.refundPendingMinor, JSON.stringify(payment.metadata), payment.merchantId,
     payment.createdAt, payment.updatedAt,
@@ -151,7 +152,7 @@ export function paymentValues (payment: Payment): unknown[] {
     JSON.stringify(payment.paymentMethods), payment.shopperReference,
     payment.customer === undefined ? null : JSON.stringify(payment.customer),
     payment.customer === undefined ? null : normalizedEmail(payment.customer.email),
-    paymentMethodDetailsColumns(payment).details, paymentMethodDetailsColumns(payment).last4,
+    method.details, method.last4,
     payment.returnUrl, payment.actionToken, nextActionColumn(payment), payment.checkoutData === undefined ? null : JSON.stringify(payment.checkoutData)]
 }
 

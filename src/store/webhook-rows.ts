@@ -31,8 +31,14 @@ export function eventFromRow (row: EventRow): DomainEvent {
 
 export const EVENT_COLUMNS = ['id', 'merchant_id', 'type', 'resource_type', 'resource_id', 'sequence', 'data', 'created_at', 'data_format'] as const
 
+/** The event as stored under `sequence` (its JSON text is the row's, not the event's). */
+export function numberedEvent (event: NewEvent, sequence: number): DomainEvent {
+  const { dataJson: _json, ...numbered } = event
+  return { ...numbered, sequence }
+}
+
 export function eventValues (event: NewEvent, sequence: number): unknown[] {
-  return [event.id, event.merchantId, event.type, event.resourceType, event.resourceId, sequence, JSON.stringify(event.data), event.createdAt, event.dataFormat]
+  return [event.id, event.merchantId, event.type, event.resourceType, event.resourceId, sequence, event.dataJson ?? JSON.stringify(event.data), event.createdAt, event.dataFormat]
 }
 
 export interface EndpointRow {

@@ -7,7 +7,7 @@ import { endpointParams, sharedWebhookStore, webhookSql } from '../webhooks'
 import { postgresRunner, query } from './runner'
 import { postgresKeyStatements } from './idempotency'
 import { inTransaction, onlyRow, Params, statement, withMembers, type PgPool, type Queryable } from './connection'
-import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COLUMNS, eventValues, type ClaimRow, type DeliveryRow } from '../webhook-rows'
+import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COLUMNS, eventValues, numberedEvent, type ClaimRow, type DeliveryRow } from '../webhook-rows'
 
 /**
  * A UUIDv7 (as text) made in SQL, as newId() makes them, for rows a statement fans out (PostgreSQL
@@ -49,7 +49,7 @@ export async function appendEvent (client: Queryable, event: NewEvent): Promise<
   const p = new Params()
   const { rows } = await client.query<{ sequence: string }>(statement(withMembers(eventMembers(p, event), 'SELECT sequence FROM ev'), p.values))
   const { sequence } = onlyRow(rows, 'the event insert')
-  return { ...event, sequence: Number(sequence) }
+  return numberedEvent(event, Number(sequence))
 }
 
 export async function appendEventOf<T> (client: Queryable, make: EventOf<T> | undefined, stored: T): Promise<void> {
@@ -166,7 +166,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         await client.query(query(webhookSql.insertLeasedDelivery, {
           id: delivery.id, endpointId: delivery.endpointId, eventId: event.id, eventType: event.type, merchantId: event.merchantId, leaseUntil: delivery.leaseUntil, at: delivery.at
         }))
-        return { ...event, sequence: Number(sequence) }
+        return numberedEvent(event, Number(sequence))
       })
     },
     /*

@@ -17,12 +17,13 @@ import { postgresRunner } from './runner'
  */
 /** The guarded move out of 'pending' as a CTE member `f` (RETURNING the id when it moved the payment). */
 function finalizeMember (p: Params, final: Payment, from: string): string {
+  const method = paymentMethodDetailsColumns(final)
   return `f AS (UPDATE payments
     SET status = ${p.add(final.status)}, decline_code = ${p.add(final.declineCode)}, failure_code = ${p.add(final.failureCode)}, updated_at = ${p.add(final.updatedAt)}, recovery_lease_until = NULL,
       amount_captured_minor = ${p.add(final.amountCapturedMinor)}, cancellation_reason = ${p.add(final.cancellationReason)},
       connector_id = ${p.add(final.connector.id)}, connector_type = ${p.add(final.connector.type)},
       connector_reference = ${p.add(final.connectorReference)}, attempts = ${p.add(JSON.stringify(final.attempts))},
-      payment_method_details = ${p.add(paymentMethodDetailsColumns(final).details)}, card_last4 = ${p.add(paymentMethodDetailsColumns(final).last4)},
+      payment_method_details = ${p.add(method.details)}, card_last4 = ${p.add(method.last4)},
       next_action = ${p.add(nextActionColumn(final))}, checkout_data = NULL
     WHERE id = ${p.add(final.id)} AND status = ${p.add(from)} RETURNING id)`
 }

@@ -8,7 +8,7 @@ import { prepare, sqliteRunner } from './runner'
 import type { SqliteHandle } from './connection'
 import { immediateWrites, type WriteQueue } from './group-commit'
 import { sqliteKeyStatements } from './idempotency'
-import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COLUMNS, eventValues, type ClaimRow, type DeliveryRow, type EndpointRow } from '../webhook-rows'
+import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COLUMNS, eventValues, numberedEvent, type ClaimRow, type DeliveryRow, type EndpointRow } from '../webhook-rows'
 
 /**
  * The outbox writer, for use inside another store's write transaction: numbers the
@@ -31,7 +31,7 @@ export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => 
       if (!receives({ enabledEvents: endpoint.enabled_events === null ? null : JSON.parse(endpoint.enabled_events) }, event.type)) continue
       insertDelivery.run(newId(), endpoint.id, event.id, event.type, event.merchantId, due, event.createdAt, event.createdAt)
     }
-    return { ...event, sequence }
+    return numberedEvent(event, sequence)
   }
   return {
     append,
@@ -155,7 +155,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
         insertLeasedDelivery.run({
           id: delivery.id, endpointId: delivery.endpointId, eventId: event.id, eventType: event.type, merchantId: event.merchantId, leaseUntil: delivery.leaseUntil, at: delivery.at
         })
-        return { ...event, sequence }
+        return numberedEvent(event, sequence)
       })
     },
     async claimDue (now, leaseUntil, limit) {

@@ -8,6 +8,11 @@ import type { SqliteHandle } from './connection'
 export interface WriteQueue {
   /** Runs `operation` (synchronous SQL) atomically; resolves after its COMMIT. */
   run: <T>(operation: () => T) => Promise<T>
+  /**
+   * Runs `statement`, which runs exactly one SQL statement: atomic by itself (SQLite undoes a failing statement
+   * alone, keeping the transaction), so in a batch it needs no savepoint of its own; resolves after its COMMIT.
+   */
+  runStatement: <T>(statement: () => T) => Promise<T>
   /** Commits whatever is queued now (before the database is closed). */
   flush: () => void
 }
@@ -16,6 +21,8 @@ type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
 
 interface Pending {
   operation: () => unknown
+  /** One statement: run without a savepoint (see runStatement). */
+  single: boolean
   resolve: (value: unknown) => void
   reject: (err: unknown) => void
 }
@@ -26,6 +33,9 @@ export function immediateWrites (db: SqliteHandle): WriteQueue {
   return {
     async run<T> (operation: () => T): Promise<T> {
       return atomically.immediate(operation) as T
+    },
+    async runStatement<T> (statement: () => T): Promise<T> {
+      return atomically.immediate(statement) as T
     },
     flush () {}
   }
@@ -83,7 +93,7 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
       for (const [i, pending] of batch.entries()) {
         let outcome: Outcome
         try {
-          outcome = { ok: true, value: inSavepoint(pending.operation) }
+          outcome = { ok: true, value: pending.single ? pending.operation() : inSavepoint(pending.operation) }
         } catch (error) {
           outcome = { ok: false, error }
         }
@@ -115,16 +125,17 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
     while (batch.length > 0) batch = commit(batch)
   }
 
+  const enqueue = async <T>(operation: () => T, single: boolean): Promise<T> => await new Promise<T>((resolve, reject) => {
+    queue.push({ operation, single, resolve: resolve as (value: unknown) => void, reject })
+    if (!scheduled) {
+      scheduled = true
+      setImmediate(flush)
+    }
+  })
+
   return {
-    async run<T> (operation: () => T): Promise<T> {
-      return await new Promise<T>((resolve, reject) => {
-        queue.push({ operation, resolve: resolve as (value: unknown) => void, reject })
-        if (!scheduled) {
-          scheduled = true
-          setImmediate(flush)
-        }
-      })
-    },
+    run: async (operation) => await enqueue(operation, false),
+    runStatement: async (statement) => await enqueue(statement, true),
     flush
   }
 }

@@ -42,11 +42,13 @@ export function sqliteIdempotencyStore (db: SqliteHandle, writes: WriteQueue = i
     return row === undefined ? undefined : Number(row.heartbeat_at)
   }
 
-  const inserts = new Map<string, BetterSqlite3.Statement>()
+  // By the row's column list (a constant of the resource's store, so the text is built once), then its table.
+  const inserts = new WeakMap<readonly string[], Map<string, BetterSqlite3.Statement>>()
   const insertRow = (row: RowInsert): void => {
-    const text = insertText('sqlite', row.table, row.columns)
-    let statement = inserts.get(text)
-    if (statement === undefined) inserts.set(text, statement = db.prepare(text))
+    let byTable = inserts.get(row.columns)
+    if (byTable === undefined) inserts.set(row.columns, byTable = new Map())
+    let statement = byTable.get(row.table)
+    if (statement === undefined) byTable.set(row.table, statement = db.prepare(insertText('sqlite', row.table, row.columns)))
     statement.run(...row.values)
   }
   /**

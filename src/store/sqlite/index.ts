@@ -99,17 +99,19 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
 /** A write queue that remembers whether the last write failed for want of disk, I/O or lock. */
 function watchWrites (writes: WriteQueue): WriteQueue & { lastError: () => unknown } {
   let lastError: unknown
+  const watched = async <T>(written: Promise<T>): Promise<T> => {
+    try {
+      const result = await written
+      lastError = undefined
+      return result
+    } catch (err) {
+      if (unavailableReason(err) !== undefined) lastError = err
+      throw err
+    }
+  }
   return {
-    async run (operation) {
-      try {
-        const result = await writes.run(operation)
-        lastError = undefined
-        return result
-      } catch (err) {
-        if (unavailableReason(err) !== undefined) lastError = err
-        throw err
-      }
-    },
+    run: async (operation) => await watched(writes.run(operation)),
+    runStatement: async (statement) => await watched(writes.runStatement(statement)),
     flush: () => { writes.flush() },
     lastError: () => lastError
   }

@@ -36,7 +36,7 @@ export function sqliteLedgerStore (db: SqliteHandle, writes: WriteQueue = immedi
       uncommitted.set(entry.idempotencyKey, { ...entry })
       const row = { ...entry, createdAt: new Date().toISOString() }
       // Not awaited (see above); the caller learns nothing more from the commit than from the decision.
-      const written: Promise<void> = writes.run(() => insert.run(row))
+      const written: Promise<void> = writes.runStatement(() => insert.run(row))
         .then(() => {}, () => {})
         .finally(() => {
           uncommitted.delete(entry.idempotencyKey)

@@ -33,6 +33,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
   const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from = 'pending'): Payment => {
+    const method = paymentMethodDetailsColumns(final)
     const finalized = finalize.run({
       from,
       nextAction: nextActionColumn(final),
@@ -47,8 +48,8 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
       connectorType: final.connector.type,
       connectorReference: final.connectorReference,
       attempts: JSON.stringify(final.attempts),
-      paymentMethodDetails: paymentMethodDetailsColumns(final).details,
-      cardLast4: paymentMethodDetailsColumns(final).last4
+      paymentMethodDetails: method.details,
+      cardLast4: method.last4
     }).changes === 1
     // The event of the change, in its transaction: only the writer that moved the payment writes it.
     if (finalized) outbox.appendOf(event, final)

@@ -33,7 +33,7 @@ export function sqliteRunner (db: SqliteHandle, writes: WriteQueue = immediateWr
     dialect: 'sqlite',
     get: async (statement, params) => prepared(statement).get(params),
     all: async (statement, params) => prepared(statement).all(params),
-    write: async (statement, params) => await writes.run(() => prepared(statement).run(params)),
+    write: async (statement, params) => await writes.runStatement(() => prepared(statement).run(params)),
     query: async <R>(text: string, values: unknown[]) => {
       let found = texts.get(text)
       if (found === undefined) texts.set(text, found = db.prepare<unknown[]>(text))

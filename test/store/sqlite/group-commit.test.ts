@@ -49,6 +49,25 @@ t.test('a failing write rolls back alone; the others of the batch commit', async
   t.same(names(db), ['a', 'b'], 'the failed write left nothing behind, not even its first statement')
 })
 
+t.test('a single statement joins the batch (no savepoint of its own); one that fails undoes only itself, the others commit', async (t) => {
+  const db = database(t)
+  const writes = groupCommit(db)
+  const insert = db.prepare('INSERT INTO items (name) VALUES (?)')
+  // Several rows in one statement: the failing one leaves none of them (SQLite's statement journal).
+  const insertMany = db.prepare('INSERT INTO items (name) SELECT value FROM json_each(?)')
+  const outcomes = await Promise.allSettled([
+    writes.runStatement(() => insert.run('a').changes),
+    writes.runStatement(() => insertMany.run(JSON.stringify(['x', 'y', 'a'])).changes),
+    writes.run(() => { insert.run('b') }),
+    writes.runStatement(() => insert.run('c').changes)
+  ])
+  t.same(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+  t.match(String((outcomes[1] as PromiseRejectedResult).reason), /UNIQUE/)
+  t.same(names(db), ['a', 'b', 'c'], 'the failed statement left none of its rows; the batch committed the rest')
+  t.equal(await immediateWrites(db).runStatement(() => insert.run('d').changes), 1, 'immediateWrites runs a statement as any write')
+  t.same(names(db), ['a', 'b', 'c', 'd'])
+})
+
 t.test('a failed COMMIT fails every write of the batch and leaves nothing', async (t) => {
   const db = database(t)
   db.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)')
