@@ -17,15 +17,19 @@ import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COL
  * serialises numbering.
  */
 export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => DomainEvent, appendOf: <T>(make: EventOf<T> | undefined, stored: T) => void } {
-  const nextSequence = db.prepare<[string], number>('SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ?').pluck()
-  const insertEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`)
+  // Numbered in the insert itself (one statement): the sequence column's value is the resource's next number.
+  const numberedInsert = db.prepare<unknown[], number>(`INSERT INTO events (${EVENT_COLUMNS.join(', ')})
+    VALUES (${EVENT_COLUMNS.map((column) => column === 'sequence' ? '(SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ?)' : '?').join(', ')})
+    RETURNING sequence`).pluck()
   const endpoints = db.prepare<[string], Pick<EndpointRow, 'id' | 'enabled_events'>>(
     'SELECT id, enabled_events FROM webhook_endpoints WHERE merchant_id = ? AND disabled_reason IS NULL')
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
   const append = (event: NewEvent): DomainEvent => {
-    const sequence = nextSequence.get(event.resourceId) as number
-    insertEvent.run(...eventValues(event, sequence))
+    // eventValues' sequence slot carries the resource id the numbering subquery reads.
+    const values = eventValues(event, 0)
+    values[EVENT_COLUMNS.indexOf('sequence')] = event.resourceId
+    const sequence = numberedInsert.get(...values) as number
     const due = Date.parse(event.createdAt)
     for (const endpoint of endpoints.all(event.merchantId)) {
       if (!receives({ enabledEvents: endpoint.enabled_events === null ? null : JSON.parse(endpoint.enabled_events) }, event.type)) continue
