@@ -33,6 +33,7 @@ const SERVER = (): string => join(SNAPSHOT, 'app', 'server.js')
 const BASELINE = (): string => join(SNAPSHOT, 'bench', 'baseline-server.js')
 const LOADER = (): string => join(SNAPSHOT, 'bench', 'load.js')
 const EXPRESS_PEER = (): string => join(SNAPSHOT, 'bench', 'express-peer.js')
+const FASTIFY_PEER = (): string => join(SNAPSHOT, 'bench', 'fastify-peer.js')
 const TMPFS_MAGIC = 0x01021994
 
 const GOALS = { p99Ms: 10, rssMb: 200, startupMs: 500, metricsUsPerRequest: 3 }
@@ -567,6 +568,7 @@ async function main (): Promise<void> {
   const loader = new Loader()
   let baselineChild: ChildProcess | undefined
   let peerChild: ChildProcess | undefined
+  let fastifyPeerChild: ChildProcess | undefined
   const dropPostgres: Array<() => Promise<void>> = []
 
   /**
@@ -648,6 +650,20 @@ async function main (): Promise<void> {
       skipped.push({ target: 'Express peer', reason: err instanceof Error ? err.message : String(err) })
       log(`Express peer: skipped (${String(err)})`)
     }
+    // What the design card's packages cost alone: the service's captured answers behind Fastify, helmet and rate-limit.
+    const fastifyPeer = await startListeningProcess(FASTIFY_PEER(), [responsesFile])
+    fastifyPeerChild = fastifyPeer.child
+    targets.push({
+      id: 'fastify',
+      label: 'bare Fastify peer (helmet, rate-limit, the captured answers from memory)',
+      kind: 'peer',
+      headline: false,
+      informative: true,
+      writesOnly: false,
+      instances: [fastifyPeer],
+      seed: headline.seed,
+      startups: []
+    })
     if (options.normal && scenarios.some((s) => s.writes)) {
       await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',
         { DATABASE_URL: `file:${join(dir, 'service-normal.db')}`, SQLITE_SYNCHRONOUS: 'NORMAL' }, { informative: true, writesOnly: true })
@@ -716,6 +732,7 @@ async function main (): Promise<void> {
     for (const target of targets) for (const instance of target.instances) await stopChild(instance.child)
     if (baselineChild !== undefined) await stopChild(baselineChild)
     if (peerChild !== undefined) await stopChild(peerChild)
+    if (fastifyPeerChild !== undefined) await stopChild(fastifyPeerChild)
     for (const drop of dropPostgres) await drop().catch((err: unknown) => { log(`could not drop a benchmark schema: ${String(err)}`) })
     rmSync(dir, { recursive: true, force: true })
     rmSync(SNAPSHOT, { recursive: true, force: true })
@@ -915,6 +932,7 @@ function requestsPerCoreLines (scenarios: Scenario[], ordered: Target[], summari
 
 function storeLabel (target: Target): string {
   if (target.kind === 'baseline') return 'baseline (raw node:http)'
+  if (target.id === 'fastify') return 'bare Fastify peer (helmet, rate-limit; canned)'
   if (target.kind === 'peer') return 'Express 5 peer (in memory)'
   if (target.id === 'sqlite-metrics') return 'SQLite FULL + metrics (informative)'
   if (target.informative) return 'SQLite NORMAL (informative)'
@@ -926,9 +944,10 @@ function rank (target: Target): number {
   if (target.headline) return 0
   if (target.id === 'postgres') return 1
   if (target.id === 'postgres-x2') return 2
+  if (target.id === 'fastify') return 5
   if (target.kind === 'peer') return 4
   if (target.informative) return 3
-  return 5
+  return 6
 }
 
 main().catch((err: unknown) => {

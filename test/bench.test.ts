@@ -10,6 +10,7 @@ import { mergeParts, requestsFor, runJob, splitRequest, type LoadRequest, type P
 import { CAPTURE_PATH, LIST_LIMIT, REFUND_PAYMENTS, SCENARIOS, refundPath, type Seed } from '../bench/scenarios'
 import { measureMetricsHook } from '../bench/metrics-cost'
 import { startExpressPeer } from '../bench/express-peer'
+import { routePattern, startFastifyPeer } from '../bench/fastify-peer'
 import { itemAt } from './helpers/items'
 
 t.test('percentile is nearest-rank on sorted values', async (t) => {
@@ -435,4 +436,48 @@ t.test('the Express peer answers the scenarios as the service does: statuses, re
   t.equal(listed.data[0]?.id, newest.id, 'newest first')
   t.equal((await call(port, 'GET', '/api/payments?limit=0', auth)).status, 400)
   t.equal((JSON.parse((await call(port, 'GET', '/api/payments', auth)).body) as { data: unknown[] }).data.length, 10, 'limit defaults to 10')
+})
+
+t.test('the bare Fastify peer serves the captured answers on the routes\' patterns, behind helmet and rate-limit', async (t) => {
+  const canned = (scenario: string, method: string, pathPrefix: string, status: number, body: string, extra: Partial<CannedResponse> = {}): CannedResponse => ({
+    scenario,
+    method,
+    pathPrefix,
+    status,
+    headers: [['content-type', 'application/json; charset=utf-8'], ['x-not-copied', scenario], ['content-length', String(Buffer.byteLength(body))],
+      ...(scenario === 'fresh' ? [['location', '/api/payments/p1'] as [string, string]] : [])],
+    body: Buffer.from(body).toString('base64'),
+    ...extra
+  })
+  const app = await startFastifyPeer([
+    canned('get-product', 'GET', '/products/', 200, '{"id":"p"}'),
+    canned('fresh', 'POST', '/api/payments', 201, '{"fresh":true}'),
+    canned('replay', 'POST', '/api/payments', 201, '{"replayed":true}', { idempotencyKey: 'k1' }),
+    canned('get-payment', 'GET', '/api/payments/', 200, '{"payment":true}'),
+    canned('refund', 'POST', '/api/payments/', 201, '{"refund":true}'),
+    canned('capture', 'POST', '/api/payments/', 200, '{"captured":true}', { pathSuffix: '/capture' }),
+    canned('list', 'GET', '/api/payments?limit=10', 200, '{"data":[]}')
+  ])
+  t.teardown(async () => { await app.close() })
+  const { port } = app.server.address() as AddressInfo
+  const json = { 'content-type': 'application/json' }
+  const product = await call(port, 'GET', '/products/any')
+  t.equal(product.status, 200)
+  t.equal(product.body, '{"id":"p"}')
+  t.equal(product.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(product.headers['x-not-copied'], undefined, 'only the content type and Location are copied')
+  t.equal(product.headers['x-content-type-options'], 'nosniff', 'helmet is on')
+  t.ok(product.headers['x-ratelimit-limit'] !== undefined, '@fastify/rate-limit is on')
+  const fresh = await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k2' }, '{"amount":1}')
+  t.equal(fresh.status, 201)
+  t.equal(fresh.body, '{"fresh":true}')
+  t.equal(fresh.headers.location, '/api/payments/p1')
+  t.equal((await call(port, 'POST', '/api/payments', { ...json, 'idempotency-key': 'k1' }, '{"amount":1}')).body, '{"replayed":true}', 'the replay\'s answer is bound to its key')
+  t.equal((await call(port, 'GET', '/api/payments/x')).body, '{"payment":true}')
+  t.equal((await call(port, 'POST', '/api/payments/x/refunds', json, '{"amount":0.01}')).body, '{"refund":true}')
+  t.equal((await call(port, 'POST', '/api/payments/x/capture', json, '{}')).body, '{"captured":true}')
+  t.equal((await call(port, 'GET', '/api/payments?limit=10')).body, '{"data":[]}')
+  t.equal((await call(port, 'POST', '/api/payments', json, '{"amount":')).status, 400, 'Fastify parses the JSON body')
+  t.equal((await call(port, 'DELETE', '/products/any')).status, 404)
+  t.equal(routePattern({ method: 'GET', pathPrefix: '/api/payments?limit=10' }), '/api/payments')
 })
