@@ -23,7 +23,7 @@ import type { Customer } from '../domain/customers'
 import type { Page } from '../domain/pagination'
 import type { EventFactory } from '../domain/event-factory'
 import { summarize, summaryRange, type PaymentSummary } from '../domain/payment-summary'
-import type { CallOutcome } from '../domain/connector-stats'
+import type { CallOutcome, ConnectorCall } from '../domain/connector-stats'
 import type { PaymentReports } from '../gateway/inbound'
 import type { Logger } from '../logger'
 
@@ -358,14 +358,10 @@ export function paymentService (deps: PaymentDeps): PaymentService {
           ? 'The payment gateway did not answer in time; the payment is pending. Retry with the same Idempotency-Key to resume it.'
           : 'The payment gateway is unavailable; the payment is pending. Retry with the same Idempotency-Key to resume it.')
       }
-      // Not awaited first: on SQLite the call's row joins the completion's group commit (still two commits per payment).
-      const logged = logCall(current, target, result.outcome, result.outcome === 'declined' ? result.declineCode : null, startedAt)
+      // The call's log row is written with the completion (one write): it cannot fail alone, and the completion and its call stand or fall together.
+      const call = callRecord(current, target, result.outcome, result.outcome === 'declined' ? result.declineCode : null, startedAt)
       const final = settledBy(current, target, result)
-      try {
-        return await deps.db.payments.complete(final, completion(final), deps.events?.payment)
-      } finally {
-        await logged
-      }
+      return await deps.db.payments.complete(final, completion(final), deps.events?.payment, 'pending', call)
     }
     // Every connector certainly refused: nothing was charged anywhere; the payment waits for a retry.
     await recordPending(current)
@@ -655,25 +651,34 @@ export function paymentService (deps: PaymentDeps): PaymentService {
   }
 
   /**
-   * Records a charge call that just ended in the connectors' call log (issue 44: success rate and latency per connector),
-   * its duration by the service's clock. The log describes the call, whatever becomes of the payment's own write after it;
-   * best effort: a failure is logged, never thrown (the payment's outcome matters more than its statistics).
+   * The connectors' call log row of a charge call that just ended (issue 44: success rate and latency per connector), its
+   * duration by the service's clock; its fields are bounded here (the code's length, a duration never negative), so its
+   * insert cannot fail on its own.
+   */
+  function callRecord (payment: Payment, connector: ConnectorRef, outcome: CallOutcome, code: string | null, startedAt: number): ConnectorCall {
+    const answeredAt = deps.clock()
+    return {
+      id: newId(),
+      paymentId: payment.id,
+      merchantId: payment.merchantId,
+      connectorId: connector.id,
+      connectorType: connector.type,
+      outcome,
+      code: code === null ? null : code.slice(0, 64),
+      startedAt: new Date(startedAt).toISOString(),
+      answeredAt: new Date(answeredAt).toISOString(),
+      durationMs: Math.max(0, answeredAt - startedAt)
+    }
+  }
+
+  /**
+   * Records a charge call that failed (no answer, or refused unprocessed) in the call log, on its own: the payment's own
+   * write after it may be none (a payment left pending). Best effort: a failure is logged, never thrown (the payment's
+   * outcome matters more than its statistics).
    */
   async function logCall (payment: Payment, connector: ConnectorRef, outcome: CallOutcome, code: string | null, startedAt: number): Promise<void> {
-    const answeredAt = deps.clock()
     try {
-      await deps.db.connectors.recordAttempt({
-        id: newId(),
-        paymentId: payment.id,
-        merchantId: payment.merchantId,
-        connectorId: connector.id,
-        connectorType: connector.type,
-        outcome,
-        code: code === null ? null : code.slice(0, 64),
-        startedAt: new Date(startedAt).toISOString(),
-        answeredAt: new Date(answeredAt).toISOString(),
-        durationMs: Math.max(0, answeredAt - startedAt)
-      })
+      await deps.db.connectors.recordAttempt(callRecord(payment, connector, outcome, code, startedAt))
     } catch (err) {
       deps.log.warn({ err, paymentId: payment.id, connectorId: connector.id, connectorType: connector.type }, 'a charge call could not be recorded in the connector call log')
     }

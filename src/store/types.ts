@@ -144,10 +144,11 @@ export interface PaymentStore {
   /**
    * Moves a pending payment to its final state (guarded: only from `from`, default pending; a payment waiting
    * for its shopper moves from requires_action) and, with `completion`, stores the key's response in the same
-   * transaction; with `event`, writes the payment's event (only when this call moved it).
-   * Returns the payment as stored afterwards (a concurrent completion may have won).
+   * transaction; with `event`, writes the payment's event (only when this call moved it); with `call`, the connector
+   * call log's row of the charge call that settled it (written whether or not this call moved the payment: the call
+   * happened). Returns the payment as stored afterwards (a concurrent completion may have won).
    */
-  complete: (final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from?: 'pending' | 'requires_action') => Promise<Payment>
+  complete: (final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from?: 'pending' | 'requires_action', call?: ConnectorCall) => Promise<Payment>
   /** The customer-present payment whose return address carries `token`. */
   findByActionToken: (token: string) => Promise<Payment | undefined>
   /** Payments waiting for their shopper (`requires_action`) whose last change is older than `updatedBefore`, oldest first: the recovery worker asks the PSP about them. */

@@ -158,6 +158,32 @@ export function paymentStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.match(await db.idempotency.get(ref), { response: { body: 'first' } }, 'a finished key keeps its first response')
   })
 
+  t.test('complete with a charge call writes its log row in the same write, also when another completion won', async (t) => {
+    const db = await fresh(t, makeDatabase)
+    // The log is by merchant (the call's merchantId); the payment itself may have none.
+    const merchantId = uniqueId('merchant')
+    const payment = pendingPayment()
+    await db.payments.create(payment)
+    const call = (outcome: 'succeeded' | 'declined', at: number) => ({
+      id: uniqueId('call'),
+      paymentId: payment.id,
+      merchantId,
+      connectorId: null,
+      connectorType: 'simulated' as const,
+      outcome,
+      code: outcome === 'declined' ? 'card_declined' : null,
+      startedAt: iso(at),
+      answeredAt: iso(at + 40),
+      durationMs: 40
+    })
+    const succeeded: Payment = { ...payment, status: 'succeeded', updatedAt: iso(T0 + 1000) }
+    t.same(await db.payments.complete(succeeded, undefined, undefined, 'pending', call('succeeded', T0 + 900)), succeeded)
+    const late: Payment = { ...payment, status: 'declined', declineCode: 'card_declined', updatedAt: iso(T0 + 2000) }
+    t.same(await db.payments.complete(late, undefined, undefined, 'pending', call('declined', T0 + 1900)), succeeded, 'the first completion stands')
+    const [figures] = await db.connectors.attemptStats({ merchantId, createdGte: iso(T0), createdLt: iso(T0 + HOUR) })
+    t.match(figures, { connectorId: null, connectorType: 'simulated', counts: { succeeded: 1, declined: 1 }, p50Ms: 40 }, 'both calls happened: both are logged')
+  })
+
   t.test('complete without a key; concurrent completions: exactly one wins', async (t) => {
     const db = await fresh(t, makeDatabase)
     const payment = pendingPayment()

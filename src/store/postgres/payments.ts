@@ -2,6 +2,8 @@ import type { KeyCompletion, Payment, PaymentStore } from '../types'
 import { nextActionColumn, paymentFromRow, paymentMethodDetailsColumns, type PaymentRow } from '../rows'
 import { paymentParams, paymentSql, sharedPaymentStore } from '../payments'
 import type { NewEvent } from '../../domain/events'
+import type { ConnectorCall } from '../../domain/connector-stats'
+import { connectorSql } from '../connectors'
 import { inTransaction, onlyRow, Params, statement, uniqueViolationOf, withMembers, type PgPool, type Queryable } from './connection'
 import { keySql } from './idempotency'
 import { EVENT_SEQUENCE_CONSTRAINT, eventMembers } from './events'
@@ -32,14 +34,16 @@ function finalizeMember (p: Params, final: Payment, from: string): string {
 const EVENT_CLASH_ATTEMPTS = 5
 
 /**
- * Moves the payment out of 'pending' (guarded), with `completion` finishes its key, and with `event`
- * writes the event and its deliveries only if this statement moved the payment: ONE statement, one
- * round trip and one commit (autocommit; a statement is atomic). The main query reads `f`, so the
- * payment's row lock is taken before the key's, as everywhere else.
+ * Moves the payment out of 'pending' (guarded), with `completion` finishes its key, with `event`
+ * writes the event and its deliveries only if this statement moved the payment, and with `call` the
+ * charge call's log row: ONE statement, one round trip and one commit (autocommit; a statement is
+ * atomic). The main query reads `f`, so the payment's row lock is taken before the key's, as everywhere else.
  */
-async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined, event: NewEvent | undefined, from: string): Promise<boolean> {
+async function settle (db: Queryable, final: Payment, completion: KeyCompletion | undefined, event: NewEvent | undefined, from: string,
+  call: ConnectorCall | undefined): Promise<boolean> {
   const p = new Params()
   const members = [finalizeMember(p, final, from)]
+  if (call !== undefined) members.push(`c AS (${p.embed(connectorSql.recordAttempt, call)})`)
   if (completion !== undefined) members.push(`k AS (${keySql.finish(p, completion.ref, completion.response)})`)
   if (event !== undefined) members.push(...eventMembers(p, event, 'EXISTS (SELECT 1 FROM f)'))
   const { rows } = await db.query<{ finalized: boolean }>(statement(withMembers(members, 'SELECT EXISTS (SELECT 1 FROM f) AS finalized'), p.values))
@@ -64,12 +68,12 @@ export function postgresPaymentStore (pool: PgPool): PaymentStore {
      * event's number clashes on the unique index, the whole statement fails and nothing was written:
      * it runs again on a fresh snapshot.
      */
-    async complete (final, completion, makeEvent, from = 'pending') {
+    async complete (final, completion, makeEvent, from = 'pending', call) {
       const event = makeEvent?.(final)
       let finalized: boolean | undefined
       for (let attempt = 1; finalized === undefined; attempt++) {
         try {
-          finalized = await settle(pool, final, completion, event, from)
+          finalized = await settle(pool, final, completion, event, from, call)
         } catch (err) {
           if (attempt >= EVENT_CLASH_ATTEMPTS || uniqueViolationOf(err) !== EVENT_SEQUENCE_CONSTRAINT) throw err
         }

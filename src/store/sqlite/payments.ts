@@ -7,12 +7,15 @@ import { sqliteKeyStatements } from './idempotency'
 import { immediateWrites, type WriteQueue } from './group-commit'
 import { sqliteOutbox } from './events'
 import type { EventOf } from '../../domain/events'
+import type { ConnectorCall } from '../../domain/connector-stats'
+import { connectorSql } from '../connectors'
 
 export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immediateWrites(db)): PaymentStore {
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
   const insert = prepare(db, paymentSql.insert)
   const select = prepare(db, paymentSql.get)
+  const insertCall = prepare(db, connectorSql.recordAttempt)
   const finalize = db.prepare(`
     UPDATE payments SET status = @status, decline_code = @declineCode, failure_code = @failureCode, updated_at = @updatedAt, recovery_lease_until = NULL,
       amount_captured_minor = @amountCaptured, cancellation_reason = @cancellationReason,
@@ -32,7 +35,8 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
     insert.run(paymentParams(payment))
     if (key !== undefined) keys.markResourceCreated(key, payment.id)
   })
-  const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from = 'pending'): Payment => {
+  const complete = db.transaction((final: Payment, completion?: KeyCompletion, event?: EventOf<Payment>, from = 'pending', call?: ConnectorCall): Payment => {
+    if (call !== undefined) insertCall.run(call)
     const method = paymentMethodDetailsColumns(final)
     const finalized = finalize.run({
       from,
@@ -72,7 +76,7 @@ export function sqlitePaymentStore (db: SqliteHandle, writes: WriteQueue = immed
   return {
     ...sharedPaymentStore(sqliteRunner(db, writes)),
     async create (payment, key) { await writes.run(() => create(payment, key)) },
-    async complete (final, completion, event, from) { return await writes.run(() => complete(final, completion, event, from)) },
+    async complete (final, completion, event, from, call) { return await writes.run(() => complete(final, completion, event, from, call)) },
     async leaseAbandoned (options) { return await writes.run(() => leaseAbandoned(options)) }
   }
 }
