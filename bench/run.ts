@@ -621,31 +621,14 @@ async function main (): Promise<void> {
     writeFileSync(responsesFile, JSON.stringify(canned, null, 2))
     const baseline = await startListeningProcess(BASELINE(), [responsesFile])
     baselineChild = baseline.child
-    targets.push({
-      id: 'baseline',
-      label: 'baseline, raw node:http (no storage)',
-      kind: 'baseline',
-      headline: false,
-      informative: false,
-      writesOnly: false,
-      instances: [baseline],
-      seed: headline.seed,
-      startups: []
-    })
+    /** A target of one process that is not the service: measured in every round, never restarted. */
+    const other = (id: string, label: string, kind: 'baseline' | 'peer', instance: { child: ChildProcess, url: string }, seed: Seed): Target =>
+      ({ id, label, kind, headline: false, informative: kind === 'peer', writesOnly: false, instances: [instance], seed, startups: [] })
+    targets.push(other('baseline', 'baseline, raw node:http (no storage)', 'baseline', baseline, headline.seed))
     try {
       const peer = await startListeningProcess(EXPRESS_PEER())
       peerChild = peer.child
-      targets.push({
-        id: 'express',
-        label: 'Express 5 peer (helmet, express-rate-limit, express.json, a Map)',
-        kind: 'peer',
-        headline: false,
-        informative: true,
-        writesOnly: false,
-        instances: [peer],
-        seed: await seedService(peer.url, runId, false),
-        startups: []
-      })
+      targets.push(other('express', 'Express 5 peer (helmet, express-rate-limit, express.json, a Map)', 'peer', peer, await seedService(peer.url, runId, false)))
     } catch (err) {
       skipped.push({ target: 'Express peer', reason: err instanceof Error ? err.message : String(err) })
       log(`Express peer: skipped (${String(err)})`)
@@ -653,17 +636,7 @@ async function main (): Promise<void> {
     // What the design card's packages cost alone: the service's captured answers behind Fastify, helmet and rate-limit.
     const fastifyPeer = await startListeningProcess(FASTIFY_PEER(), [responsesFile])
     fastifyPeerChild = fastifyPeer.child
-    targets.push({
-      id: 'fastify',
-      label: 'bare Fastify peer (helmet, rate-limit, the captured answers from memory)',
-      kind: 'peer',
-      headline: false,
-      informative: true,
-      writesOnly: false,
-      instances: [fastifyPeer],
-      seed: headline.seed,
-      startups: []
-    })
+    targets.push(other('fastify', 'bare Fastify peer (helmet, rate-limit, the captured answers from memory)', 'peer', fastifyPeer, headline.seed))
     if (options.normal && scenarios.some((s) => s.writes)) {
       await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',
         { DATABASE_URL: `file:${join(dir, 'service-normal.db')}`, SQLITE_SYNCHRONOUS: 'NORMAL' }, { informative: true, writesOnly: true })
