@@ -634,9 +634,14 @@ async function main (): Promise<void> {
       log(`Express peer: skipped (${String(err)})`)
     }
     // What the design card's packages cost alone: the service's captured answers behind Fastify, helmet and rate-limit.
-    const fastifyPeer = await startListeningProcess(FASTIFY_PEER(), [responsesFile])
-    fastifyPeerChild = fastifyPeer.child
-    targets.push(other('fastify', 'bare Fastify peer (helmet, rate-limit, the captured answers from memory)', 'peer', fastifyPeer, headline.seed))
+    try {
+      const fastifyPeer = await startListeningProcess(FASTIFY_PEER(), [responsesFile])
+      fastifyPeerChild = fastifyPeer.child
+      targets.push(other('fastify', 'bare Fastify peer (helmet, rate-limit, the captured answers from memory)', 'peer', fastifyPeer, headline.seed))
+    } catch (err) {
+      skipped.push({ target: 'bare Fastify peer', reason: err instanceof Error ? err.message : String(err) })
+      log(`bare Fastify peer: skipped (${String(err)})`)
+    }
     if (options.normal && scenarios.some((s) => s.writes)) {
       await addService('sqlite-normal', 'service, SQLite (SYNCHRONOUS=NORMAL) — informative only',
         { DATABASE_URL: `file:${join(dir, 'service-normal.db')}`, SQLITE_SYNCHRONOUS: 'NORMAL' }, { informative: true, writesOnly: true })

@@ -45,7 +45,7 @@ export function endpointSnapshot (endpoint: WebhookEndpoint): EndpointSnapshot {
   return kept
 }
 
-/** The events of changes, their `data` a JSON copy of the changed resource as stored (a snapshot, rendered at the edge). */
+/** The events of changes, their `data` the changed resource as stored and its JSON (a snapshot, rendered at the edge). */
 export function eventFactory (deps: { clock: () => number, newId?: () => string }): EventFactory {
   // The resource is written once, as JSON, and that text is what the store keeps: `data` is the (immutable) resource
   // itself, which reads as its JSON would (the edge renders both alike), so no copy is made per change.

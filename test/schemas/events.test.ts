@@ -15,6 +15,7 @@ import type { WebhookEndpoint } from '../../src/domain/webhooks'
 import { API_VERSIONS } from '../../src/domain/api-versions'
 import { deliveryBody } from '../../src/domain/webhooks'
 import { renderEventData, toEventResource } from '../../schemas/events'
+import { numberedEvent } from '../../src/store/webhook-rows'
 import { toPublicPayment } from '../../schemas/payments'
 import { toPublicRefund } from '../../schemas/refunds'
 import { toPublicDispute } from '../../schemas/disputes'
@@ -121,10 +122,11 @@ const endpoint: WebhookEndpoint = {
   updatedAt: AT
 }
 
-/** As the store keeps it and reads it back: the data as JSON text, numbered. */
+/** As the store keeps it and reads it back: the data's JSON text (what the factory wrote), parsed, numbered. */
 function stored (event: NewEvent | undefined): DomainEvent {
   if (event === undefined) throw new Error('no event made')
-  return { ...(JSON.parse(JSON.stringify(event)) as NewEvent), sequence: 1 }
+  const { dataJson, ...rest } = event
+  return { ...rest, data: JSON.parse(dataJson ?? JSON.stringify(event.data)) as Record<string, unknown>, sequence: 1 }
 }
 
 /** The old path: the representation at change time, JSON-copied into the row, listed and delivered as stored. */
@@ -149,6 +151,10 @@ for (const [name, made, representation] of cases) {
     t.equal(snapshot.dataFormat, 'snapshot')
     t.equal(JSON.stringify(renderEventData(snapshot)), JSON.stringify(old.data), 'the same data, member for member, in the same order')
     t.equal(JSON.stringify(toEventResource(snapshot)), JSON.stringify(toEventResource(old)), 'listed the same')
+    // The event as made (its data the live snapshot, as a test delivery sends it before any read-back) renders the same bytes.
+    const live = numberedEvent(made as NewEvent, 1)
+    t.equal(made?.dataJson, JSON.stringify(made?.data), 'the JSON written is the snapshot\'s')
+    t.equal(JSON.stringify(toEventResource(live)), JSON.stringify(toEventResource(snapshot)), 'the live snapshot renders as the stored one')
     for (const version of API_VERSIONS) {
       t.equal(deliveryBody(snapshot, version, renderEventData), deliveryBody(old, version, renderEventData), `delivered the same in ${version}`)
     }

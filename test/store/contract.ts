@@ -182,6 +182,14 @@ export function paymentStoreContract (t: Test, makeDatabase: MakeDatabase): void
     t.same(await db.payments.complete(late, undefined, undefined, 'pending', call('declined', T0 + 1900)), succeeded, 'the first completion stands')
     const [figures] = await db.connectors.attemptStats({ merchantId, createdGte: iso(T0), createdLt: iso(T0 + HOUR) })
     t.match(figures, { connectorId: null, connectorType: 'simulated', counts: { succeeded: 1, declined: 1 }, p50Ms: 40 }, 'both calls happened: both are logged')
+
+    // One write: a completion that fails (a status the table refuses) leaves no call row either.
+    const other = pendingPayment()
+    await db.payments.create(other)
+    const refused = { ...call('succeeded', T0 + 3000), paymentId: other.id, merchantId: uniqueId('merchant') }
+    await t.rejects(db.payments.complete({ ...other, status: 'bogus' as Payment['status'], updatedAt: iso(T0 + 3000) }, undefined, undefined, 'pending', refused))
+    t.same(await db.connectors.attemptStats({ merchantId: refused.merchantId, createdGte: iso(T0), createdLt: iso(T0 + HOUR) }), [], 'the failed completion wrote no call row')
+    t.match(await db.payments.get(other.id), { status: 'pending' })
   })
 
   t.test('complete without a key; concurrent completions: exactly one wins', async (t) => {

@@ -46,7 +46,7 @@ function configured (db: SqliteHandle, options: SqliteOptions): SqliteHandle {
   db.pragma('journal_size_limit = 67108864')
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
-  // Group commit runs each write in a savepoint; SQLite keeps what a savepoint may have to undo in a
+  // Group commit runs each write of several statements in a savepoint; SQLite keeps what a savepoint may have to undo in a
   // sub-journal, which it spills to a temporary file past 64 KiB: one pwrite per page image, ~20 per
   // payment under load (measured with strace). In memory it costs a few pages per batch and no system
   // call. Durability is the WAL's alone: a sub-journal only serves a rollback inside a live transaction.

@@ -43,7 +43,8 @@ export function immediateWrites (db: SqliteHandle): WriteQueue {
 
 /**
  * Group commit. The writes requested in one turn of the event loop run one
- * after the other, each in its own savepoint, inside one IMMEDIATE transaction,
+ * after the other, each in its own savepoint (a one-statement write needs
+ * none: runStatement), inside one IMMEDIATE transaction,
  * and every caller learns its outcome only after that transaction's COMMIT has
  * returned. A write that throws rolls back to its savepoint alone; a COMMIT
  * that fails fails every write of the batch. Nothing is acknowledged before it

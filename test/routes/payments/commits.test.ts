@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from '../../helpers/app'
+import { buildTestApp, defaultMerchantOf } from '../../helpers/app'
 
 /**
  * Durable commits per payment (issue 17): a fresh-key payment on SQLite costs two group commits of
@@ -23,8 +23,12 @@ t.test('a fresh-key payment is two commits; its ledger entry rides in the second
   const batches: number[] = []
   app.db.instrumentation?.onWriteBatch?.((writes) => { batches.push(writes) })
   const before = await app.db.ledger.count()
+  const range = { createdGte: new Date(Date.now() - 3_600_000).toISOString(), createdLt: new Date(Date.now() + 3_600_000).toISOString() }
+  const calls = async (merchantId: string): Promise<number> =>
+    (await app.db.connectors.attemptStats({ merchantId, ...range })).reduce((sum, figures) => sum + Object.values(figures.counts).reduce((a, b) => a + b, 0), 0)
   const response = await app.inject(post('fresh', 12.34))
   t.equal(response.statusCode, 201)
+  t.equal(await calls((await defaultMerchantOf(app)).merchantId), 2, 'the warm-up\'s call and this one: the completion wrote its call row')
   t.same(batches, [1, 2], 'claim + pending payment; then the ledger entry and the completion with the call log\'s row in one commit')
   t.equal(await app.db.ledger.count(), before + 1, 'charged once, recorded')
   t.match(await app.db.idempotency.get({ scope: (await app.db.idempotency.findByResource(response.json().id))?.scope ?? '', method: 'POST', path: '/api/payments', key: 'fresh' }),

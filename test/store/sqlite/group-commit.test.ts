@@ -49,7 +49,7 @@ t.test('a failing write rolls back alone; the others of the batch commit', async
   t.same(names(db), ['a', 'b'], 'the failed write left nothing behind, not even its first statement')
 })
 
-t.test('a single statement joins the batch (no savepoint of its own); one that fails undoes only itself, the others commit', async (t) => {
+t.test('a single statement joins the batch; one that fails undoes only itself, the others commit', async (t) => {
   const db = database(t)
   const writes = groupCommit(db)
   const insert = db.prepare('INSERT INTO items (name) VALUES (?)')
