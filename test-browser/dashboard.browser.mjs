@@ -600,7 +600,12 @@ test('a payment waiting for the shopper (requires_action): its status filter, it
     await page.getByLabel('Status').selectOption({ label: 'waiting for the shopper' })
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.waitForURL(/status=requires_action/)
-    await page.waitForFunction((id) => ![...document.querySelectorAll('table.list tbody tr')].some((row) => row.textContent.includes(id)), ofD.paid.id)
+    // The filtered page has loaded when the paid payment is gone and the waiting ones are listed (an empty table in
+    // between is the page loading, not its answer).
+    await page.waitForFunction(([paid, ...waiting]) => {
+      const rows = [...document.querySelectorAll('table.list tbody tr')].map((row) => row.textContent ?? '')
+      return !rows.some((row) => row.includes(paid)) && waiting.every((id) => rows.some((row) => row.includes(id)))
+    }, [ofD.paid.id, ofD.abandoned.id, ofD.waiting.id])
     const rows = await page.locator('table.list tbody tr').allInnerTexts()
     assert.deepEqual(rows.map((row) => [ofD.abandoned.id, ofD.waiting.id].find((id) => row.includes(id))), [ofD.abandoned.id, ofD.waiting.id], 'both, newest first, nothing else')
     assert.ok(rows.every((row) => row.includes('waiting for the shopper')))
