@@ -17,7 +17,9 @@ import { CLAIM_SELECT, claimFromRow, deliveryFromRow, endpointFromRow, EVENT_COL
  * serialises numbering.
  */
 export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => DomainEvent, appendOf: <T>(make: EventOf<T> | undefined, stored: T) => void } {
-  // Numbered in the insert itself (one statement): the sequence column's value is the resource's next number.
+  // Numbered in the insert itself (one statement): the sequence column's value is the resource's next number, read by
+  // a subquery whose parameter (the resource id) takes the sequence's place among eventValues'.
+  const sequenceSlot = EVENT_COLUMNS.indexOf('sequence')
   const numberedInsert = db.prepare<unknown[], number>(`INSERT INTO events (${EVENT_COLUMNS.join(', ')})
     VALUES (${EVENT_COLUMNS.map((column) => column === 'sequence' ? '(SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ?)' : '?').join(', ')})
     RETURNING sequence`).pluck()
@@ -26,9 +28,8 @@ export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => 
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
   const append = (event: NewEvent): DomainEvent => {
-    // eventValues' sequence slot carries the resource id the numbering subquery reads.
     const values = eventValues(event, 0)
-    values[EVENT_COLUMNS.indexOf('sequence')] = event.resourceId
+    values[sequenceSlot] = event.resourceId
     const sequence = numberedInsert.get(...values) as number
     const due = Date.parse(event.createdAt)
     for (const endpoint of endpoints.all(event.merchantId)) {
