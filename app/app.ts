@@ -29,6 +29,7 @@ import rootRoutes from '../routes/root'
 import productRoutes, { productNotFound, unroutableProductRequest } from '../routes/products'
 import paymentRoutes from '../routes/payments'
 import disputeRoutes from '../routes/disputes'
+import auditLogRoutes from '../routes/audit'
 import merchantRoutes from '../routes/merchants'
 import connectorEventRoutes from '../routes/connectors'
 import checkoutRoutes from '../routes/checkout'
@@ -84,6 +85,7 @@ export const areas: readonly Area[] = [
   { prefix: '/products', routes: productRoutes, errorShape: 'envelope', unroutable: unroutableProductRequest, notFound: productNotFound },
   { prefix: '/api', routes: paymentRoutes, errorShape: 'problem' },
   { prefix: '/api/disputes', routes: disputeRoutes, errorShape: 'problem' },
+  { prefix: '/api/audit-log', routes: auditLogRoutes, errorShape: 'problem' },
   { prefix: MERCHANTS_PATH, routes: merchantRoutes, errorShape: 'problem' },
   { prefix: CONNECTORS_PATH, routes: connectorEventRoutes, errorShape: 'problem' },
   { prefix: CHECKOUT_PATH, routes: checkoutRoutes, errorShape: 'problem' },

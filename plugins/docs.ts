@@ -36,7 +36,9 @@ export default fp(async (app) => {
         { name: 'connectors', description: 'A merchant\'s accounts at PSPs (Stripe, Adyen, simulated), where its payments are routed by priority; credentials are write-only and encrypted at rest. Errors are RFC 9457 problem documents.' },
         { name: 'checkout', description: 'Where shoppers\' browsers reach the service (no API key): the return address PSPs send shoppers back to after authentication (3-D Secure, redirects), and the simulated gateway\'s bank page. Answers are redirects and plain HTML pages.' },
         { name: 'webhooks', description: 'Webhook endpoints: events POSTed to your URL, signed per Standard Webhooks, retried for about 28 h; delivery log, retry, replay. Errors are RFC 9457 problem documents.' },
-        { name: 'dashboard', description: 'The dashboard\'s sessions: sign in with an API key, recover the session after a reload, sign out. Errors are RFC 9457 problem documents.' },
+        { name: 'users', description: 'A merchant\'s people: invite (a one-time link), list, change roles, remove. The operator or a user with role `owner`. Errors are RFC 9457 problem documents.' },
+        { name: 'audit log', description: 'Who changed what, when and from where: one entry per change, written with it, never changed or deleted. Errors are RFC 9457 problem documents.' },
+        { name: 'dashboard', description: 'The dashboard\'s sessions and a user\'s own account: sign in (email and password, with a TOTP code once enrolled, or an API key), recover the session after a reload, sign out, accept an invite, enroll an authenticator, change the password. Errors are RFC 9457 problem documents.' },
         { name: 'health', description: 'Liveness and readiness probes; `GET /` points to the documentation.' }
       ]
     },

@@ -11,6 +11,7 @@ import { connectorAccountSource } from '../src/services/connectors'
 import type { InboundPorts, InboundReceiver } from '../src/gateway/inbound'
 import type { FastifyInstance } from 'fastify'
 import { disputeService, type DisputeService } from '../src/services/disputes'
+import { auditLogService, type AuditLogService } from '../src/services/audit-log'
 import { returnAddress } from '../schemas/checkout'
 
 declare module 'fastify' {
@@ -25,6 +26,8 @@ declare module 'fastify' {
     eventFactory: EventFactory
     /** Disputes the PSPs report (issue 40). */
     disputes: DisputeService
+    /** The audit log's read side (issue 43). */
+    auditLog: AuditLogService
     /**
      * The PSPs' own events (webhooks, notifications) by connector type: each module's receiver (src/gateway/<psp>/),
      * which verifies a delivery, records it in the inbox and acts on it once.
@@ -58,6 +61,7 @@ export default fp(async (app) => {
   const publicBaseUrl = app.config.PUBLIC_BASE_URL
   app.decorate('eventFactory', events)
   app.decorate('events', eventService({ db: app.db, clock: app.clock }))
+  app.decorate('auditLog', auditLogService({ db: app.db }))
   app.decorate('payments', paymentService({
     db: app.db,
     gateway: app.gateway,

@@ -21,6 +21,8 @@ import { MERCHANTS_PATH, toMerchantResource } from '../schemas/merchants'
 import { classifyError } from './http/errors/classify-error'
 import { JSON_CONTENT_TYPE } from './http/errors/envelope'
 import { buildProblem, PROBLEM_CONTENT_TYPE } from './http/errors/problem'
+import { INVITE_PATH, toUserResource } from '../schemas/users'
+import type { InvitedUser } from '../src/services/users'
 
 /*
  * The responses of the creates that an Idempotency-Key replays, exactly as sent and stored: the
@@ -90,6 +92,15 @@ export function apiKeyCreatedResponse ({ key, secret }: CreatedApiKey): StoredRe
     statusCode: 201,
     headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'no-store' },
     body: JSON.stringify({ ...toApiKeyResource(key), secret })
+  }
+}
+
+/** An invited user with the invite link: 201 with its Location; no cache may keep it (the link is a secret). */
+export function invitedUserResponse ({ user, token }: InvitedUser): StoredResponse {
+  return {
+    statusCode: 201,
+    headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'no-store', location: `${MERCHANTS_PATH}/${user.merchantId}/users/${user.id}` },
+    body: JSON.stringify({ user: toUserResource(user), invite: { url: INVITE_PATH + token, expiresAt: user.inviteExpiresAt ?? '' } })
   }
 }
 

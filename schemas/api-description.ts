@@ -55,7 +55,8 @@ Problem types specific to this service: \`urn:problem-type:payment-declined\` (4
 \`urn:problem-type:refund-exceeds-remaining\` (409), \`urn:problem-type:payment-not-cancelable\` (409),
 \`urn:problem-type:payment-not-capturable\` (409), \`urn:problem-type:capture-failed\` (402),
 \`urn:problem-type:connector-credentials-refused\` (400), \`urn:problem-type:connector-event-unverified\` (400),
-\`urn:problem-type:connector-event-not-matched\` (503),
+\`urn:problem-type:connector-event-not-matched\` (503), \`urn:problem-type:totp-required\` (401),
+\`urn:problem-type:sign-in-locked\` (429), \`urn:problem-type:user-email-taken\` (409), \`urn:problem-type:last-owner\` (409),
 \`urn:problem-type:adyen-notification-unverified\` (401). Other problems use
 the RFC 9110 section of their status code as \`type\`.
 

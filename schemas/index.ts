@@ -16,6 +16,8 @@ import { Health, ServiceIndex } from './health'
 import { DashboardSession, SignInBody } from './dashboard'
 import { PaymentSummary } from './payment-summary'
 import { ReturnForm, SimulatedBankForm } from './checkout'
+import { AcceptInviteBody, ChangePasswordBody, ConfirmTotpBody, CreateUserBody, InvitedUser, TotpEnrollment, TotpState, UpdateUserBody, User, UserList } from './users'
+import { AuditEntry, AuditEntryList } from './audit'
 
 /**
  * Schemas with an `$id`, registered once at the root so routes and the OpenAPI document share them: every
@@ -35,5 +37,7 @@ export const componentSchemas = [
   ConnectorAccount, ConnectorAccountList, ConnectorStatsEntry, ConnectorStats, CreateConnectorBody, UpdateConnectorBody,
   Health, ServiceIndex,
   SignInBody, DashboardSession,
-  ReturnForm, SimulatedBankForm
+  ReturnForm, SimulatedBankForm,
+  User, UserList, CreateUserBody, UpdateUserBody, InvitedUser, AcceptInviteBody, ChangePasswordBody, TotpEnrollment, ConfirmTotpBody, TotpState,
+  AuditEntry, AuditEntryList
 ]

@@ -372,7 +372,7 @@ function headersFor (operation: Operation, method: string, template: string, sta
   names.push('Access-Control-Allow-Origin')
   if (!template.startsWith('/health')) names.push('RateLimit', 'RateLimit-Policy')
   if ((status === 429 || status === 503) && !template.startsWith('/health')) names.push('Retry-After')
-  if (status === 201 && operation.operationId !== 'createApiKey') names.push('Location')
+  if (status === 201 && !['createApiKey', 'startTotpEnrollment'].includes(operation.operationId ?? '')) names.push('Location')
   if (status === 405) names.push('Allow')
   if (status === 401) names.push('WWW-Authenticate')
   const replayable = ['createPayment', 'createRefund', 'createMerchant'].includes(operation.operationId ?? '')

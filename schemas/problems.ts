@@ -76,6 +76,10 @@ const serviceProblems: ProblemComponent[] = [
     'A customer-present payment (with `returnUrl`) whose connectors all charge off-session only (409); nothing was stored.'),
   problem('ConnectorCredentialsRefusedProblem', 'urn:problem-type:connector-credentials-refused', 'The PSP refused the connector credentials (400); nothing was stored.'),
   problem('ConnectorEventUnverifiedProblem', 'urn:problem-type:connector-event-unverified', 'A PSP event that could not be verified (400); nothing was recorded.'),
+  problem('TotpRequiredProblem', 'urn:problem-type:totp-required', 'The email and password were right, but the user enrolled an authenticator app: send its current code as `totp` (401).'),
+  problem('SignInLockedProblem', 'urn:problem-type:sign-in-locked', 'Five failed sign-ins locked this account, or this address, for 15 minutes (429, with Retry-After).'),
+  problem('UserEmailTakenProblem', 'urn:problem-type:user-email-taken', 'A user with this email exists already, at this or another merchant (409).'),
+  problem('LastOwnerProblem', 'urn:problem-type:last-owner', 'The change would leave the merchant without an owner (409).'),
   problem('ConnectorEventNotMatchedProblem', 'urn:problem-type:connector-event-not-matched', 'A PSP dispute event naming a payment whose charge, capture or refunds are not all recorded here yet (503, with Retry-After); nothing was applied and the PSP sends it again.')
 ]
 

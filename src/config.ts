@@ -127,7 +127,12 @@ export const ConfigSchema = Type.Object({
   /** A dashboard session unused for this long ends (renewed by use, at most once a minute). */
   DASHBOARD_SESSION_IDLE_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 1800 }),
   /** A dashboard session ends this long after sign-in however much it is used. */
-  DASHBOARD_SESSION_MAX_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 43_200 })
+  DASHBOARD_SESSION_MAX_SECONDS: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 43_200 }),
+  /**
+   * log2 of scrypt's N for users' passwords (issue 43): 16 is 64 MiB and ~0.1-0.2 s a hash; each step doubles both.
+   * Lower only for tests. Stored hashes carry their own cost, so raising it never locks anyone out.
+   */
+  PASSWORD_HASH_COST: Type.Integer({ minimum: 10, maximum: 20, default: 16 })
 })
 
 export type Config = Static<typeof ConfigSchema> & {

@@ -78,7 +78,7 @@ const checkout: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => await handleReturn(request.params.token, stringsOf(request.query), reply))
 
   app.post(returnPath, {
-    config: { auth: 'public' },
+    config: { auth: 'public', audit: false },
     schema: {
       tags: ['checkout'],
       operationId: 'returnFromAuthenticationForm',
@@ -137,7 +137,7 @@ const checkout: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post(SIMULATED_BANK_SEGMENT, {
-    config: { auth: 'public' },
+    config: { auth: 'public', audit: false },
     schema: {
       tags: ['checkout'],
       operationId: 'simulatedBankDecide',

@@ -22,7 +22,7 @@ const connectorEvents: FastifyPluginAsyncTypebox = async (app) => {
     const receiver = app.connectorEvents.get(type)
     if (inbound === undefined || receiver === undefined) continue
     const { webhook } = inbound
-    app.post(`/:connectorId/${webhook.path}`, { config: { auth: 'public' }, schema: webhookOperation(webhook) }, async (request, reply) => {
+    app.post(`/:connectorId/${webhook.path}`, { config: { auth: 'public', audit: false }, schema: webhookOperation(webhook) }, async (request, reply) => {
       await receiver.receive(request.params.connectorId, { rawBody: rawBodies.get(request) ?? Buffer.alloc(0), body: request.body, headers: request.headers })
       if (webhook.answer.mediaType === 'application/json') return webhook.answer.body
       return await reply.type(`${webhook.answer.mediaType}; charset=utf-8`).send(webhook.answer.body)

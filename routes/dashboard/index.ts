@@ -1,16 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { CookieSerializeOptions } from '@fastify/cookie'
+import type { FastifyReply } from 'fastify'
+import { cookieOptions } from './cookie'
 import { UnauthenticatedError } from '../../src/domain/errors'
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth'
 import { DASHBOARD_SESSION_SCHEME, publicOperation } from '../../schemas/auth'
-import { SignInBody, dashboardResponses, toSessionResource } from '../../schemas/dashboard'
+import { SignInBody, dashboardResponses, toSessionResource, type SignInBodyType } from '../../schemas/dashboard'
+import { ValidationError } from '../../src/domain/errors'
+import type { ActiveSession } from '../../src/domain/dashboard-sessions'
+import accountRoutes from './account'
 import { Type } from '@sinclair/typebox'
-
-/** Strict, HttpOnly, whole site (the dashboard calls /api and /merchants); Secure whenever the request came over https. */
-function cookieOptions (request: FastifyRequest): CookieSerializeOptions {
-  return { path: '/', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https' }
-}
 
 function noSession (): UnauthenticatedError {
   return new UnauthenticatedError('No dashboard session, or it has ended: sign in with `POST /dashboard/session`.', false)
@@ -23,16 +21,19 @@ function noSession (): UnauthenticatedError {
  */
 const dashboard: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/session', {
-    config: { auth: 'public' },
+    config: { auth: 'public', audit: 'session.create' },
     schema: {
       tags: ['dashboard'],
       operationId: 'signInToDashboard',
       summary: 'Sign in to the dashboard',
-      description: 'Exchanges an API key (a merchant key or the admin key) for a dashboard session: sets the `dashboard_session` cookie ' +
+      description: 'Signs in as a user (`email`, `password`, and `totp` once the user enrolled an authenticator app), or exchanges an API key ' +
+        '(a merchant key or the admin key: for operators and automation) for a dashboard session: sets the `dashboard_session` cookie ' +
         '(HttpOnly, SameSite=Strict, Secure over https) and returns the session\'s CSRF token, to be sent as `X-CSRF-Token` with every ' +
         'request made with the cookie. The key is not kept in the browser or on the server; the session acts with the key\'s rights ' +
         'and ends when the key is revoked or expires, when the merchant is suspended it reads but does not write (as the key), ' +
-        'after DASHBOARD_SESSION_IDLE_SECONDS unused or DASHBOARD_SESSION_MAX_SECONDS after sign-in. Rate-limited like the API.',
+        'after DASHBOARD_SESSION_IDLE_SECONDS unused or DASHBOARD_SESSION_MAX_SECONDS after sign-in. A user\'s session acts with their role, and ends ' +
+        'when their role or password changes or they are removed. Five failed sign-ins lock the account, and separately the address, for 15 minutes ' +
+        '(429); a wrong email and a wrong password get the same answer. Rate-limited like the API.',
       security: publicOperation,
       body: Type.Ref(SignInBody),
       response: {
@@ -41,15 +42,29 @@ const dashboard: FastifyPluginAsyncTypebox = async (app) => {
         401: dashboardResponses.signInUnauthorized,
         413: dashboardResponses.tooLarge,
         415: dashboardResponses.unsupportedMediaType,
-        429: dashboardResponses.rateLimited,
+        429: dashboardResponses.signInLocked,
         500: dashboardResponses.internal,
         503: dashboardResponses.unavailable
       }
     }
   }, async (request, reply) => {
-    const { token, ...session } = await app.dashboardSessions.signIn(request.body.apiKey)
+    const { token, ...session } = await signIn(request.body, request.ip)
     return reply.code(201).header('location', '/dashboard/session').setCookie(SESSION_COOKIE, token, cookieOptions(request)).send(toSessionResource(session))
   })
+
+  async function signIn (body: SignInBodyType, ip: string): Promise<ActiveSession & { token: string }> {
+    const { apiKey, email, password, totp } = body
+    if (apiKey !== undefined && email === undefined && password === undefined && totp === undefined) return await app.dashboardSessions.signIn(apiKey)
+    if (apiKey === undefined && email !== undefined && password !== undefined) {
+      const user = await app.users.verifySignIn({ email, password, ip, ...(totp === undefined ? {} : { totp }) })
+      const session = await app.dashboardSessions.signInUser(user.id)
+      await app.users.recordSignIn(user.id)
+      return session
+    }
+    throw new ValidationError({ body: ['Send either `apiKey`, or `email` and `password` (with `totp` once two-factor authentication is enabled).'] })
+  }
+
+  await app.register(accountRoutes)
 
   app.get('/session', {
     config: { auth: 'public' },
@@ -80,7 +95,7 @@ const dashboard: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/session', {
-    config: { auth: 'public' },
+    config: { auth: 'public', audit: 'session.delete' },
     schema: {
       tags: ['dashboard'],
       operationId: 'signOutOfDashboard',

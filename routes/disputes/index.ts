@@ -28,7 +28,7 @@ function ownerOf (request: FastifyRequest): string {
 /** /api/disputes (issue 40): the disputes the PSPs reported on a merchant's payments; accepting one. RFC 9457 problem documents. */
 const disputes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['disputes'],
       operationId: 'listDisputes',
@@ -54,7 +54,7 @@ const disputes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['disputes'],
       operationId: 'getDispute',
@@ -74,7 +74,7 @@ const disputes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => toPublicDispute(await app.disputes.get(request.params.id, ownerOf(request))))
 
   app.post('/:id/accept', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'operate', audit: { action: 'dispute.accept', resourceParam: 'id' } },
     schema: {
       tags: ['disputes'],
       operationId: 'acceptDispute',

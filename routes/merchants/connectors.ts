@@ -42,7 +42,7 @@ function noteCredentialErrors (app: FastifyInstance, request: FastifyRequest): v
 /** /merchants/{id}/connectors: a merchant's accounts at PSPs, where its payments are routed (problem documents). */
 const connectors: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:id/connectors', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: 'connector.create' },
     schema: {
       tags: ['connectors'],
       operationId: 'createConnector',
@@ -78,7 +78,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/connectors', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['connectors'],
       operationId: 'listConnectors',
@@ -92,7 +92,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
 
   // A static segment: it wins over /:id/connectors/:connectorId in the router (account ids are GUIDs, none is called `stats`).
   app.get('/:id/connectors/stats', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['connectors'],
       operationId: 'getConnectorStats',
@@ -118,7 +118,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => toPublicConnectorStats(await app.connectorAccounts.stats(request.params.id, request.query)))
 
   app.get('/:id/connectors/:connectorId', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['connectors'],
       operationId: 'getConnector',
@@ -131,7 +131,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => toPublicConnector(await app.connectorAccounts.get(request.params.id, request.params.connectorId)))
 
   app.patch('/:id/connectors/:connectorId', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'connector.update', resourceParam: 'connectorId' } },
     schema: {
       tags: ['connectors'],
       operationId: 'updateConnector',
@@ -156,7 +156,7 @@ const connectors: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => toPublicConnector(await app.connectorAccounts.update(request.params.id, request.params.connectorId, request.body)))
 
   app.delete('/:id/connectors/:connectorId', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'connector.delete', resourceParam: 'connectorId' } },
     schema: {
       tags: ['connectors'],
       operationId: 'deleteConnector',

@@ -15,6 +15,8 @@ import { mayChangeMerchantStatus } from '../../src/domain/api-keys'
 import apiKeyRoutes from './api-keys'
 import webhookEndpointRoutes from './webhook-endpoints'
 import connectorRoutes from './connectors'
+import userRoutes from './users'
+import auditLogRoutes from './audit-log'
 import {
   ACCEPT_PATCH,
   ConditionalGetHeaders,
@@ -82,10 +84,12 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(apiKeyRoutes)
   await app.register(webhookEndpointRoutes)
   await app.register(connectorRoutes)
+  await app.register(userRoutes)
+  await app.register(auditLogRoutes)
 
   // '' (not '/'): the collection is /merchants, documented without a trailing slash.
   app.post('', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', audit: 'merchant.create' },
     schema: {
       tags: ['merchants'],
       operationId: 'createMerchant',
@@ -148,7 +152,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['merchants'],
       operationId: 'getMerchant',
@@ -182,7 +186,7 @@ const merchants: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.patch('/:id', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'own', audit: { action: 'merchant.update', resourceParam: 'id' } },
     schema: {
       tags: ['merchants'],
       operationId: 'patchMerchant',

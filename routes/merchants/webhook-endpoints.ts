@@ -46,7 +46,7 @@ const validation = problemResponse('Validation failure: `errors.url` for a URL t
 /** /merchants/{id}/webhook-endpoints: where a merchant's events are delivered (problem documents). */
 const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:id/webhook-endpoints', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: 'webhook_endpoint.create' },
     schema: {
       tags: ['webhooks'],
       operationId: 'createWebhookEndpoint',
@@ -69,7 +69,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/webhook-endpoints', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['webhooks'],
       operationId: 'listWebhookEndpoints',
@@ -82,7 +82,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => ({ data: (await app.webhooks.list(request.params.id)).map(toEndpointResource) }))
 
   app.get('/:id/webhook-endpoints/:endpointId', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['webhooks'],
       operationId: 'getWebhookEndpoint',
@@ -95,7 +95,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => toEndpointResource(await app.webhooks.get(request.params.id, request.params.endpointId)))
 
   app.patch('/:id/webhook-endpoints/:endpointId', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'webhook_endpoint.update', resourceParam: 'endpointId' } },
     schema: {
       tags: ['webhooks'],
       operationId: 'updateWebhookEndpoint',
@@ -113,7 +113,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/:id/webhook-endpoints/:endpointId', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'webhook_endpoint.delete', resourceParam: 'endpointId' } },
     schema: {
       tags: ['webhooks'],
       operationId: 'deleteWebhookEndpoint',
@@ -129,7 +129,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/rotate-secret', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'webhook_endpoint.rotate_secret', resourceParam: 'endpointId' } },
     preValidation: async (request) => { request.body ??= {} },
     schema: {
       tags: ['webhooks'],
@@ -152,7 +152,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/webhook-endpoints/:endpointId/deliveries', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'read' },
     schema: {
       tags: ['webhooks'],
       operationId: 'listWebhookDeliveries',
@@ -170,7 +170,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/deliveries/:deliveryId/retry', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'webhook_endpoint.retry_delivery', resourceParam: 'endpointId' } },
     schema: {
       tags: ['webhooks'],
       operationId: 'retryWebhookDelivery',
@@ -194,7 +194,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/test', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'webhook_endpoint.test', resourceParam: 'endpointId' } },
     schema: {
       tags: ['webhooks'],
       operationId: 'sendWebhookTest',
@@ -222,7 +222,7 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/webhook-endpoints/:endpointId/replay', {
-    config: { auth: 'admin-or-own-merchant' },
+    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: { action: 'webhook_endpoint.replay', resourceParam: 'endpointId' } },
     schema: {
       tags: ['webhooks'],
       operationId: 'replayWebhookEvents',

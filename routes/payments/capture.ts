@@ -21,7 +21,7 @@ const captureAuthErrors = problemAuthErrors('the admin key (payments belong to m
 /** POST /api/payments/{id}/capture: manual capture of an authorization (issue 24). */
 const captureRoutes: FastifyPluginAsyncTypebox<CaptureRoutesOptions> = async (app, options) => {
   app.post('/payments/:id/capture', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'operate', audit: { action: 'payment.capture', resourceParam: 'id' } },
     schema: {
       tags: ['payments'],
       operationId: 'capturePayment',

@@ -21,7 +21,7 @@ function merchantOf (request: FastifyRequest): string {
 /** /api/events: the merchant's events (the outbox's read side). */
 const events: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['events'],
       operationId: 'listEvents',
@@ -51,7 +51,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/events/:id', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['events'],
       operationId: 'getEvent',

@@ -87,7 +87,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(refundListRoutes, { ownerOf })
 
   app.post('/payments', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'own', audit: 'payment.create' },
     schema: {
       tags: ['payments'],
       operationId: 'createPayment',
@@ -149,7 +149,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/payments', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['payments'],
       operationId: 'listPayments',
@@ -178,7 +178,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/payments/export', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['payments'],
       operationId: 'exportPayments',
@@ -213,7 +213,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/payments/:id/cancel', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'operate', audit: { action: 'payment.cancel', resourceParam: 'id' } },
     schema: {
       tags: ['payments'],
       operationId: 'cancelPayment',
@@ -269,7 +269,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/payments/:id/refunds', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'operate', audit: { action: 'payment.refund', resourceParam: 'id' } },
     schema: {
       tags: ['refunds'],
       operationId: 'createRefund',
@@ -315,7 +315,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/payments/:id/refunds', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['refunds'],
       operationId: 'listRefunds',
@@ -341,7 +341,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/payments/:id/refunds/:refundId', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['refunds'],
       operationId: 'getRefund',
@@ -360,7 +360,7 @@ const payments: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => toPublicRefund(await app.refunds.get(request.params.id, request.params.refundId, ownerOf(request))))
 
   app.get('/payments/:id', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['payments'],
       operationId: 'getPayment',

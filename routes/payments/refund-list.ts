@@ -21,7 +21,7 @@ const EXPORT_PAGE_SIZE = 500
 /** GET /api/refunds and GET /api/refunds/export (issue 44): a merchant's refunds of all its payments, and their CSV. */
 const refundListRoutes: FastifyPluginAsyncTypebox<RefundListRoutesOptions> = async (app, options) => {
   app.get('/refunds', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['refunds'],
       operationId: 'listAllRefunds',
@@ -50,7 +50,7 @@ const refundListRoutes: FastifyPluginAsyncTypebox<RefundListRoutesOptions> = asy
   })
 
   app.get('/refunds/export', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['refunds'],
       operationId: 'exportRefunds',

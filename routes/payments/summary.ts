@@ -20,7 +20,7 @@ const summaryAuthErrors = problemAuthErrors('the admin key (payments belong to m
  */
 const summaryRoutes: FastifyPluginAsyncTypebox<SummaryRoutesOptions> = async (app, options) => {
   app.get('/payments/summary', {
-    config: { auth: 'merchant' },
+    config: { auth: 'merchant', roles: 'read' },
     schema: {
       tags: ['payments'],
       operationId: 'summarizePayments',

@@ -94,7 +94,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.put('/:id', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', audit: { action: 'product.update', resourceParam: 'id' } },
     schema: {
       tags: ['products'],
       operationId: 'putProduct',

@@ -1,6 +1,7 @@
 import type { ApiVersion } from './api-versions'
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MerchantStatus } from './merchants'
+import type { UserRole } from './users'
 
 /**
  * API keys and who may do what. Pure functions and types only: no storage, no HTTP.
@@ -76,7 +77,25 @@ export function isKeyUsable (key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now: 
 export type Principal =
   | { kind: 'admin', credentialId: string }
   /** `apiVersion`: the merchant's pinned version, so resolving a request's version reads no database. */
-  | { kind: 'merchant', credentialId: string, merchantId: string, merchantStatus: MerchantStatus, apiVersion: ApiVersion }
+  | {
+    kind: 'merchant'
+    credentialId: string
+    merchantId: string
+    merchantStatus: MerchantStatus
+    apiVersion: ApiVersion
+    /** A named person signed in to the dashboard (issue 43); absent for an API key. */
+    user?: PrincipalUser
+    /** An API key's name and prefix, as the audit log names it. */
+    keyLabel?: string
+  }
+
+/** The user a dashboard session stands for: who, and the role that decides what they may do. */
+export interface PrincipalUser {
+  id: string
+  email: string
+  role: UserRole
+  twoFactorEnabled: boolean
+}
 
 /**
  * What a route requires:

@@ -103,7 +103,7 @@ export function apiKeyService (deps: ApiKeyServiceDeps): ApiKeyService {
     if (match === undefined || !isKeyUsable(match.key, now)) return undefined
     const { key, merchantStatus, merchantApiVersion } = match
     if (key.role === 'merchant' && key.merchantId !== null && merchantStatus !== null && merchantApiVersion !== null) {
-      return { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus, apiVersion: merchantApiVersion }
+      return { kind: 'merchant', credentialId: key.id, merchantId: key.merchantId, merchantStatus, apiVersion: merchantApiVersion, keyLabel: `${key.name} (${key.prefix}…)` }
     }
     // The generated admin key counts only while no ADMIN_API_KEY is configured: setting one retires it.
     if (key.role === 'admin' && adminHash === undefined) return { kind: 'admin', credentialId: key.id }

@@ -12,10 +12,16 @@ import {
 import { UnauthenticatedError } from '../domain/errors'
 import type { DashboardSessionStore } from '../store/types'
 import type { ApiKeyService } from './api-keys'
+import type { UserService } from './users'
+import { userCredential, userIdOfCredential } from '../domain/users'
+import { actorOf } from '../domain/audit'
+import { auditEntry, auditEntryAs } from '../store/audit-scope'
 
 export interface DashboardSessionServiceDeps {
   sessions: DashboardSessionStore
   apiKeys: Pick<ApiKeyService, 'authenticate' | 'credentialOf' | 'principalOf'>
+  /** Named users (issue 43): who a user's session stands for now. */
+  users: Pick<UserService, 'principalOf'>
   /** Milliseconds since the epoch. */
   clock: () => number
   /** A session unused for this long ends (DASHBOARD_SESSION_IDLE_SECONDS). */
@@ -29,6 +35,8 @@ export interface DashboardSessionServiceDeps {
 export interface DashboardSessionService {
   /** Exchanges an API key for a session; the cookie token is returned once, only its hash is kept. */
   signIn: (apiKey: string) => Promise<ActiveSession & { token: string }>
+  /** A session for a user whose credentials were just proven (users service). */
+  signInUser: (userId: string) => Promise<ActiveSession & { token: string }>
   /** The session `token` names, renewed; undefined when unknown, ended, or its credential no longer works. */
   resume: (token: string) => Promise<ActiveSession | undefined>
   /**
@@ -67,7 +75,7 @@ export function dashboardSessionService (deps: DashboardSessionServiceDeps): Das
       await deps.sessions.delete(session.id)
       return undefined
     }
-    const principal = await deps.apiKeys.principalOf(session.credentialId)
+    const principal = await principalOf(session.credentialId)
     if (principal === undefined) return undefined
     if (now - Date.parse(session.lastUsedAt) >= renewAfterMs) {
       const at = new Date(now).toISOString()
@@ -75,6 +83,27 @@ export function dashboardSessionService (deps: DashboardSessionServiceDeps): Das
       return { session: { ...session, lastUsedAt: at }, principal }
     }
     return { session, principal }
+  }
+
+  async function principalOf (credential: string): Promise<Principal | undefined> {
+    const userId = userIdOfCredential(credential)
+    return userId === undefined ? await deps.apiKeys.principalOf(credential) : await deps.users.principalOf(userId)
+  }
+
+  async function open (principal: Principal, credentialId: string): Promise<ActiveSession & { token: string }> {
+    const token = generateSessionToken()
+    const now = deps.clock()
+    const session: DashboardSession = {
+      id: sessionIdOf(token),
+      credentialId,
+      csrfHash: hashSecret(csrfTokenFor(token)),
+      createdAt: new Date(now).toISOString(),
+      lastUsedAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + maxMs).toISOString()
+    }
+    const audit = auditEntryAs(actorOf(principal), null, principal.kind === 'merchant' ? principal.merchantId : null)
+    await deps.sessions.create(session, audit)
+    return { ...active(token, session, principal), token }
   }
 
   function active (token: string, session: DashboardSession, principal: Principal): ActiveSession {
@@ -85,18 +114,13 @@ export function dashboardSessionService (deps: DashboardSessionServiceDeps): Das
     async signIn (apiKey) {
       const principal = await deps.apiKeys.authenticate(apiKey)
       if (principal === undefined) throw new UnauthenticatedError('The API key is malformed, unknown, revoked or expired.', true)
-      const token = generateSessionToken()
-      const now = deps.clock()
-      const session: DashboardSession = {
-        id: sessionIdOf(token),
-        credentialId: deps.apiKeys.credentialOf(principal),
-        csrfHash: hashSecret(csrfTokenFor(token)),
-        createdAt: new Date(now).toISOString(),
-        lastUsedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + maxMs).toISOString()
-      }
-      await deps.sessions.create(session)
-      return { ...active(token, session, principal), token }
+      return await open(principal, deps.apiKeys.credentialOf(principal))
+    },
+
+    async signInUser (userId) {
+      const principal = await deps.users.principalOf(userId)
+      if (principal === undefined) throw new UnauthenticatedError('The user no longer exists.', true)
+      return await open(principal, userCredential(userId))
     },
 
     async resume (token) {
@@ -114,7 +138,7 @@ export function dashboardSessionService (deps: DashboardSessionServiceDeps): Das
     },
 
     async signOut (token) {
-      return SESSION_TOKEN_PATTERN.test(token) && await deps.sessions.delete(sessionIdOf(token))
+      return SESSION_TOKEN_PATTERN.test(token) && await deps.sessions.delete(sessionIdOf(token), auditEntry(null))
     },
 
     async deleteEnded () {

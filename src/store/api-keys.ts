@@ -1,3 +1,4 @@
+import { auditWrites } from './audit-log'
 import type { ApiVersion } from '../domain/api-versions'
 import type { MerchantStatus } from '../domain/merchants'
 import { API_KEY_COLUMNS, apiKeyFromRow, type ApiKeyRow } from './rows'
@@ -40,7 +41,7 @@ function matchOf (row: MatchRow | undefined): ApiKeyMatch | undefined {
 export function apiKeyStore (db: SqlRunner, recordUse: ApiKeyStore['recordUse'], createCompleting: (key: ApiKey, completion: KeyCompletion) => Promise<void>): ApiKeyStore {
   return {
     async create (key, completion) {
-      if (completion === undefined) await db.write(apiKeySql.insert, key)
+      if (completion === undefined) await db.writeThen(apiKeySql.insert, key, auditWrites(key.id, key.merchantId))
       else await createCompleting(key, completion)
     },
     async createBootstrapAdmin (key) { return await db.write(apiKeySql.insertAdmin, key) === 1 },
@@ -48,7 +49,7 @@ export function apiKeyStore (db: SqlRunner, recordUse: ApiKeyStore['recordUse'],
     async findByHash (secretHash) { return matchOf(await db.get(apiKeySql.byHash, { secretHash })) },
     async findById (id) { return matchOf(await db.get(apiKeySql.byId, { id })) },
     async listForMerchant (merchantId) { return (await db.all(apiKeySql.listForMerchant, { merchantId })).map(apiKeyFromRow) },
-    async revoke (merchantId, keyId, at) { return await db.write(apiKeySql.revoke, { merchantId, keyId, at }) === 1 },
+    async revoke (merchantId, keyId, at) { return await db.writeThen(apiKeySql.revoke, { merchantId, keyId, at }, auditWrites(keyId, merchantId)) === 1 },
     recordUse
   }
 }

@@ -1,3 +1,4 @@
+import { auditWrites } from './audit-log'
 import type { ConnectorStatus, ConnectorType, StoredConnectorAccount } from '../domain/connectors'
 import { zeroCounts, type CallOutcome, type ConnectorCall, type ConnectorCallFigures } from '../domain/connector-stats'
 import { raw, sql, type SqlRunner } from './sql'
@@ -101,15 +102,17 @@ function orNull (value: number | string | null): number | null {
 /** The connector account store: every operation is one statement, written once for both databases. */
 export function connectorStore (db: SqlRunner): ConnectorAccountStore {
   return {
-    async insert (account, max) { return await db.write(connectorSql.insert, { ...account, max }) === 1 },
+    async insert (account, max) { return await db.writeThen(connectorSql.insert, { ...account, max }, auditWrites(account.id, account.merchantId)) === 1 },
     async get (id) {
       const row = await db.get(connectorSql.get, { id })
       return row === undefined ? undefined : accountFromRow(row)
     },
     async listForMerchant (merchantId) { return (await db.all(connectorSql.list, { merchantId })).map(accountFromRow) },
     async enabledFor (merchantId) { return (await db.all(connectorSql.enabled, { merchantId })).map(accountFromRow) },
-    async update (account, expectedUpdatedAt) { return await db.write(connectorSql.update, { ...account, expectedUpdatedAt }) === 1 },
-    async softDelete (merchantId, id, at) { return await db.write(connectorSql.softDelete, { merchantId, id, at }) === 1 },
+    async update (account, expectedUpdatedAt) {
+      return await db.writeThen(connectorSql.update, { ...account, expectedUpdatedAt }, auditWrites(account.id, account.merchantId)) === 1
+    },
+    async softDelete (merchantId, id, at) { return await db.writeThen(connectorSql.softDelete, { merchantId, id, at }, auditWrites(id, merchantId)) === 1 },
     async credentialsNotUnder (prefix, afterId, limit) {
       return await db.all(connectorSql.credentialsNotUnder, { prefix, length: prefix.length, afterId, limit })
     },

@@ -186,6 +186,9 @@ export function guardDatabase (db: Database, options: { settleMs?: number } = {}
     connectorEvents: guard(db.connectorEvents),
     dashboardSessions: guard(db.dashboardSessions),
     disputes: guard(db.disputes),
+    users: guard(db.users),
+    signInFailures: guard(db.signInFailures),
+    auditLog: guard(db.auditLog),
     idempotency,
     // The heartbeat is the probe that finds the database back: never refused.
     instances: observed(guardStore(db.instances), health, { failFast: false }),

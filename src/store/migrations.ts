@@ -16,6 +16,7 @@ import { disputeSchema } from './dispute-migrations'
 import { actionSchema } from './action-migrations'
 import { cancellationSchema } from './cancellation-migrations'
 import { eventFormatSchema } from './event-format-migrations'
+import { teamSchema } from './team-migrations'
 
 /** One schema change, applied once per database in version order and recorded in schema_migrations. */
 export interface Migration {
@@ -161,7 +162,8 @@ const schema: SchemaChange[] = [
   ...disputeSchema,
   ...actionSchema,
   ...cancellationSchema,
-  ...eventFormatSchema
+  ...eventFormatSchema,
+  ...teamSchema
 ]
 
 /** The schema's migrations in `dialect`'s spelling, in version order. */

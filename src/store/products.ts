@@ -1,3 +1,4 @@
+import { auditWrites } from './audit-log'
 import { sql, type SqlRunner } from './sql'
 import type { Product, ProductStore } from './types'
 
@@ -15,7 +16,7 @@ export function productStore (db: SqlRunner): ProductStore {
       return await db.get(productSql.get, { id })
     },
     async put (product) {
-      await db.write(productSql.put, { id: product.id, name: product.name, price: product.price, updatedAt: new Date().toISOString() })
+      await db.writeThen(productSql.put, { id: product.id, name: product.name, price: product.price, updatedAt: new Date().toISOString() }, auditWrites(product.id, null))
       return { id: product.id, name: product.name, price: product.price }
     }
   }

@@ -98,6 +98,16 @@ export function insertText (dialect: SqlDialect, table: string, columns: readonl
  * commit; PostgreSQL: autocommit). What must run inside a transaction with other statements stays in
  * the dialect's own code (sqlite/, postgres/), which uses the same statements.
  */
+/** One write statement with its parameters. */
+export interface Write {
+  statement: Statement<never>
+  params: unknown
+}
+
+export function write<P> (statement: Statement<P>, params: P): Write {
+  return { statement: statement as Statement<never>, params }
+}
+
 export interface SqlRunner {
   readonly dialect: SqlDialect
   /** The first row, if any. */
@@ -105,6 +115,11 @@ export interface SqlRunner {
   all: <P, R>(statement: Statement<P, R>, params: P) => Promise<R[]>
   /** Runs one write statement; how many rows it changed. */
   write: <P>(statement: Statement<P>, params: P) => Promise<number>
+  /**
+   * Runs `first` and, only when it changed a row, each of `then`, all in one transaction; how many rows
+   * `first` changed. For a change and what must commit with it (its audit entry, the sessions it ends).
+   */
+  writeThen: <P>(first: Statement<P>, params: P, then: readonly Write[]) => Promise<number>
   /** A read whose text is built per call, with the dialect's placeholders (listing.ts). */
   query: <R>(text: string, values: unknown[]) => Promise<R[]>
 }

@@ -21,6 +21,8 @@ import type { Refund } from '../domain/refunds'
 import type { CreatedRange, Page, PageRequest } from '../domain/pagination'
 export type { Refund } from '../domain/refunds'
 import type { DashboardSession } from '../domain/dashboard-sessions'
+import type { AuditEntry } from '../domain/audit'
+import type { User } from '../domain/users'
 import type { SummaryFigures } from '../domain/payment-summary'
 
 /** Identifies one idempotency key: (client scope, method, path, key). */
@@ -384,14 +386,65 @@ export interface ApiKeyStore {
   recordUse: (uses: Array<{ id: string, at: string }>) => Promise<void>
 }
 
+export interface AuditLogQuery extends PageRequest, CreatedRange {
+  merchantId: string
+  actorId?: string
+  action?: string
+  resourceType?: string
+  resourceId?: string
+}
+
+/**
+ * The audit log (issue 43). Entries about a change are written by the change's own store call, in its
+ * transaction (see audit-scope.ts); `append` is for entries without a change (a request refused by its role).
+ */
+export interface AuditLogStore {
+  append: (entry: AuditEntry) => Promise<void>
+  /** A merchant's entries, newest first. */
+  list: (query: AuditLogQuery) => Promise<Page<AuditEntry>>
+}
+
+/** A merchant's users (issue 43). Every write is the request's change and carries its audit entry when it owes one. */
+export interface UserStore {
+  /**
+   * Inserts a user; UserEmailTakenError when the email is in use (by any merchant). With `completion`, the
+   * Idempotency-Key's response (sealed: it carries the invite link) is stored in the same transaction.
+   */
+  create: (user: User, options?: { audit?: AuditEntry, completion?: KeyCompletion }) => Promise<void>
+  get: (id: string) => Promise<User | undefined>
+  findByEmail: (email: string) => Promise<User | undefined>
+  findByInvite: (inviteHash: string) => Promise<User | undefined>
+  listForMerchant: (merchantId: string) => Promise<User[]>
+  /**
+   * Writes every mutable column of `user` if its row is still at `expectedUpdatedAt` (false otherwise). With
+   * `endSessions`, deletes the user's dashboard sessions (but `keepSession`) in the same transaction.
+   */
+  update: (user: User, expectedUpdatedAt: string, options?: { endSessions?: boolean, keepSession?: string, audit?: AuditEntry }) => Promise<boolean>
+  /** Deletes the user and its sessions; false when there was none. */
+  delete: (merchantId: string, id: string, audit?: AuditEntry) => Promise<boolean>
+  /** Records a sign-in (never moves lastSignInAt backwards). */
+  recordSignIn: (id: string, at: string) => Promise<void>
+}
+
+/** Failed sign-ins by subject (`email:<address>`, `ip:<address>`), for the lockout. Times in epoch ms. */
+export interface SignInFailureStore {
+  get: (subject: string) => Promise<{ failures: number, lockedUntil: number | null } | undefined>
+  /** Counts one failure; at `max` the subject is locked until `lockUntil` and its count starts again. */
+  recordFailure: (subject: string, now: number, max: number, lockUntil: number) => Promise<void>
+  clear: (subject: string) => Promise<void>
+}
+
 /** Dashboard sessions (issue 30), by the hash of their cookie token. */
 export interface DashboardSessionStore {
-  create: (session: DashboardSession) => Promise<void>
+  /** With `audit`, the sign-in's audit entry is written in the same transaction. */
+  create: (session: DashboardSession, audit?: AuditEntry) => Promise<void>
   get: (id: string) => Promise<DashboardSession | undefined>
   /** Records a use; never moves lastUsedAt backwards. */
   touch: (id: string, at: string) => Promise<void>
-  /** Ends a session; false when there was none. */
-  delete: (id: string) => Promise<boolean>
+  /** Ends every session of `credentialId` but `except` (a user's password or role changed); how many. */
+  deleteFor: (credentialId: string, except?: string) => Promise<number>
+  /** Ends a session (with `audit`, a sign-out's entry in the same transaction); false when there was none. */
+  delete: (id: string, audit?: AuditEntry) => Promise<boolean>
   /** Deletes sessions past their absolute end (`now`) or unused since `idleBefore`; how many. */
   deleteEnded: (now: string, idleBefore: string) => Promise<number>
 }
@@ -424,6 +477,9 @@ export interface Database {
   readonly connectorEvents: ConnectorEventStore
   readonly dashboardSessions: DashboardSessionStore
   readonly disputes: DisputeStore
+  readonly users: UserStore
+  readonly signInFailures: SignInFailureStore
+  readonly auditLog: AuditLogStore
   /** What the database's answers said lately (see guard.ts); test doubles may leave it out. */
   readonly health?: DatabaseHealth
   /** Resolves when the database answers a trivial query. */

@@ -25,6 +25,8 @@ export function testConfig (env: Record<string, string> = {}): Config {
     // A heartbeat write a minute, not a second: tests that count commits see only their own (it still probes every 250 ms while the database is away).
     INSTANCE_HEARTBEAT_MS: '60000',
     INSTANCE_DEAD_AFTER_MS: '180000',
+    // Users' passwords hashed at scrypt's lowest accepted cost (the default takes ~0.1 s a hash).
+    PASSWORD_HASH_COST: '10',
     // PostgreSQL requires them (SQLite generates its own).
     ...(env.DATABASE_URL?.startsWith('postgres') === true ? { ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS } : {}),
     ...env

@@ -81,10 +81,11 @@ t.test('without a build, /dashboard/ answers 503 saying how to build it', async 
   }
 })
 
-t.test('the dashboard\'s static files are not part of the OpenAPI document (its session API is)', async (t) => {
+t.test('the dashboard\'s static files are not part of the OpenAPI document (its session and account API is)', async (t) => {
   const app = await buildTestApp(t, {}, { dashboard: { root: fakeBuild() } })
   const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as { paths: Record<string, unknown> }
-  t.same(Object.keys(document.paths).filter((path) => path.startsWith('/dashboard')), ['/dashboard/session'])
+  t.same(Object.keys(document.paths).filter((path) => path.startsWith('/dashboard')).sort(),
+    ['/dashboard/invite', '/dashboard/password', '/dashboard/session', '/dashboard/totp', '/dashboard/totp/confirm'])
 })
 
 t.test('by default the build is read from dist/dashboard of the repository', async (t) => {

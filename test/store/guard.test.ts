@@ -24,7 +24,7 @@ function flaky (db: Database): { db: Database, state: { down: boolean, error: ()
       : member])) as T
   return {
     state,
-    db: { kind: db.kind, products: wrap(db.products), merchants: wrap(db.merchants), payments: wrap(db.payments), refunds: wrap(db.refunds), captures: wrap(db.captures), idempotency: wrap(db.idempotency), ledger: wrap(db.ledger), apiKeys: wrap(db.apiKeys), events: wrap(db.events), webhooks: wrap(db.webhooks), instances: wrap(db.instances), connectors: wrap(db.connectors), connectorEvents: wrap(db.connectorEvents), dashboardSessions: wrap(db.dashboardSessions), disputes: wrap(db.disputes), ping: wrap({ ping: db.ping }).ping, close: db.close }
+    db: { kind: db.kind, products: wrap(db.products), merchants: wrap(db.merchants), payments: wrap(db.payments), refunds: wrap(db.refunds), captures: wrap(db.captures), idempotency: wrap(db.idempotency), ledger: wrap(db.ledger), apiKeys: wrap(db.apiKeys), events: wrap(db.events), webhooks: wrap(db.webhooks), instances: wrap(db.instances), connectors: wrap(db.connectors), connectorEvents: wrap(db.connectorEvents), dashboardSessions: wrap(db.dashboardSessions), disputes: wrap(db.disputes), users: wrap(db.users), signInFailures: wrap(db.signInFailures), auditLog: wrap(db.auditLog), ping: wrap({ ping: db.ping }).ping, close: db.close }
   }
 }
 

@@ -47,7 +47,11 @@ export const problemTypes: Record<string, string> = {
   CUSTOMER_PRESENT_UNSUPPORTED: 'urn:problem-type:customer-present-unsupported',
   CREDENTIALS_REFUSED: 'urn:problem-type:connector-credentials-refused',
   CONNECTOR_EVENT_UNVERIFIED: 'urn:problem-type:connector-event-unverified',
-  CONNECTOR_EVENT_NOT_MATCHED: 'urn:problem-type:connector-event-not-matched'
+  CONNECTOR_EVENT_NOT_MATCHED: 'urn:problem-type:connector-event-not-matched',
+  TOTP_REQUIRED: 'urn:problem-type:totp-required',
+  SIGN_IN_LOCKED: 'urn:problem-type:sign-in-locked',
+  USER_EMAIL_TAKEN: 'urn:problem-type:user-email-taken',
+  LAST_OWNER: 'urn:problem-type:last-owner'
 }
 
 const titles: Record<string, string> = {
@@ -75,7 +79,11 @@ const titles: Record<string, string> = {
   CUSTOMER_PRESENT_UNSUPPORTED: 'No connector can take a customer-present payment.',
   CREDENTIALS_REFUSED: 'The PSP refused the connector credentials.',
   CONNECTOR_EVENT_UNVERIFIED: 'The connector event could not be verified.',
-  CONNECTOR_EVENT_NOT_MATCHED: 'The connector event names a payment not matched yet.'
+  CONNECTOR_EVENT_NOT_MATCHED: 'The connector event names a payment not matched yet.',
+  TOTP_REQUIRED: 'A two-factor code is required.',
+  SIGN_IN_LOCKED: 'Too many failed sign-ins.',
+  USER_EMAIL_TAKEN: 'A user with this email already exists.',
+  LAST_OWNER: 'The merchant needs an owner.'
 }
 
 /** True when `code` or `type` is one of the service's own problem codes or types (a connector module's may not be). */

@@ -1,3 +1,5 @@
+import { writeAudit } from './audit'
+import { auditEntry } from '../audit-scope'
 import { apiKeySql, apiKeyStore } from '../api-keys'
 import type { ApiKeyStore } from '../types'
 import { inTransaction, type PgPool } from './connection'
@@ -19,6 +21,7 @@ export function postgresApiKeyStore (pool: PgPool): ApiKeyStore {
   }, async (key, completion) => {
     await inTransaction(pool, 'READ COMMITTED', async (client) => {
       await postgresRunner(client).write(apiKeySql.insert, key)
+      await writeAudit(client, auditEntry(key.id, 'succeeded', key.merchantId))
       await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
     })
   })

@@ -1,3 +1,6 @@
+import { auditMember, writeAudit } from './audit'
+import { auditEntry } from '../audit-scope'
+import { outcomeOfEvent } from '../../domain/audit'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
@@ -30,6 +33,8 @@ export function eventMembers (p: Params, event: NewEvent, onlyIf?: string): stri
   const [id, merchantId, type, resourceType, resourceId, data, createdAt, dataFormat] = eventValues(event, 0)
     .filter((_, i) => EVENT_COLUMNS[i] !== 'sequence').map((value) => `${p.add(value)}::text`)
   const due = `${p.add(Date.parse(event.createdAt))}::bigint`
+  // The event's change is the request's when it owes an audit entry: the entry joins the same statement.
+  const audit = auditEntry(event.resourceId, outcomeOfEvent(event.type), event.merchantId)
   return [
     `ev AS (INSERT INTO events (${EVENT_COLUMNS.join(', ')})
       SELECT ${id}, ${merchantId}, ${type}, ${resourceType}, ${resourceId}, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ${resourceId}), ${data}, ${createdAt}, ${dataFormat}
@@ -37,7 +42,8 @@ export function eventMembers (p: Params, event: NewEvent, onlyIf?: string): stri
       RETURNING id, sequence)`,
     `dl AS (INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
       SELECT ${UUIDV7_SQL}, w.id, ev.id, ${type}, ${merchantId}, 'pending', ${due}, ${createdAt}, ${createdAt}
-      FROM ev JOIN webhook_endpoints w ON w.merchant_id = ${merchantId} AND w.disabled_reason IS NULL AND (w.enabled_events IS NULL OR w.enabled_events::jsonb ? ${type}))`
+      FROM ev JOIN webhook_endpoints w ON w.merchant_id = ${merchantId} AND w.disabled_reason IS NULL AND (w.enabled_events IS NULL OR w.enabled_events::jsonb ? ${type}))`,
+    ...(audit === undefined ? [] : [auditMember(p, audit, 'EXISTS (SELECT 1 FROM ev)')])
   ]
 }
 
@@ -98,17 +104,20 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         const { count } = onlyRow((await client.query<{ count: string }>(query(webhookSql.countEndpoints, { merchantId: endpoint.merchantId }))).rows, 'count(*)')
         if (Number(count) >= max) return false
         await client.query(query(webhookSql.insertEndpoint, endpointParams(endpoint)))
+        await writeAudit(client, auditEntry(endpoint.id, 'succeeded', endpoint.merchantId))
         if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         return true
       })
     },
     async updateEndpoint (endpoint, expectedUpdatedAt, completion) {
       const update = query(webhookSql.updateEndpoint, { ...endpointParams(endpoint), expectedUpdatedAt })
-      if (completion === undefined) return (await pool.query(update)).rowCount === 1
-      // The Idempotency-Key's response commits with the change, only when the compare-and-set wins.
+      const audit = auditEntry(endpoint.id, 'succeeded', endpoint.merchantId)
+      if (completion === undefined && audit === undefined) return (await pool.query(update)).rowCount === 1
+      // The Idempotency-Key's response and the audit entry commit with the change, only when the compare-and-set wins.
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
         if ((await client.query(update)).rowCount !== 1) return false
-        await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
+        await writeAudit(client, audit)
+        if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         return true
       })
     },
@@ -118,11 +127,19 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
         if (rows.length === 0) return false
         await client.query(query(webhookSql.deleteDeliveries, { endpointId: id }))
         await client.query(query(webhookSql.deleteEndpoint, { id, merchantId }))
+        await writeAudit(client, auditEntry(id, 'succeeded', merchantId))
         return true
       })
     },
     async retryDelivery (endpointId, deliveryId, now, at) {
-      const retried = await db.get(webhookSql.retry, { endpointId, id: deliveryId, now, at })
+      const audit = auditEntry(deliveryId)
+      const retried = audit === undefined
+        ? await db.get(webhookSql.retry, { endpointId, id: deliveryId, now, at })
+        : await inTransaction(pool, 'READ COMMITTED', async (client) => {
+          const row = await postgresRunner(client).get(webhookSql.retry, { endpointId, id: deliveryId, now, at })
+          if (row !== undefined) await writeAudit(client, auditEntry(deliveryId, 'succeeded', row.merchant_id))
+          return row
+        })
       if (retried !== undefined) return { kind: 'retried', delivery: deliveryFromRow(retried) }
       const row = await db.get(webhookSql.getDelivery, { endpointId, id: deliveryId })
       return row === undefined ? { kind: 'not_found' } : { kind: 'in_flight', leaseUntil: Number(row.lease_until) }
@@ -137,13 +154,17 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
       const wanted = batch.filter((row) => receives(endpoint, row.type as never))
       if (wanted.length === 0) return { replayed: 0, ...next }
       const at = new Date(now).toISOString()
-      await pool.query({
-        name: 'wh-replay-insert',
-        text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
-          SELECT u.id, $2, u.event_id, u.event_type, $3, 'pending', $4, $5, $5 FROM unnest($1::text[], $6::text[], $7::text[]) AS u (id, event_id, event_type)`,
-        values: [wanted.map(() => newId()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
-      })
+      const audit = auditEntry(endpoint.id, 'succeeded', endpoint.merchantId)
+      await (audit === undefined ? insertReplay(pool) : inTransaction(pool, 'READ COMMITTED', async (client) => { await insertReplay(client); await writeAudit(client, audit) }))
       return { replayed: wanted.length, ...next }
+      async function insertReplay (client: Queryable): Promise<void> {
+        await client.query({
+          name: 'wh-replay-insert',
+          text: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
+          SELECT u.id, $2, u.event_id, u.event_type, $3, 'pending', $4, $5, $5 FROM unnest($1::text[], $6::text[], $7::text[]) AS u (id, event_id, event_type)`,
+          values: [wanted.map(() => newId()), endpoint.id, endpoint.merchantId, now, at, wanted.map((row) => row.id), wanted.map((row) => row.type)]
+        })
+      }
     },
     async beginTestDelivery (event, delivery) {
       return await inTransaction(pool, 'READ COMMITTED', async (client) => {
@@ -163,6 +184,7 @@ export function postgresWebhookStore (pool: PgPool): WebhookStore {
           values
         })
         const { sequence } = onlyRow(rows, 'the test event insert')
+        await writeAudit(client, auditEntry(delivery.endpointId, 'succeeded', event.merchantId))
         await client.query(query(webhookSql.insertLeasedDelivery, {
           id: delivery.id, endpointId: delivery.endpointId, eventId: event.id, eventType: event.type, merchantId: event.merchantId, leaseUntil: delivery.leaseUntil, at: delivery.at
         }))

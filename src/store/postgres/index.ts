@@ -3,6 +3,8 @@ import { productStore } from '../products'
 import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
 import { dashboardSessionStore } from '../dashboard-sessions'
+import { signInFailureStore, userStore } from '../users'
+import { auditLogStore } from '../audit-log'
 import { ledgerStore } from '../ledger'
 import { instanceStore } from '../instances'
 import { guardDatabase } from '../guard'
@@ -63,6 +65,9 @@ export async function createPostgresDatabase (url: string, options: PostgresOpti
     connectorEvents: connectorEventStore(postgresRunner(pool)),
     disputes: postgresDisputeStore(pool),
     dashboardSessions: dashboardSessionStore(postgresRunner(pool)),
+    users: userStore(postgresRunner(pool)),
+    signInFailures: signInFailureStore(postgresRunner(pool)),
+    auditLog: auditLogStore(postgresRunner(pool)),
     async ping () {
       await pool.query('SELECT 1')
     },

@@ -1,3 +1,5 @@
+import { writeAudit } from './audit'
+import { auditEntry } from '../audit-scope'
 import { EmailTakenError } from '../../domain/merchants'
 import { merchantFromRow as fromRow } from '../rows'
 import type { MerchantStore } from '../types'
@@ -24,6 +26,7 @@ export function postgresMerchantStore (pool: PgPool): MerchantStore {
       await translate(async () => {
         await inTransaction(pool, 'READ COMMITTED', async (client) => {
           await postgresRunner(client).write(merchantSql.insert, merchantParams(merchant))
+          await writeAudit(client, auditEntry(merchant.id, 'succeeded', merchant.id))
           if (completion !== undefined) await postgresKeyStatements.storeResponse(client, completion.ref, completion.response)
         })
       })

@@ -1,5 +1,5 @@
 import type { SqlRunner, Statement } from '../sql'
-import type { Queryable } from './connection'
+import { inTransaction, type PgPool, type Queryable } from './connection'
 
 /** A statement written once, as a named (prepared) query for `pg`. */
 export function query<P, R> (statement: Statement<P, R>, params: P): { name: string, text: string, values: unknown[] } {
@@ -13,6 +13,16 @@ export function postgresRunner (db: Queryable): SqlRunner {
     get: async <P, R>(statement: Statement<P, R>, params: P) => (await db.query<R & object>(query(statement, params))).rows[0],
     all: async <P, R>(statement: Statement<P, R>, params: P) => (await db.query<R & object>(query(statement, params))).rows,
     write: async (statement, params) => (await db.query(query(statement, params))).rowCount ?? 0,
+    writeThen: async (first, params, then) => {
+      if (then.length === 0) return (await db.query(query(first, params))).rowCount ?? 0
+      const together = async (client: Queryable): Promise<number> => {
+        const changed = (await client.query(query(first, params))).rowCount ?? 0
+        if (changed > 0) for (const next of then) await client.query(query(next.statement, next.params as never))
+        return changed
+      }
+      // A pool gives the statements one connection and one transaction; a client is already inside one.
+      return 'connect' in db ? await inTransaction(db as PgPool, 'READ COMMITTED', together) : await together(db)
+    },
     query: async <R>(text: string, values: unknown[]) => (await db.query<R & object>(text, values)).rows
   }
 }

@@ -1,3 +1,5 @@
+import { sqliteAuditWriter } from './audit'
+import { auditEntry } from '../audit-scope'
 import { apiKeySql, apiKeyStore } from '../api-keys'
 import type { ApiKey, ApiKeyStore, KeyCompletion } from '../types'
 import type { SqliteHandle } from './connection'
@@ -10,8 +12,10 @@ export function sqliteApiKeyStore (db: SqliteHandle, writes: WriteQueue = immedi
   const use = prepare(db, apiKeySql.recordUse)
   const insert = prepare(db, apiKeySql.insert)
   const keys = sqliteKeyStatements(db)
+  const audit = sqliteAuditWriter(db)
   const insertCompleting = db.transaction((key: ApiKey, completion: KeyCompletion) => {
     insert.run(key)
+    audit(auditEntry(key.id, 'succeeded', key.merchantId))
     keys.storeResponse(completion.ref, completion.response)
   })
   return apiKeyStore(sqliteRunner(db, writes), async (uses) => {

@@ -1,3 +1,6 @@
+import { sqliteAuditWriter } from './audit'
+import { auditEntry } from '../audit-scope'
+import { outcomeOfEvent } from '../../domain/audit'
 import type { DomainEvent, EventOf, NewEvent } from '../../domain/events'
 import { newId } from '../../domain/ids'
 import { ATTEMPT_LOG_MAX, receives } from '../../domain/webhooks'
@@ -27,7 +30,10 @@ export function sqliteOutbox (db: SqliteHandle): { append: (event: NewEvent) => 
     'SELECT id, enabled_events FROM webhook_endpoints WHERE merchant_id = ? AND disabled_reason IS NULL')
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, merchant_id, status, next_attempt_at, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
+  const audit = sqliteAuditWriter(db)
   const append = (event: NewEvent): DomainEvent => {
+    // The event's change is the request's when it owes an audit entry: the entry joins the same transaction.
+    audit(auditEntry(event.resourceId, outcomeOfEvent(event.type), event.merchantId))
     const values = eventValues(event, 0)
     values[sequenceSlot] = event.resourceId
     const sequence = numberedInsert.get(...values) as number
@@ -102,6 +108,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
   const testSequence = db.prepare<[string], number>('SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE resource_id = ?').pluck()
   const insertTestEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`)
   const insertLeasedDelivery = prepare(db, webhookSql.insertLeasedDelivery)
+  const audit = sqliteAuditWriter(db)
 
   return {
     ...sharedWebhookStore(sqliteRunner(db, writes)),
@@ -109,6 +116,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
       return await writes.run(() => {
         if (Number(countEndpoints.get({ merchantId: endpoint.merchantId })?.count ?? 0) >= max) return false
         insertEndpoint.run(endpointParams(endpoint))
+        audit(auditEntry(endpoint.id, 'succeeded', endpoint.merchantId))
         if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
         return true
       })
@@ -116,6 +124,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
     async updateEndpoint (endpoint, expectedUpdatedAt, completion) {
       return await writes.run(() => {
         const updated = updateEndpoint.run({ ...endpointParams(endpoint), expectedUpdatedAt }) === 1
+        if (updated) audit(auditEntry(endpoint.id, 'succeeded', endpoint.merchantId))
         if (updated && completion !== undefined) keys.storeResponse(completion.ref, completion.response)
         return updated
       })
@@ -125,13 +134,17 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
         if (selectEndpoint.get({ id, merchantId }) === undefined) return false
         deleteDeliveries.run({ endpointId: id })
         deleteEndpoint.run({ id, merchantId })
+        audit(auditEntry(id, 'succeeded', merchantId))
         return true
       })
     },
     async retryDelivery (endpointId, deliveryId, now, at) {
       return await writes.run(() => {
         const retried = retry.get({ endpointId, id: deliveryId, now, at })
-        if (retried !== undefined) return { kind: 'retried', delivery: deliveryFromRow(retried) }
+        if (retried !== undefined) {
+          audit(auditEntry(deliveryId, 'succeeded', retried.merchant_id))
+          return { kind: 'retried', delivery: deliveryFromRow(retried) }
+        }
         const row = selectDelivery.get({ endpointId, id: deliveryId })
         return row === undefined ? { kind: 'not_found' } : { kind: 'in_flight', leaseUntil: Number(row.lease_until) }
       })
@@ -148,6 +161,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
           insertDelivery.run(newId(), endpoint.id, event.id, event.type, endpoint.merchantId, now, at, at)
           replayed++
         }
+        if (replayed > 0) audit(auditEntry(endpoint.id, 'succeeded', endpoint.merchantId))
         const last = batch.at(-1)
         return events.length > limit && last !== undefined ? { replayed, next: last.id } : { replayed }
       })
@@ -157,6 +171,7 @@ export function sqliteWebhookStore (db: SqliteHandle, writes: WriteQueue = immed
         if (selectEndpoint.get({ id: delivery.endpointId, merchantId: event.merchantId }) === undefined) return undefined
         const sequence = testSequence.get(event.resourceId) as number
         insertTestEvent.run(...eventValues(event, sequence))
+        audit(auditEntry(delivery.endpointId, 'succeeded', event.merchantId))
         insertLeasedDelivery.run({
           id: delivery.id, endpointId: delivery.endpointId, eventId: event.id, eventType: event.type, merchantId: event.merchantId, leaseUntil: delivery.leaseUntil, at: delivery.at
         })

@@ -3,6 +3,8 @@ import { productStore } from '../products'
 import { connectorStore } from '../connectors'
 import { connectorEventStore } from '../connector-events'
 import { dashboardSessionStore } from '../dashboard-sessions'
+import { signInFailureStore, userStore } from '../users'
+import { auditLogStore } from '../audit-log'
 import { instanceStore } from '../instances'
 import { migrateSqlite, openSqlite, openSqliteImage, sqlitePathFromUrl, type SqliteHandle, type SqliteOptions } from './connection'
 import { sqliteMigrations } from './migrations'
@@ -75,6 +77,9 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
     connectorEvents: connectorEventStore(sqliteRunner(db, writes)),
     disputes: sqliteDisputeStore(db, writes),
     dashboardSessions: dashboardSessionStore(sqliteRunner(db, writes)),
+    users: userStore(sqliteRunner(db, writes)),
+    signInFailures: signInFailureStore(sqliteRunner(db, writes)),
+    auditLog: auditLogStore(sqliteRunner(db, writes)),
     /*
      * Reading is not enough: on a full disk every read works and every write fails.
      * After a failed write, and every WRITE_PROBE_INTERVAL_MS otherwise, the ping

@@ -1,3 +1,5 @@
+import { sqliteAuditWriter } from './audit'
+import { auditEntry } from '../audit-scope'
 import { EmailTakenError, type Merchant } from '../../domain/merchants'
 import { merchantFromRow as fromRow } from '../rows'
 import type { KeyCompletion, MerchantStore } from '../types'
@@ -29,8 +31,10 @@ export function sqliteMerchantStore (db: SqliteHandle): MerchantStore {
   const update = prepare(db, merchantSql.update)
   const keys = sqliteKeyStatements(db)
   const outbox = sqliteOutbox(db)
+  const audit = sqliteAuditWriter(db)
   const insertCompleting = db.transaction((merchant: Merchant, completion?: KeyCompletion) => {
     insert.run(merchantParams(merchant))
+    audit(auditEntry(merchant.id, 'succeeded', merchant.id))
     if (completion !== undefined) keys.storeResponse(completion.ref, completion.response)
   })
   const updateAndRead = db.transaction((params: Parameters<typeof update.get>[0], event?: EventOf<Merchant>): Awaited<ReturnType<MerchantStore['update']>> => {

@@ -34,6 +34,14 @@ export function sqliteRunner (db: SqliteHandle, writes: WriteQueue = immediateWr
     get: async (statement, params) => prepared(statement).get(params),
     all: async (statement, params) => prepared(statement).all(params),
     write: async (statement, params) => await writes.runStatement(() => prepared(statement).run(params)),
+    writeThen: async (first, params, then) => {
+      if (then.length === 0) return await writes.runStatement(() => prepared(first).run(params))
+      return await writes.run(() => {
+        const changed = prepared(first).run(params)
+        if (changed > 0) for (const next of then) prepared(next.statement).run(next.params as never)
+        return changed
+      })
+    },
     query: async <R>(text: string, values: unknown[]) => {
       let found = texts.get(text)
       if (found === undefined) texts.set(text, found = db.prepare<unknown[]>(text))

@@ -152,7 +152,9 @@ t.test('the document: every POST of the API takes Idempotency-Key, but those tha
   // Not calls an API client makes: the PSPs' notifications (deduplicated by the PSP's event id), the dashboard's sign-in,
   // and the forms a shopper's browser posts at checkout (idempotent by their return token).
   // sendWebhookTest: a diagnostic whose answer is the receiver's answer now; repeating it sends one more test event and moves no money.
-  const exempt = new Set(['receiveStripeEvent', 'receiveAdyenNotification', 'signInToDashboard', 'returnFromAuthenticationForm', 'simulatedBankDecide', 'sendWebhookTest'])
+  // The dashboard's account calls (invite acceptance, two-factor enrollment, password change) are a person's, in a browser, like its sign-in.
+  const exempt = new Set(['receiveStripeEvent', 'receiveAdyenNotification', 'signInToDashboard', 'returnFromAuthenticationForm', 'simulatedBankDecide', 'sendWebhookTest',
+    'acceptInvite', 'startTotpEnrollment', 'confirmTotpEnrollment', 'changePassword'])
   const posts = Object.values(document.paths).flatMap((item) => item.post === undefined ? [] : [item.post])
   const without = posts.filter((op) => !exempt.has(op.operationId) && !(op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key'))
   t.same(without.map((op) => op.operationId), [], 'every client POST documents the header')
