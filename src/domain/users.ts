@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto'
-import { hashSecret } from './api-keys'
+import { hash, randomBytes } from 'node:crypto'
 import { ConflictError, DomainError, UnauthenticatedError } from './errors'
 
 /**
@@ -67,7 +66,7 @@ export const INVITE_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
 export function generateInviteToken (): { token: string, hash: string } {
   const token = randomBytes(INVITE_BYTES).toString('base64url')
-  return { token, hash: hashSecret(token) }
+  return { token, hash: hash('sha256', token, 'hex') }
 }
 
 export const PASSWORD_MIN_LENGTH = 12

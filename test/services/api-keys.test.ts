@@ -60,7 +60,7 @@ t.test('authenticate: admin key, merchant keys, and everything refused', async (
   const { db, clock, service, merchant } = await setup(t)
   t.same(await service.authenticate(ADMIN), { kind: 'admin', credentialId: 'ADMIN_API_KEY' })
   const { key, secret } = await service.create(merchant.id, { expiresAt: new Date(T0 + 60_000).toISOString() })
-  t.same(await service.authenticate(secret), { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active', apiVersion: '2026-11-25' })
+  t.same(await service.authenticate(secret), { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active', apiVersion: '2026-11-25', keyLabel: `${key.name} (${key.prefix}…)` })
   t.equal(await service.authenticate(`${secret.slice(0, -1)}A` === secret ? `${secret.slice(0, -1)}B` : `${secret.slice(0, -1)}A`), undefined, 'a near miss')
   t.equal(await service.authenticate('sk_'), undefined)
   t.equal(await service.authenticate(ADMIN.slice(0, -1)), undefined)
@@ -138,7 +138,7 @@ t.test('with a cache: one database read per key per TTL; only keys that authenti
   const findByHash = db.apiKeys.findByHash.bind(db.apiKeys)
   db.apiKeys.findByHash = async (hash) => { reads.push(hash); return await findByHash(hash) }
   const { key, secret } = await service.create(merchant.id, {})
-  const principal = { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active', apiVersion: '2026-11-25' }
+  const principal = { kind: 'merchant', credentialId: key.id, merchantId: merchant.id, merchantStatus: 'active', apiVersion: '2026-11-25', keyLabel: `${key.name} (${key.prefix}…)` }
   t.same(await service.authenticate(secret), principal)
   t.same(await service.authenticate(secret), principal)
   t.equal(reads.length, 1, 'the second request is answered from the cache')

@@ -22,7 +22,8 @@ import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
 import { disputeStoreContract } from '../disputes.contract'
 import { merchantStoreContract } from '../merchants.contract'
-import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath } from '../../helpers/postgres'
+import { teamStoreContract } from '../team.contract'
+import { ensurePostgres, freshSchema, POSTGRES_TEST_URL, urlWithSearchPath, type TestSchema } from '../../helpers/postgres'
 import { TEST_ENCRYPTION_KEYS } from '../../helpers/app'
 import { itemAt } from '../../helpers/items'
 
@@ -35,6 +36,16 @@ async function main (): Promise<void> {
 
   t.test('PostgreSQL: store contract', async (t) => {
     storeContract(t, makePostgres)
+  })
+
+  t.test('PostgreSQL: users, sign-in failures and audit log contract', async (t) => {
+    const schemas = new WeakMap<Database, TestSchema>()
+    teamStoreContract(t, async () => {
+      const schema = await freshSchema(t)
+      const db = await createPostgresDatabase(schema.url, { poolSize: 5 })
+      schemas.set(db, schema)
+      return db
+    }, async (db, text) => { await schemas.get(db)?.query(text) })
   })
 
   t.test('PostgreSQL: merchant store contract', async (t) => {

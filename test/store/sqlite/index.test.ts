@@ -11,6 +11,12 @@ import { webhookStoreContract } from '../webhooks.contract'
 import { connectorStoreContract } from '../connectors.contract'
 import { connectorEventStoreContract } from '../connector-events.contract'
 import { disputeStoreContract } from '../disputes.contract'
+import { teamStoreContract } from '../team.contract'
+import type { Database } from '../../../src/store/types'
+import BetterSqlite3 from 'better-sqlite3'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const makeSqlite = async () => await createSqliteDatabase('file::memory:', { synchronous: 'FULL' })
 
@@ -46,6 +52,23 @@ t.test('SQLite: connector events inbox contract', async (t) => {
   connectorEventStoreContract(t, makeSqlite)
 })
 
+t.test('SQLite: users, sign-in failures and audit log contract', async (t) => {
+  // Files, so that the raw SQL reaches the database through a connection of its own, as a person with a SQL prompt would.
+  const dir = mkdtempSync(join(tmpdir(), 'team-contract-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const files = new WeakMap<Database, string>()
+  let n = 0
+  teamStoreContract(t, async () => {
+    const file = join(dir, `team-${++n}.db`)
+    const db = await createSqliteDatabase(`file:${file}`, { synchronous: 'FULL' })
+    files.set(db, file)
+    return db
+  }, async (db, text) => {
+    const raw = new BetterSqlite3(files.get(db) ?? '')
+    try { raw.exec(text) } finally { raw.close() }
+  })
+})
+
 t.test('SQLite: dispute store contract', async (t) => {
   disputeStoreContract(t, makeSqlite)
 })
@@ -56,7 +79,7 @@ t.test('SQLite: migrating a database with payments gives them no merchant', asyn
   await migrateSqlite(db, sqliteMigrations.filter((m) => m.version < 20))
   db.prepare(`INSERT INTO payments (id, amount_minor, currency, status, created_at, updated_at)
     VALUES ('old', 100, 'USD', 'succeeded', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run()
-  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 82, 83, 90, 100, 110, 111, 120, 125, 130, 131, 140, 141, 150], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), refunds made at connectors (82), connector call log (83), payment methods per connector (90), API versions (100), dashboard sessions (110), money held (111), customers (120), customer-present payments (125), disputes (130, 131), checkout data while pending (140), canceled at the connector (141), event data format (150)')
+  t.same(await migrateSqlite(db, sqliteMigrations), [20, 30, 40, 50, 60, 70, 80, 81, 82, 83, 90, 100, 110, 111, 120, 125, 130, 131, 140, 141, 150, 160], 'auth (20), events and webhooks (30), manual capture (40), instances (50), connector accounts (60), routing (70), connector events (80, 81), refunds made at connectors (82), connector call log (83), payment methods per connector (90), API versions (100), dashboard sessions (110), money held (111), customers (120), customer-present payments (125), disputes (130, 131), checkout data while pending (140), canceled at the connector (141), event data format (150), users and audit log (160)')
   t.match(db.prepare("SELECT connector_id, connector_type, attempts FROM payments WHERE id = 'old'").get(), { connector_id: null, connector_type: 'simulated', attempts: '[]' }, 'old payments were made on the default gateway')
   t.same(db.prepare("SELECT merchant_id FROM payments WHERE id = 'old'").get(), { merchant_id: null })
 })
