@@ -168,8 +168,16 @@ export function teamStoreContract (t: Test, makeDatabase: () => Promise<Database
   t.test('audit log: the table refuses UPDATE and DELETE, whoever asks', async (t) => {
     const { db, merchantId } = await fresh(t)
     const entry: AuditEntry = {
-      id: '30000000-0000-4000-8000-000000000009', at: '2026-01-01T00:00:01.000Z', merchantId, actor: { type: 'operator', id: 'admin', label: 'operator' },
-      action: 'merchant.create', resource: { type: 'merchant', id: merchantId }, requestId: null, ip: null, userAgent: null, outcome: 'succeeded'
+      id: '30000000-0000-4000-8000-000000000009',
+      at: '2026-01-01T00:00:01.000Z',
+      merchantId,
+      actor: { type: 'operator', id: 'admin', label: 'operator' },
+      action: 'merchant.create',
+      resource: { type: 'merchant', id: merchantId },
+      requestId: null,
+      ip: null,
+      userAgent: null,
+      outcome: 'succeeded'
     }
     await db.auditLog.append(entry)
     await t.rejects(raw(db, `UPDATE audit_log SET outcome = 'denied' WHERE id = '${entry.id}'`), /append-only/)
@@ -225,4 +233,3 @@ export function teamStoreContract (t: Test, makeDatabase: () => Promise<Database
     t.equal((await entries(db, merchantId)).length, 1, 'a write outside a request records nothing')
   })
 }
-
