@@ -460,6 +460,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your audit log
+         * @description Who changed what in your account, newest first: every state-changing request made with one of your API keys or by one of your users in the dashboard, and requests a user's role refused (`outcome: denied`). Each entry was written in the same transaction as its change and can never be changed or deleted. Paged like every list (`limit`, `startingAfter`, `endingBefore`); filters `actorId`, `action`, `resourceType`, `resourceId`, `createdGte`, `createdLt`.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Your audit log
+         * @description Who changed what in your account, newest first: every state-changing request made with one of your API keys or by one of your users in the dashboard, and requests a user's role refused (`outcome: denied`). Each entry was written in the same transaction as its change and can never be changed or deleted. Paged like every list (`limit`, `startingAfter`, `endingBefore`); filters `actorId`, `action`, `resourceType`, `resourceId`, `createdGte`, `createdLt`.
+         */
+        head: operations["listAuditLogHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/merchants/{id}/api-keys": {
         parameters: {
             query?: never;
@@ -756,6 +780,90 @@ export interface paths {
         patch: operations["updateConnector"];
         trace?: never;
     };
+    "/merchants/{id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people). Every user of the merchant, oldest first, with their role, whether they accepted the invite and enrolled two-factor authentication.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Invite a user
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people). Creates the user and answers the invite link (shown only here, valid once for 72 hours). The invitee opens it in the dashboard, sets a password and may enroll an authenticator app (TOTP). Emails are unique across merchants. Supports `Idempotency-Key` (the same rule on every POST): a repeat with the same key and body replays the first answer (`Idempotent-Replayed: true`) without acting again, a different body is 409 `idempotency-key-reused`, a concurrent one 409 `idempotency-key-in-use`; keys are kept for IDEMPOTENCY_TTL_HOURS. The replayed answer carries the same secret: its stored copy is encrypted like every stored secret (ENCRYPTION_KEYS) and forgotten with the key.
+         */
+        post: operations["inviteUser"];
+        delete?: never;
+        options?: never;
+        /**
+         * List users
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people). Every user of the merchant, oldest first, with their role, whether they accepted the invite and enrolled two-factor authentication.
+         */
+        head: operations["listUsersHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/merchants/{id}/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people).
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a user
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people). Deletes the user; their sessions end at once. The audit log keeps their entries (with their email). The merchant's last owner cannot be removed (409).
+         */
+        delete: operations["deleteUser"];
+        options?: never;
+        /**
+         * Get a user
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people).
+         */
+        head: operations["getUserHead"];
+        /**
+         * Change a user's role
+         * @description The operator (admin key), or a user of the merchant with the role `owner` (an API key may not: people are managed by people). The user's sessions end at once: they sign in again with the new role. The merchant's last owner cannot be demoted (409).
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/merchants/{id}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A merchant's audit log
+         * @description The operator (admin key), or the merchant itself: who changed what, newest first, paged like every list. Same filters as `GET /api/audit-log`.
+         */
+        get: operations["listMerchantAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * A merchant's audit log
+         * @description The operator (admin key), or the merchant itself: who changed what, newest first, paged like every list. Same filters as `GET /api/audit-log`.
+         */
+        head: operations["listMerchantAuditLogHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/merchants": {
         parameters: {
             query?: never;
@@ -923,7 +1031,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in to the dashboard
-         * @description Exchanges an API key (a merchant key or the admin key) for a dashboard session: sets the `dashboard_session` cookie (HttpOnly, SameSite=Strict, Secure over https) and returns the session's CSRF token, to be sent as `X-CSRF-Token` with every request made with the cookie. The key is not kept in the browser or on the server; the session acts with the key's rights and ends when the key is revoked or expires, when the merchant is suspended it reads but does not write (as the key), after DASHBOARD_SESSION_IDLE_SECONDS unused or DASHBOARD_SESSION_MAX_SECONDS after sign-in. Rate-limited like the API.
+         * @description Signs in as a user (`email`, `password`, and `totp` once the user enrolled an authenticator app), or exchanges an API key (a merchant key or the admin key: for operators and automation) for a dashboard session: sets the `dashboard_session` cookie (HttpOnly, SameSite=Strict, Secure over https) and returns the session's CSRF token, to be sent as `X-CSRF-Token` with every request made with the cookie. The key is not kept in the browser or on the server; the session acts with the key's rights and ends when the key is revoked or expires, when the merchant is suspended it reads but does not write (as the key), after DASHBOARD_SESSION_IDLE_SECONDS unused or DASHBOARD_SESSION_MAX_SECONDS after sign-in. A user's session acts with their role, and ends when their role or password changes or they are removed. Five failed sign-ins lock the account, and separately the address, for 15 minutes (429); a wrong email and a wrong password get the same answer. Rate-limited like the API.
          */
         post: operations["signInToDashboard"];
         /**
@@ -937,6 +1045,86 @@ export interface paths {
          * @description The session the `dashboard_session` cookie names, with its CSRF token (so a reloaded page can recover it), renewed by this request. No `X-CSRF-Token` needed: the answer is readable only by the dashboard's own origin (no CORS with credentials). Without the cookie (nobody signed in in this browser) the answer is 204: a first visit is not an error; a cookie naming a session that has ended is 401.
          */
         head: operations["getDashboardSessionHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite
+         * @description Sets the password of an invited user with the token of their invite link (once, within 72 hours) and signs them in: the `dashboard_session` cookie is set as by `POST /dashboard/session`. Their other sessions, if any, end.
+         */
+        post: operations["acceptInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start two-factor enrollment
+         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. Answers a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app, shown only here and stored encrypted. Signing in does not need a code until `POST /dashboard/totp/confirm` proves the app works; starting again replaces the secret (and turns two-factor authentication off until confirmed).
+         */
+        post: operations["startTotpEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor authentication on
+         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. The authenticator app's current code proves it holds the secret: from now on signing in needs a code.
+         */
+        post: operations["confirmTotpEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your password
+         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. Needs the current password. Every other session of the user ends; this one goes on.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1099,7 +1287,7 @@ export interface components {
          * Problem details (RFC 9457)
          * @description An RFC 9457 problem document: narrow on `type` (the service's own types carry their extension members; the others are typed by the HTTP status).
          */
-        ProblemDetails: components["schemas"]["PaymentDeclinedProblem"] | components["schemas"]["PaymentFailedProblem"] | components["schemas"]["GatewayUnavailableProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"] | components["schemas"]["MerchantEmailTakenProblem"] | components["schemas"]["WebhookDeliveryInFlightProblem"] | components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["PaymentNotRefundableProblem"] | components["schemas"]["PaymentDisputedProblem"] | components["schemas"]["DisputeNotAcceptableProblem"] | components["schemas"]["PaymentNotCancelableProblem"] | components["schemas"]["RefundExceedsRemainingProblem"] | components["schemas"]["RefundFailedProblem"] | components["schemas"]["PaymentNotCapturableProblem"] | components["schemas"]["CaptureFailedProblem"] | components["schemas"]["NoConnectorProblem"] | components["schemas"]["PublicBaseUrlRequiredProblem"] | components["schemas"]["CustomerPresentUnsupportedProblem"] | components["schemas"]["ConnectorCredentialsRefusedProblem"] | components["schemas"]["ConnectorEventUnverifiedProblem"] | components["schemas"]["ConnectorEventNotMatchedProblem"] | components["schemas"]["AdyenNotificationUnverifiedProblem"] | components["schemas"]["Problem"];
+        ProblemDetails: components["schemas"]["PaymentDeclinedProblem"] | components["schemas"]["PaymentFailedProblem"] | components["schemas"]["GatewayUnavailableProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"] | components["schemas"]["MerchantEmailTakenProblem"] | components["schemas"]["WebhookDeliveryInFlightProblem"] | components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["PaymentNotRefundableProblem"] | components["schemas"]["PaymentDisputedProblem"] | components["schemas"]["DisputeNotAcceptableProblem"] | components["schemas"]["PaymentNotCancelableProblem"] | components["schemas"]["RefundExceedsRemainingProblem"] | components["schemas"]["RefundFailedProblem"] | components["schemas"]["PaymentNotCapturableProblem"] | components["schemas"]["CaptureFailedProblem"] | components["schemas"]["NoConnectorProblem"] | components["schemas"]["PublicBaseUrlRequiredProblem"] | components["schemas"]["CustomerPresentUnsupportedProblem"] | components["schemas"]["ConnectorCredentialsRefusedProblem"] | components["schemas"]["ConnectorEventUnverifiedProblem"] | components["schemas"]["TotpRequiredProblem"] | components["schemas"]["SignInLockedProblem"] | components["schemas"]["UserEmailTakenProblem"] | components["schemas"]["LastOwnerProblem"] | components["schemas"]["ConnectorEventNotMatchedProblem"] | components["schemas"]["AdyenNotificationUnverifiedProblem"] | components["schemas"]["Problem"];
         /**
          * Product
          * @example {
@@ -3332,16 +3520,34 @@ export interface components {
         };
         /**
          * Dashboard sign-in
+         * @description Either `apiKey`, or `email` and `password` (and `totp` when the user enrolled two-factor authentication).
          * @example {
          *       "apiKey": "sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a"
+         *     }
+         * @example {
+         *       "email": "ana@shop.example",
+         *       "password": "correct horse battery staple",
+         *       "totp": "492039"
          *     }
          */
         DashboardSignIn: {
             /**
-             * @description A merchant API key (`sk_…`) or the admin key. Exchanged for the session; the service keeps neither it nor the cookie token, only their hashes.
+             * @description Signing in with a key: a merchant API key (`sk_…`) or the admin key. Exchanged for the session; the service keeps neither it nor the cookie token, only their hashes.
              * @example sk_q3ZxEXAMPLEonlyNOTaREALkeyXXHd8a
              */
-            apiKey: string;
+            apiKey?: string;
+            /**
+             * @description Signing in as a user (with `password`): the email the user was invited with.
+             * @example ana@shop.example
+             */
+            email?: string;
+            /** @description The user's password (with `email`). */
+            password?: string;
+            /**
+             * @description The 6-digit code of the user's authenticator app, once they enrolled one.
+             * @example 492039
+             */
+            totp?: string;
         };
         /**
          * Dashboard session
@@ -3355,7 +3561,7 @@ export interface components {
          *     }
          */
         DashboardSession: {
-            /** @description Who the session acts as: the admin, or one merchant. */
+            /** @description Who the session acts as: the admin, or one merchant (through an API key or a named user). */
             principal: {
                 /**
                  * @description The operator (admin key).
@@ -3364,7 +3570,7 @@ export interface components {
                 kind: "admin";
             } | {
                 /**
-                 * @description A merchant (its own API key).
+                 * @description A merchant (its own API key, or one of its users).
                  * @enum {string}
                  */
                 kind: "merchant";
@@ -3374,6 +3580,19 @@ export interface components {
                  * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
                  */
                 merchantId: string;
+                /** @description The user signed in (absent for a session made with an API key). */
+                user?: {
+                    /** Format: uuid */
+                    id: string;
+                    /** @example ana@shop.example */
+                    email: string;
+                    /**
+                     * @description `owner`: everything, users included. `developer`: API keys, webhook endpoints, connector accounts, and reads. `support`: reads, refunds, cancels, captures, dispute answers. `viewer`: reads. See docs/security.md for the table of routes.
+                     * @example support
+                     */
+                    role: "owner" | "developer" | "support" | "viewer";
+                    twoFactorEnabled: boolean;
+                };
             };
             /**
              * @description Send it as `X-CSRF-Token` with every request made with the session cookie: without it the cookie is ignored. Keep it in memory only; `GET /dashboard/session` returns it again after a reload.
@@ -3424,6 +3643,298 @@ export interface components {
             account?: string;
             /** @description What the shopper chose. */
             outcome: "succeed" | "fail";
+        };
+        /**
+         * User
+         * @description A person who signs in to the dashboard for a merchant. Never their password or TOTP secret.
+         * @example {
+         *       "id": "019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b",
+         *       "merchantId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+         *       "email": "ana@shop.example",
+         *       "role": "support",
+         *       "status": "active",
+         *       "twoFactorEnabled": true,
+         *       "createdAt": "2026-12-01T09:00:00.000Z",
+         *       "lastSignInAt": "2026-12-04T08:15:00.000Z"
+         *     }
+         */
+        User: {
+            /**
+             * Format: uuid
+             * @example 019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 7c9e6679-7425-40de-944b-e07fc1f90ae7
+             */
+            merchantId: string;
+            /**
+             * Format: email
+             * @description What the person signs in with (lower case; unique across merchants).
+             * @example ana@shop.example
+             */
+            email: string;
+            /**
+             * @description `owner`: everything, users included. `developer`: API keys, webhook endpoints, connector accounts, and reads. `support`: reads, refunds, cancels, captures, dispute answers. `viewer`: reads. See docs/security.md for the table of routes.
+             * @example support
+             */
+            role: "owner" | "developer" | "support" | "viewer";
+            /** @description `invited` until the invite link was used to set a password. */
+            status: "invited" | "active";
+            /** @description The user enrolled an authenticator app (TOTP): signing in needs its code. */
+            twoFactorEnabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description null: never signed in. */
+            lastSignInAt: string | null;
+        };
+        /**
+         * Users
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b",
+         *           "merchantId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+         *           "email": "ana@shop.example",
+         *           "role": "support",
+         *           "status": "active",
+         *           "twoFactorEnabled": true,
+         *           "createdAt": "2026-12-01T09:00:00.000Z",
+         *           "lastSignInAt": "2026-12-04T08:15:00.000Z"
+         *         }
+         *       ],
+         *       "hasMore": false
+         *     }
+         */
+        UserList: {
+            /** @description The merchant's users, oldest first. */
+            data: components["schemas"]["User"][];
+            /** @description Always false: a merchant's users fit in one answer. */
+            hasMore: boolean;
+        };
+        /**
+         * User invite
+         * @example {
+         *       "email": "ana@shop.example",
+         *       "role": "support"
+         *     }
+         */
+        CreateUserRequest: {
+            /**
+             * Format: email
+             * @description The person's email address (compared case-insensitively).
+             * @example ana@shop.example
+             */
+            email: string;
+            /**
+             * @description `owner`: everything, users included. `developer`: API keys, webhook endpoints, connector accounts, and reads. `support`: reads, refunds, cancels, captures, dispute answers. `viewer`: reads. See docs/security.md for the table of routes.
+             * @example support
+             */
+            role: "owner" | "developer" | "support" | "viewer";
+        };
+        /**
+         * User change
+         * @example {
+         *       "role": "viewer"
+         *     }
+         */
+        UpdateUserRequest: {
+            /**
+             * @description `owner`: everything, users included. `developer`: API keys, webhook endpoints, connector accounts, and reads. `support`: reads, refunds, cancels, captures, dispute answers. `viewer`: reads. See docs/security.md for the table of routes.
+             * @example support
+             */
+            role: "owner" | "developer" | "support" | "viewer";
+        };
+        /**
+         * Invited user
+         * @example {
+         *       "user": {
+         *         "id": "019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b",
+         *         "merchantId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+         *         "email": "ana@shop.example",
+         *         "role": "support",
+         *         "status": "invited",
+         *         "twoFactorEnabled": false,
+         *         "createdAt": "2026-12-01T09:00:00.000Z",
+         *         "lastSignInAt": null
+         *       },
+         *       "invite": {
+         *         "url": "/dashboard/#/invite/Jm1c4oQ9t3s2u1EkX0c1Jb6w0l5m1WnKk7w2o2QyYV8",
+         *         "expiresAt": "2026-12-04T09:00:00.000Z"
+         *       }
+         *     }
+         */
+        InvitedUser: {
+            user: components["schemas"]["User"];
+            invite: {
+                /**
+                 * @description The invite link, relative to this service: give it to the person (it is shown only here). Opening it in the dashboard lets them set a password; it works once, for 72 hours.
+                 * @example /dashboard/#/invite/Jm1c4oQ9t3s2u1EkX0c1Jb6w0l5m1WnKk7w2o2QyYV8
+                 */
+                url: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
+        /**
+         * Invite acceptance
+         * @example {
+         *       "token": "Jm1c4oQ9t3s2u1EkX0c1Jb6w0l5m1WnKk7w2o2QyYV8",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        AcceptInviteRequest: {
+            /**
+             * @description The token at the end of the invite link.
+             * @example Jm1c4oQ9t3s2u1EkX0c1Jb6w0l5m1WnKk7w2o2QyYV8
+             */
+            token: string;
+            /**
+             * @description At least 12 characters (at most 256), and not on the list of commonly used passwords.
+             * @example correct horse battery staple
+             */
+            password: string;
+        };
+        /**
+         * Password change
+         * @example {
+         *       "currentPassword": "correct horse battery staple",
+         *       "newPassword": "another long passphrase 42"
+         *     }
+         */
+        ChangePasswordRequest: {
+            currentPassword: string;
+            /** @description At least 12 characters (at most 256), and not on the list of commonly used passwords. */
+            newPassword: string;
+        };
+        /**
+         * TOTP enrollment
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauthUrl": "otpauth://totp/Payments%20router:ana%40shop.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Payments%20router"
+         *     }
+         */
+        TotpEnrollment: {
+            /**
+             * @description The base32 secret, for typing into an authenticator app (shown only here).
+             * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
+             */
+            secret: string;
+            /**
+             * @description The same secret as an `otpauth://` URI (what a QR code encodes).
+             * @example otpauth://totp/Payments%20router:ana%40shop.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Payments%20router
+             */
+            otpauthUrl: string;
+        };
+        /**
+         * TOTP confirmation
+         * @example {
+         *       "code": "492039"
+         *     }
+         */
+        ConfirmTotpRequest: {
+            /**
+             * @description The authenticator app's current 6-digit code.
+             * @example 492039
+             */
+            code: string;
+        };
+        /**
+         * Two-factor state
+         * @example {
+         *       "twoFactorEnabled": true
+         *     }
+         */
+        TotpState: {
+            /** @description True: signing in needs a code from now on. */
+            twoFactorEnabled: boolean;
+        };
+        /**
+         * Audit log entry
+         * @description Who changed what, when and from where. Written in the same transaction as the change; never changed or deleted. Never holds a secret, a password or a body.
+         * @example {
+         *       "id": "019aab20-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+         *       "at": "2026-12-01T14:03:12.345Z",
+         *       "actor": {
+         *         "type": "user",
+         *         "id": "019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b",
+         *         "label": "ana@shop.example"
+         *       },
+         *       "action": "payment.refund",
+         *       "resource": {
+         *         "type": "payment",
+         *         "id": "019aa9f1-2b3c-7d4e-8f5a-6b7c8d9e0f1a"
+         *       },
+         *       "requestId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+         *       "ip": "203.0.113.7",
+         *       "userAgent": "Mozilla/5.0 (X11; Linux x86_64)",
+         *       "outcome": "succeeded"
+         *     }
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            at: string;
+            actor: {
+                /** @description `api_key`, `user` (a person signed in to the dashboard), `operator` (the admin key) or `system`. */
+                type: "api_key" | "user" | "operator" | "system";
+                /** @description The API key's, user's or operator credential's id. */
+                id: string;
+                /** @description A user's email, a key's name and prefix, or `operator`. */
+                label: string;
+            };
+            /** @description `<resource type>.<verb>`, e.g. `payment.refund`, `api_key.create`, `user.update`, `session.create`. */
+            action: string;
+            resource: {
+                type: string;
+                /** @description The resource changed (null when the action names none, e.g. a sign-in). */
+                id: string | null;
+            };
+            /** @description The request's id (`X-Request-Id`), to find it in the logs. */
+            requestId: string | null;
+            /** @description The client address (through TRUST_PROXY when set). */
+            ip: string | null;
+            /** @description The client's User-Agent, cut at 256 characters. */
+            userAgent: string | null;
+            /** @description `succeeded`: the change was made; `failed`: the change was made and ended in a refusal (a declined payment, a failed refund); `denied`: the caller's role may not do this, nothing changed. */
+            outcome: "succeeded" | "failed" | "denied";
+        };
+        /**
+         * Audit log entries
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "019aab20-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+         *           "at": "2026-12-01T14:03:12.345Z",
+         *           "actor": {
+         *             "type": "user",
+         *             "id": "019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b",
+         *             "label": "ana@shop.example"
+         *           },
+         *           "action": "payment.refund",
+         *           "resource": {
+         *             "type": "payment",
+         *             "id": "019aa9f1-2b3c-7d4e-8f5a-6b7c8d9e0f1a"
+         *           },
+         *           "requestId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+         *           "ip": "203.0.113.7",
+         *           "userAgent": "Mozilla/5.0 (X11; Linux x86_64)",
+         *           "outcome": "succeeded"
+         *         }
+         *       ],
+         *       "hasMore": false
+         *     }
+         */
+        AuditEntryList: {
+            /** @description The items of this page, newest first. */
+            data: components["schemas"]["AuditEntry"][];
+            /** @description True when more items lie beyond this page in the direction requested. */
+            hasMore: boolean;
         };
         /**
          * Stripe event
@@ -4116,6 +4627,102 @@ export interface components {
              * @enum {string}
              */
             type: "urn:problem-type:connector-event-unverified";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
+         * TotpRequiredProblem
+         * @description The email and password were right, but the user enrolled an authenticator app: send its current code as `totp` (401).
+         */
+        TotpRequiredProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:totp-required";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
+         * SignInLockedProblem
+         * @description Five failed sign-ins locked this account, or this address, for 15 minutes (429, with Retry-After).
+         */
+        SignInLockedProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:sign-in-locked";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
+         * UserEmailTakenProblem
+         * @description A user with this email exists already, at this or another merchant (409).
+         */
+        UserEmailTakenProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:user-email-taken";
+            /** @description Short, human-readable summary of the problem type. */
+            title: string;
+            /**
+             * Format: int32
+             * @description HTTP status code.
+             */
+            status: number;
+            /** @description Explanation specific to this occurrence. */
+            detail?: string;
+            /** @description The request path (at most 256 characters: a longer one is cut, with an ellipsis). */
+            instance: string;
+            /** @description The request id (also in the X-Request-Id header and the server logs). */
+            traceId: string;
+        };
+        /**
+         * LastOwnerProblem
+         * @description The change would leave the merchant without an owner (409).
+         */
+        LastOwnerProblem: {
+            /**
+             * @description The problem type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "urn:problem-type:last-owner";
             /** @description Short, human-readable summary of the problem type. */
             title: string;
             /**
@@ -13939,6 +14546,504 @@ export interface operations {
             };
         };
     };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /** @description Only entries of this actor (a user's or API key's id). */
+                actorId?: string;
+                /** @description Only this action, e.g. `payment.refund`. */
+                action?: string;
+                /** @description Only entries about this kind of resource, e.g. `payment`. */
+                resourceType?: string;
+                /** @description Only entries about this resource (any type). */
+                resourceId?: string;
+                /** @description Only entries at or after this time. */
+                createdGte?: string;
+                /** @description Only entries before this time. */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            /** @description A query member is invalid (`errors` says which), or the cursor is not an entry of this log. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (the operator reads a merchant's log at /merchants/{id}/audit-log). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listAuditLogHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /** @description Only entries of this actor (a user's or API key's id). */
+                actorId?: string;
+                /** @description Only this action, e.g. `payment.refund`. */
+                action?: string;
+                /** @description Only entries about this kind of resource, e.g. `payment`. */
+                resourceType?: string;
+                /** @description Only entries about this resource (any type). */
+                resourceId?: string;
+                /** @description Only entries at or after this time. */
+                createdGte?: string;
+                /** @description Only entries before this time. */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            /** @description A query member is invalid (`errors` says which), or the cursor is not an entry of this log. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: the admin key (the operator reads a merchant's log at /merchants/{id}/audit-log). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs a merchant API key; the admin key does not act on a merchant's behalf.",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/api/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -14027,6 +15132,33 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The caller's role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). Nothing was changed; the refusal is in the audit log (`outcome: denied`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/api-keys",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
@@ -14266,6 +15398,33 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The caller's role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). Nothing was changed; the refusal is in the audit log (`outcome: denied`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/api-keys",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
@@ -14587,6 +15746,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The caller's role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). Nothing was changed; the refusal is in the audit log (`outcome: denied`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/api-keys",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No merchant has this id, or the key is another merchant's (answered 404 as if the merchant did not exist; also for an id that is not a GUID). */
             404: {
                 headers: {
@@ -14817,6 +16003,33 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/api-keys",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The caller's role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). Nothing was changed; the refusal is in the audit log (`outcome: denied`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/api-keys/019aa9e9-0a1b-7c2d-9e3f-4a5b6c7d8e9f",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
@@ -20872,6 +22085,2609 @@ export interface operations {
             };
         };
     };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merchant's users. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    inviteUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1-255 printable ASCII characters (use a UUID). Repeating a request with the same key and body replays the first response (with `Idempotent-Replayed: true`); the same key with a different body is 409; see the API description. */
+                "idempotency-key"?: string;
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The user, and the invite link (shown only here). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitedUser"];
+                };
+            };
+            /** @description Validation failure: `errors` maps `email` or `role` to messages; also invalid JSON or an empty body. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A user with this email exists already (`type` urn:problem-type:user-email-taken). The Idempotency-Key was reused with a different body (urn:problem-type:idempotency-key-reused) or is still in flight (urn:problem-type:idempotency-key-in-use, with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After-Idempotency-Key-In-Use"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listUsersHead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merchant's users. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+                /**
+                 * @description The user's id, as listed.
+                 * @example 019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+                /**
+                 * @description The user's id, as listed.
+                 * @example 019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: the user's sessions ended at once. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getUserHead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+                /**
+                 * @description The user's id, as listed.
+                 * @example 019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+                /**
+                 * @description The user's id, as listed.
+                 * @example 019aaa10-3c4d-7e5f-8a9b-0c1d2e3f4a5b
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Validation failure: `errors.role` says why; also invalid JSON or an empty body. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: only the operator or the merchant's owners manage its users (an API key may not). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The role 'support' may not do this (needs owner).",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/users",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant or no such user of it (another merchant's id is answered 404 too). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/users/{userId}",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listMerchantAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /** @description Only entries of this actor (a user's or API key's id). */
+                actorId?: string;
+                /** @description Only this action, e.g. `payment.refund`. */
+                action?: string;
+                /** @description Only entries about this kind of resource, e.g. `payment`. */
+                resourceType?: string;
+                /** @description Only entries about this resource (any type). */
+                resourceId?: string;
+                /** @description Only entries at or after this time. */
+                createdGte?: string;
+                /** @description Only entries before this time. */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            /** @description A query member is invalid (`errors` says which), or the cursor is not an entry of this log. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: another merchant's log is answered 404. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key may not read this.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant has this id (also answered for an id that is not a GUID). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listMerchantAuditLogHead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items, 1-100 (default 10); anything else is 400.
+                 * @example 10
+                 */
+                limit?: number;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items older than (the next page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                startingAfter?: string;
+                /** @description The id of an item of this list (a cursor from a previous page): returns the items newer than (the previous page) it. Use either `startingAfter` or `endingBefore`. An id that is not in this list is 400. */
+                endingBefore?: string;
+                /** @description Only entries of this actor (a user's or API key's id). */
+                actorId?: string;
+                /** @description Only this action, e.g. `payment.refund`. */
+                action?: string;
+                /** @description Only entries about this kind of resource, e.g. `payment`. */
+                resourceType?: string;
+                /** @description Only entries about this resource (any type). */
+                resourceId?: string;
+                /** @description Only entries at or after this time. */
+                createdGte?: string;
+                /** @description Only entries before this time. */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /**
+                 * @description The merchant GUID (any letter case). A value that is not a GUID cannot name a merchant and is answered 404 like an unknown GUID, not 400: the path names no resource, whatever its shape.
+                 * @example 019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            /** @description A query member is invalid (`errors` says which), or the cursor is not an entry of this log. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No API key, or one that is malformed, unknown, revoked or expired. `WWW-Authenticate` says which (RFC 6750). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: another merchant's log is answered 404. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key may not read this.",
+                     *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No merchant has this id (also answered for an id that is not a GUID). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable (restarting, unreachable, timed out, busy or out of space); nothing was lost. `Retry-After` says when to retry (with the same Idempotency-Key, if any). (urn:problem-type:service-unavailable) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2/audit-log",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listMerchants: {
         parameters: {
             query?: {
@@ -21726,6 +25542,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The caller's role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). Nothing was changed; the refusal is in the audit log (`outcome: denied`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No merchant has this id (also answered for an id that is not a GUID). */
             404: {
                 headers: {
@@ -22002,6 +25845,33 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "This operation needs an API key: send `Authorization: Bearer <key>`.",
                      *       "instance": "/merchants/7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The caller's role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). Nothing was changed; the refusal is in the audit log (`outcome: denied`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/merchants/019aa9e8-77d0-7b3f-a2c4-5e91d0f3b6c2",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */
@@ -24670,7 +28540,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The API key is malformed, unknown, revoked or expired. */
+            /** @description The API key is malformed, unknown, revoked or expired; or the email or password is wrong (the answer never says which, nor whether the email exists); or the user enrolled two-factor authentication and `totp` is missing or wrong (`type` urn:problem-type:totp-required). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24780,7 +28650,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description Too many requests from this client; see Retry-After. */
+            /** @description Five failed sign-ins for this account, or from this address, lock it for 15 minutes (`type` urn:problem-type:sign-in-locked, with Retry-After); also too many requests from this client. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25271,6 +29141,1143 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
                      *       "instance": "/dashboard/session",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    acceptInvite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in: the session cookie is set and the CSRF token returned. */
+            201: {
+                headers: {
+                    /** @description `dashboard_session=<opaque token>; Path=/; HttpOnly; SameSite=Strict`, plus `Secure` when the request came over https (directly, or through a proxy trusted by TRUST_PROXY). No Max-Age: the cookie ends with the browser session, the session itself on the server. */
+                    "set-cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            /** @description The password is too short, too long or common (`errors.password`); also invalid JSON or an empty body. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An API key was sent but is malformed, unknown, revoked or expired: refused even where no key is needed. `WWW-Authenticate` says why (RFC 6750). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The invite link is unknown, already used or expired: ask an owner for a new invite. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No resource has this id.",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    startTotpEnrollment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, to enter into an authenticator app. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrollment"];
+                };
+            };
+            /** @description The request is malformed: two Host headers (or none), a body that is not valid UTF-8 JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No live dashboard session, or the `X-CSRF-Token` header is missing or does not match. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The session was made with an API key, not by a user. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    confirmTotpEnrollment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmTotpRequest"];
+            };
+        };
+        responses: {
+            /** @description Two-factor authentication is on. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpState"];
+                };
+            };
+            /** @description The code does not match (`errors.code`), or enrollment was not started. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No live dashboard session, or the `X-CSRF-Token` header is missing or does not match. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The session was made with an API key, not by a user. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/totp/confirm",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in (date-named; supported: 2026-11-01, 2026-11-25). Without it, a merchant's requests are answered in the merchant's pinned `apiVersion`, others in the current version. An unknown version is 400 listing the supported ones. */
+                "Api-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The current password is wrong (`errors.currentPassword`), or the new one is too short or common (`errors.newPassword`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+                     *       "title": "One or more validation errors occurred.",
+                     *       "status": 400,
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+                     *       "errors": {
+                     *         "limit": [
+                     *           "The limit field must be at most 100."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No live dashboard session, or the `X-CSRF-Token` header is missing or does not match. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The session was made with an API key, not by a user. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "The key is valid but may not do this.",
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Another method on this path (e.g. DELETE where only GET is served) is 405 with `Allow` listing the methods served; OPTIONS on any resource path answers 204 with `Allow` (and `Accept-Patch` where PATCH is served). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+                     *       "title": "Method Not Allowed",
+                     *       "status": 405,
+                     *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "request body is too large",
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "unsupported media type; send application/json",
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "too many requests; retry after 42 seconds",
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected failure; the body carries only a generic title and the trace id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+                     *       "title": "An unexpected error occurred.",
+                     *       "status": 500,
+                     *       "instance": "/dashboard/password",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The database is unavailable; nothing was changed. `Retry-After` says when to retry. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The database is temporarily unavailable; retry after Retry-After.",
+                     *       "instance": "/dashboard/password",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }
                      */

@@ -11,7 +11,7 @@ export function auditMember (p: Params, entry: AuditEntry, condition: string): s
   const values = auditInsert.values(auditParams(entry), 'postgres')
   // Typed: a parameter in a SELECT list has no column to take its type from (every column is text).
   const typed = values.map((value) => `${p.add(value)}::text`).join(', ')
-  return `a AS (INSERT INTO audit_log SELECT ${typed} WHERE ${condition} ON CONFLICT (id) DO NOTHING)`
+  return `audit_entry AS (INSERT INTO audit_log SELECT ${typed} WHERE ${condition} ON CONFLICT (id) DO NOTHING)`
 }
 
 /** Writes the request's audit entry on `client`, inside its transaction (a no-op when the request owes none). */
