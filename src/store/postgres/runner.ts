@@ -1,5 +1,6 @@
 import type { SqlRunner, Statement } from '../sql'
-import { inTransaction, type PgPool, type Queryable } from './connection'
+import pg from 'pg'
+import { inTransaction, type Queryable } from './connection'
 
 /** A statement written once, as a named (prepared) query for `pg`. */
 export function query<P, R> (statement: Statement<P, R>, params: P): { name: string, text: string, values: unknown[] } {
@@ -20,8 +21,8 @@ export function postgresRunner (db: Queryable): SqlRunner {
         if (changed > 0) for (const next of then) await client.query(query(next.statement, next.params as never))
         return changed
       }
-      // A pool gives the statements one connection and one transaction; a client is already inside one.
-      return 'connect' in db ? await inTransaction(db as PgPool, 'READ COMMITTED', together) : await together(db)
+      // A pool gives the statements one connection and one transaction; a checked-out client is already inside one.
+      return db instanceof pg.Pool ? await inTransaction(db, 'READ COMMITTED', together) : await together(db)
     },
     query: async <R>(text: string, values: unknown[]) => (await db.query<R & object>(text, values)).rows
   }
