@@ -669,7 +669,7 @@ test('every page of the dashboard passes axe with no violation of any impact: th
   await onPage(expected, async (page) => {
     await page.goto(`${base}/dashboard/`)
     await page.getByLabel('API key').fill('sk_not_a_key_of_this_service')
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
     await page.getByRole('alert').waitFor()
     await assertAccessible(page, 'sign in, key refused')
 

@@ -186,7 +186,7 @@ export async function signIn (page, base, apiKey) {
   await page.getByRole('heading', { name: 'Sign in to the payments dashboard' }).waitFor()
   await page.getByLabel('API key').fill(apiKey)
   const answered = page.waitForResponse((r) => r.url().endsWith('/dashboard/session') && r.request().method() === 'POST')
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   const answer = await answered
   assert.equal(answer.status(), 201)
   await page.getByRole('button', { name: 'Sign out' }).waitFor()

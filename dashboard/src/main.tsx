@@ -2,6 +2,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import 'uplot/dist/uPlot.min.css'
 import './styles.css'
+import { can, SessionContext } from './access'
 import { api, ApiError, messageOf, useSessionToken, whenSessionLost, type Session } from './api'
 import { Notice } from './components'
 import { href, useRoute, type Route } from './router'
@@ -15,6 +16,10 @@ import { Events } from './pages/events'
 import { Webhooks } from './pages/webhooks'
 import { Developers } from './pages/developers'
 import { Operator } from './pages/operator'
+import { Invite } from './pages/invite'
+import { Team } from './pages/team'
+import { AuditLog } from './pages/audit'
+import { Account } from './pages/account'
 
 function App () {
   const [session, setSession] = useState<Session | null | undefined>(undefined)
@@ -32,6 +37,8 @@ function App () {
     api<Session | undefined>('/dashboard/session').then((current) => { adopt(current ?? null) }, () => { adopt(null) })
   }, [])
 
+  // An invitation link works signed in or not: accepting it signs its invitee in, in place of whoever was.
+  if (route.path[0] === 'invite' && route.path[1] !== undefined) return <Invite token={route.path[1]} onSignedIn={adopt} />
   if (session === undefined) return <main id='main'><p role='status'>Loading…</p></main>
   if (session === null) {
     return <SignIn ended={ended} onSignedIn={(next) => { setEnded(undefined); adopt(next); window.location.hash = '#/' }} />
@@ -45,7 +52,11 @@ function App () {
     }
     adopt(null)
   }
-  return <Layout session={session} route={route} onSignOut={() => { signOut().catch(reportError) }} />
+  return (
+    <SessionContext.Provider value={session}>
+      <Layout session={session} route={route} onSignOut={() => { signOut().catch(reportError) }} onSessionChanged={adopt} />
+    </SessionContext.Provider>
+  )
 }
 
 interface NavItem { path: string, label: string }
@@ -62,15 +73,30 @@ function navFor (session: Session): NavItem[] {
     { path: '/disputes', label: 'Disputes' },
     { path: '/events', label: 'Events' },
     { path: '/webhooks', label: 'Webhooks' },
-    { path: '/developers', label: 'Developers' }
+    { path: '/developers', label: 'Developers' },
+    ...(can(session.principal, 'manageUsers') ? [{ path: '/team', label: 'Team' }] : []),
+    { path: '/audit', label: 'Audit log' },
+    ...(session.principal.user === undefined ? [] : [{ path: '/account', label: 'Account' }])
   ]
 }
 
-function Layout ({ session, route, onSignOut }: { session: Session, route: Route, onSignOut: () => void }) {
+function whoOf (session: Session): string {
+  const principal = session.principal
+  if (principal.kind === 'admin') return 'Operator (admin key)'
+  if (principal.user === undefined) return `Merchant ${principal.merchantId} (API key)`
+  return `${principal.user.email} (${principal.user.role}) · Merchant ${principal.merchantId}`
+}
+
+function Layout ({ session, route, onSignOut, onSessionChanged }: {
+  session: Session
+  route: Route
+  onSignOut: () => void
+  onSessionChanged: (session: Session) => void
+}) {
   const items = navFor(session)
   const [first = ''] = route.path
   const active = `/${first}`
-  const who = session.principal.kind === 'admin' ? 'Operator (admin key)' : `Merchant ${session.principal.merchantId}`
+  const who = whoOf(session)
   useEffect(() => {
     // After navigation, move focus to the page's heading so screen readers announce the new page.
     document.querySelector<HTMLElement>('main h1')?.focus()
@@ -94,19 +120,23 @@ function Layout ({ session, route, onSignOut }: { session: Session, route: Route
       </header>
       <main id='main'>
         {/* Keyed by the path: another payment (a pasted link, Back/Forward) is a new page, rendered from its URL alone. */}
-        <Page key={route.path.join('/')} session={session} route={route} />
+        <Page key={route.path.join('/')} session={session} route={route} onSessionChanged={onSessionChanged} />
       </main>
     </>
   )
 }
 
-function Page ({ session, route }: { session: Session, route: Route }) {
+function Page ({ session, route, onSessionChanged }: { session: Session, route: Route, onSessionChanged: (session: Session) => void }) {
   const [first, second, third] = route.path
   const principal = session.principal
   if (principal.kind === 'admin') {
     if (first === 'payments' || first === 'refunds' || first === 'disputes' || first === 'events') return <MerchantsOnly />
     if (first === 'merchants' && second !== undefined && third === 'webhooks') return <Webhooks merchantId={second} operator />
     if (first === 'merchants' && second !== undefined && third === 'developers') return <Developers merchantId={second} route={route} />
+    if (first === 'merchants' && second !== undefined && third === 'team') return <Team merchantId={second} />
+    if (first === 'merchants' && second !== undefined && third === 'audit') {
+      return <AuditLog path={`/merchants/${encodeURIComponent(second)}/audit-log`} here={`/merchants/${second}/audit`} route={route} operator />
+    }
     if (first === undefined || first === 'operator') return <Operator route={route} />
     return <NotFound />
   }
@@ -118,6 +148,9 @@ function Page ({ session, route }: { session: Session, route: Route }) {
   if (first === undefined || first === 'overview') return <Overview route={route} />
   if (first === 'webhooks') return <Webhooks merchantId={principal.merchantId} />
   if (first === 'developers') return <Developers merchantId={principal.merchantId} route={route} />
+  if (first === 'audit') return <AuditLog path='/api/audit-log' here='/audit' route={route} />
+  if (first === 'team') return can(principal, 'manageUsers') ? <Team merchantId={principal.merchantId} /> : <OwnersOnly />
+  if (first === 'account' && principal.user !== undefined) return <Account user={principal.user} onSessionChanged={onSessionChanged} />
   return <NotFound />
 }
 
@@ -129,6 +162,19 @@ function MerchantsOnly () {
       <Notice kind='info'>
         Payments, refunds, disputes and events belong to a merchant: the API lets only the merchant's own key read them, and the admin key
         cannot. Sign in with a merchant key to see them; the <a href={href('/operator')}>Merchants</a> page manages merchants.
+      </Notice>
+    </>
+  )
+}
+
+/** The Team page opened by someone the API would answer 403: said plainly, without asking. */
+function OwnersOnly () {
+  return (
+    <>
+      <h1 tabIndex={-1}>Team</h1>
+      <Notice kind='info'>
+        Only a user with the owner role, or the operator, invites and manages the people who sign in to this dashboard. An API key
+        cannot: sign in with an owner's email and password.
       </Notice>
     </>
   )

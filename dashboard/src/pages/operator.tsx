@@ -38,7 +38,7 @@ export function Operator ({ route }: { route: Route }) {
     <>
       <h1 tabIndex={-1}>Merchants</h1>
       <Notice kind='info'>
-        The admin key manages merchants, their keys, webhooks and connectors. It does not act on a merchant's behalf:
+        The admin key manages merchants, their keys, webhooks, connectors and users, and reads their audit logs. It does not act on a merchant's behalf:
         payments, refunds and events answer it 403, as the API does for every client.
       </Notice>
       <LoadState loading={merchants.loading && merchants.data === undefined} error={merchants.error} />
@@ -57,6 +57,10 @@ export function Operator ({ route }: { route: Route }) {
                   <a href={href(`/merchants/${merchant.id}/developers`)}>Keys and connectors<span class='visually-hidden'> of {merchant.name}</span></a>
                   {' · '}
                   <a href={href(`/merchants/${merchant.id}/webhooks`)}>Webhooks<span class='visually-hidden'> of {merchant.name}</span></a>
+                  {' · '}
+                  <a href={href(`/merchants/${merchant.id}/team`)}>Team<span class='visually-hidden'> of {merchant.name}</span></a>
+                  {' · '}
+                  <a href={href(`/merchants/${merchant.id}/audit`)}>Audit log<span class='visually-hidden'> of {merchant.name}</span></a>
                 </td>
                 <td>
                   <ActionButton

@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks'
+import { useCan } from '../access'
 import { api, type ApiEvent, type CaptureRequest, type CreateRefundRequest, type Dispute, type DisputeList, type EventList, type Payment, type Refund, type RefundList } from '../api'
 import { ActionButton, Field, LoadState, Notice, useLoad } from '../components'
 import { dateTime, money, newKey, statusLabel } from '../format'
 import { href } from '../router'
 import { DisputeStatusBadge, EvidenceDue, fundsText } from './disputes'
+import { PaymentActivity, usePaymentActivity } from './payment-activity'
 
 const EVENT_PAGES = 10
 
@@ -33,7 +35,8 @@ export function PaymentPage ({ id }: { id: string }) {
   const refunds = useLoad(() => api<RefundList>(`/api/payments/${encodeURIComponent(id)}/refunds`, { query: { limit: 100 } }), [id])
   const timeline = useLoad(async () => payment.data === undefined ? undefined : await timelineOf(payment.data), [payment.data])
   const disputes = useLoad(() => api<DisputeList>('/api/disputes', { query: { paymentId: id, limit: 100 } }), [id])
-  const reload = (): void => { payment.reload(); refunds.reload(); disputes.reload() }
+  const activity = usePaymentActivity(id)
+  const reload = (): void => { payment.reload(); refunds.reload(); disputes.reload(); activity.reload() }
   const p = payment.data
   return (
     <>
@@ -119,6 +122,7 @@ export function PaymentPage ({ id }: { id: string }) {
         )}
       </section>
       <PaymentDisputes disputes={disputes} onDone={reload} />
+      <PaymentActivity id={id} activity={activity} />
       <section aria-labelledby='timeline'>
         <h2 id='timeline'>Timeline</h2>
         <LoadState loading={timeline.loading && timeline.data === undefined} error={timeline.error} />
@@ -140,6 +144,7 @@ export function PaymentPage ({ id }: { id: string }) {
 function PaymentDisputes ({ disputes, onDone }: { disputes: { data: DisputeList | undefined, error: string | undefined, loading: boolean }, onDone: () => void }) {
   // Shown here, not by the button: the button goes away once the dispute is accepted.
   const [done, setDone] = useState<string | undefined>()
+  const mayAccept = useCan('moveMoney')
   const rows = disputes.data?.data ?? []
   const now = Date.now()
   return (
@@ -167,9 +172,11 @@ function PaymentDisputes ({ disputes, onDone }: { disputes: { data: DisputeList 
                 <td>{fundsText(dispute)}</td>
                 <td><EvidenceDue dispute={dispute} now={now} /></td>
                 <td>
-                  {dispute.status === 'needs_response' || dispute.status === 'under_review'
-                    ? <AcceptDispute dispute={dispute} onDone={(message) => { setDone(message); onDone() }} />
-                    : <span class='muted'>closed</span>}
+                  {dispute.status !== 'needs_response' && dispute.status !== 'under_review'
+                    ? <span class='muted'>closed</span>
+                    : mayAccept
+                      ? <AcceptDispute dispute={dispute} onDone={(message) => { setDone(message); onDone() }} />
+                      : <span class='muted'>open (your role cannot accept it)</span>}
                 </td>
               </tr>
             ))}
@@ -238,6 +245,7 @@ function AwaitingShopper ({ payment }: { payment: Payment }) {
 
 /** `disputed`: a dispute of the payment is not won, so the API refuses a refund (409 payment-disputed): none is offered. */
 function Actions ({ payment, disputed, onDone }: { payment: Payment, disputed: boolean, onDone: () => void }) {
+  const mayMoveMoney = useCan('moveMoney')
   // What the PSP took back for disputes is not there to refund (refunded + disputed never exceed what was captured).
   const refundable = Math.max(0, Math.round((payment.amountCaptured - payment.amountRefunded - (payment.amountDisputed ?? 0)) * 1e6) / 1e6)
   const canCapture = payment.status === 'requires_capture'
@@ -266,6 +274,14 @@ function Actions ({ payment, disputed, onDone }: { payment: Payment, disputed: b
         <h2 id='actions'>Actions</h2>
         {doneNotice}
         {refundNotice !== false ? refundNotice : <p>No action is possible in the state {statusLabel(payment.status)}.</p>}
+      </section>
+    )
+  }
+  if (!mayMoveMoney) {
+    return (
+      <section aria-labelledby='actions'>
+        <h2 id='actions'>Actions</h2>
+        <p data-testid='actions-not-allowed'>Your role cannot capture, refund or cancel payments: an owner or a support user can.</p>
       </section>
     )
   }
