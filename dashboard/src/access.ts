@@ -38,3 +38,5 @@ export function useCan (permission: Permission): boolean {
   const session = useContext(SessionContext)
   return session === null || can(session.principal, permission)
 }
+
+export const READ_ONLY = 'Your role reads these settings; changing them needs the owner or the developer role.'

@@ -6,6 +6,7 @@ import {
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
 import { dateTime, utcDay } from '../format'
 import { navigate, type Route } from '../router'
+import { READ_ONLY, useCan } from '../access'
 
 /** A merchant's API keys and connector accounts. */
 export function Developers ({ merchantId, route }: { merchantId: string, route: Route }) {
@@ -102,6 +103,7 @@ function ConnectorStatistics ({ base, route }: { base: string, route: Route }) {
 }
 
 function ApiKeys ({ base }: { base: string }) {
+  const mayConfigure = useCan('configure')
   const keys = useLoad(() => api<ApiKeyCollection>(base), [base])
   const [created, setCreated] = useState<{ name: string, secret: string } | undefined>()
   const [error, setError] = useState<string | undefined>()
@@ -135,12 +137,14 @@ function ApiKeys ({ base }: { base: string }) {
                 <td>{dateTime(key.createdAt)}</td>
                 <td data-testid='expires'>{key.expiresAt === undefined || key.expiresAt === null ? 'Never' : dateTime(key.expiresAt)}</td>
                 <td>
-                  <ActionButton
-                    label={`Revoke ${key.name}`} danger
-                    describe={<p>The key {key.prefix}…{key.last4} stops working at once, and every dashboard session signed in with it ends.</p>}
-                    action={async () => { await api(`${base}/${key.id}`, { method: 'DELETE' }); return `Revoked the key ${key.name} (${key.prefix}…${key.last4}).` }}
-                    onDone={(message) => { setRevoked(message); keys.reload() }} showSuccess={false}
-                  />
+                  {mayConfigure && (
+                    <ActionButton
+                      label={`Revoke ${key.name}`} danger
+                      describe={<p>The key {key.prefix}…{key.last4} stops working at once, and every dashboard session signed in with it ends.</p>}
+                      action={async () => { await api(`${base}/${key.id}`, { method: 'DELETE' }); return `Revoked the key ${key.name} (${key.prefix}…${key.last4}).` }}
+                      onDone={(message) => { setRevoked(message); keys.reload() }} showSuccess={false}
+                    />
+                  )}
                 </td>
               </tr>
             ))}
@@ -148,10 +152,14 @@ function ApiKeys ({ base }: { base: string }) {
         </table>
       )}
       {revoked !== undefined && <Notice kind='success'>{revoked}</Notice>}
-      <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
-        <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
-        <button type='submit' class='primary'>Create key</button>
-      </form>
+      {mayConfigure
+        ? (
+          <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
+            <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
+            <button type='submit' class='primary'>Create key</button>
+          </form>
+          )
+        : <Notice kind='info'>{READ_ONLY}</Notice>}
       {error !== undefined && <Notice kind='error'>{error}</Notice>}
       {created !== undefined && <OneTimeSecret label={`Secret of the key ${created.name}`} secret={created.secret} />}
     </section>
@@ -172,6 +180,7 @@ const CREDENTIALS: Record<Connector['type'], Array<{ name: keyof NonNullable<Cre
 const CONNECTOR_TYPES = Object.keys(CREDENTIALS) as Array<Connector['type']>
 
 function Connectors ({ base }: { base: string }) {
+  const mayConfigure = useCan('configure')
   const connectors = useLoad(() => api<ConnectorCollection>(base), [base])
   const [type, setType] = useState<Connector['type']>('simulated')
   const [message, setMessage] = useState<{ ok: boolean, text: string } | undefined>()
@@ -221,21 +230,25 @@ function Connectors ({ base }: { base: string }) {
         </table>
       )}
       {deleted !== undefined && <Notice kind='success'>{deleted}</Notice>}
-      <h3>Add a connector account</h3>
-      <form class='stack' onSubmit={(event) => { add(event).catch(reportError) }}>
-        <Field label='Type'>
-          <select name='type' value={type} onChange={(event) => { const chosen = event.currentTarget.value; setType(CONNECTOR_TYPES.find((name) => name === chosen) ?? 'simulated') }}>
-            {CONNECTOR_TYPES.map((name) => <option key={name} value={name}>{name}</option>)}
-          </select>
-        </Field>
-        {(CREDENTIALS[type] ?? []).map((field) => (
-          <Field key={`${type}-${field.name}`} label={field.label}><input type='password' name={field.name} autocomplete='off' /></Field>
-        ))}
-        <Field label='Priority' hint='0 is tried first.'><input type='number' name='priority' min='0' step='1' defaultValue='0' /></Field>
-        <Field label='Description'><input type='text' name='description' maxLength={200} /></Field>
-        <button type='submit' class='primary'>Add connector</button>
-      </form>
-      {message !== undefined && <Notice kind={message.ok ? 'success' : 'error'}>{message.text}</Notice>}
+      {mayConfigure && (
+        <>
+          <h3>Add a connector account</h3>
+          <form class='stack' onSubmit={(event) => { add(event).catch(reportError) }}>
+            <Field label='Type'>
+              <select name='type' value={type} onChange={(event) => { const chosen = event.currentTarget.value; setType(CONNECTOR_TYPES.find((name) => name === chosen) ?? 'simulated') }}>
+                {CONNECTOR_TYPES.map((name) => <option key={name} value={name}>{name}</option>)}
+              </select>
+            </Field>
+            {(CREDENTIALS[type] ?? []).map((field) => (
+              <Field key={`${type}-${field.name}`} label={field.label}><input type='password' name={field.name} autocomplete='off' /></Field>
+            ))}
+            <Field label='Priority' hint='0 is tried first.'><input type='number' name='priority' min='0' step='1' defaultValue='0' /></Field>
+            <Field label='Description'><input type='text' name='description' maxLength={200} /></Field>
+            <button type='submit' class='primary'>Add connector</button>
+          </form>
+          {message !== undefined && <Notice kind={message.ok ? 'success' : 'error'}>{message.text}</Notice>}
+        </>
+      )}
     </section>
   )
 }
@@ -266,39 +279,42 @@ function connectorName (connector: Connector): string {
 }
 
 function ConnectorRow ({ base, connector, onChange, onDeleted }: { base: string, connector: Connector, onChange: () => void, onDeleted: (message: string) => void }) {
+  const mayConfigure = useCan('configure')
   const path = `${base}/${connector.id}`
   const name = connectorName(connector)
   return (
     <tr>
       <td>{connector.type}</td>
       <td>{connector.description ?? ''}</td>
-      <td><PriorityForm path={path} name={name} priority={connector.priority} onSaved={onChange} /></td>
+      <td>{mayConfigure ? <PriorityForm path={path} name={name} priority={connector.priority} onSaved={onChange} /> : connector.priority}</td>
       <td>{connector.credentialsHint === undefined ? '—' : `…${connector.credentialsHint}`}</td>
       <td data-testid='connector-status'>{connector.status}</td>
       <td>
-        <div class='row-actions'>
-          <ActionButton
-            label={`${connector.status === 'enabled' ? 'Disable' : 'Enable'} ${name}`}
-            describe={<p>{connector.status === 'enabled' ? DISABLE_MEANS : ENABLE_MEANS}</p>}
-            action={async () => {
-              const next = connector.status === 'enabled' ? 'disabled' : 'enabled'
-              await api(path, { method: 'PATCH', body: { status: next } satisfies UpdateConnectorRequest })
-              return `${name} is now ${next}.`
-            }} onDone={onChange}
-          />
-          <ActionButton
-            label={`Delete ${name}`} danger
-            describe={
-              <>
-                <p>The {connector.type} account {name} is removed from this list and no new payment is routed to it; the API answers 404 for it from now on.</p>
-                <p>The payments already made through it keep settling, refunding and capturing there: its record and its credentials are kept for them.</p>
-                <p>This cannot be undone: to route payments to this account again, add it anew with its credentials.</p>
-              </>
-            }
-            action={async () => { await api(path, { method: 'DELETE' }); return `Deleted the ${connector.type} account ${name}.` }}
-            onDone={onDeleted} showSuccess={false}
-          />
-        </div>
+        {mayConfigure && (
+          <div class='row-actions'>
+            <ActionButton
+              label={`${connector.status === 'enabled' ? 'Disable' : 'Enable'} ${name}`}
+              describe={<p>{connector.status === 'enabled' ? DISABLE_MEANS : ENABLE_MEANS}</p>}
+              action={async () => {
+                const next = connector.status === 'enabled' ? 'disabled' : 'enabled'
+                await api(path, { method: 'PATCH', body: { status: next } satisfies UpdateConnectorRequest })
+                return `${name} is now ${next}.`
+              }} onDone={onChange}
+            />
+            <ActionButton
+              label={`Delete ${name}`} danger
+              describe={
+                <>
+                  <p>The {connector.type} account {name} is removed from this list and no new payment is routed to it; the API answers 404 for it from now on.</p>
+                  <p>The payments already made through it keep settling, refunding and capturing there: its record and its credentials are kept for them.</p>
+                  <p>This cannot be undone: to route payments to this account again, add it anew with its credentials.</p>
+                </>
+              }
+              action={async () => { await api(path, { method: 'DELETE' }); return `Deleted the ${connector.type} account ${name}.` }}
+              onDone={onDeleted} showSuccess={false}
+            />
+          </div>
+        )}
       </td>
     </tr>
   )

@@ -6,6 +6,7 @@ import {
 } from '../api'
 import { ActionButton, Field, LoadState, Notice, OneTimeSecret, useLoad } from '../components'
 import { dateTime } from '../format'
+import { READ_ONLY, useCan } from '../access'
 
 /** The API's event types (an endpoint's `enabledEvents`; `*` is all of them). */
 const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.declined', 'payment.pending', 'payment.requires_action', 'payment.failed', 'payment.canceled', 'payment.capture_failed',
@@ -13,6 +14,7 @@ const EVENT_TYPES = ['payment.authorized', 'payment.succeeded', 'payment.decline
 
 /** A merchant's webhook endpoints (own key, or the operator for any merchant), each with its delivery log. */
 export function Webhooks ({ merchantId, operator = false }: { merchantId: string, operator?: boolean }) {
+  const mayConfigure = useCan('configure')
   const base = `/merchants/${encodeURIComponent(merchantId)}/webhook-endpoints`
   const endpoints = useLoad(() => api<WebhookEndpointCollection>(base), [base])
   const [created, setCreated] = useState<{ url: string, secret: string } | undefined>()
@@ -48,24 +50,27 @@ export function Webhooks ({ merchantId, operator = false }: { merchantId: string
       <LoadState loading={endpoints.loading && endpoints.data === undefined} error={endpoints.error} />
       {endpoints.data?.data.length === 0 && <p>No endpoints yet.</p>}
       {endpoints.data?.data.map((endpoint) => <Endpoint key={endpoint.id} base={base} endpoint={endpoint} operator={operator} onChange={() => { endpoints.reload() }} />)}
-      <section aria-labelledby='add-endpoint'>
-        <h2 id='add-endpoint'>Add an endpoint</h2>
-        <form class='stack' onSubmit={(event) => { create(event).catch(reportError) }}>
-          <Field label='URL' hint='https and a public address; events are POSTed here, signed per Standard Webhooks. For local testing (http, 127.0.0.1) the operator sets WEBHOOK_ALLOW_PRIVATE_URLS=true.'><input type='url' name='url' required /></Field>
-          <Field label='Description'><input type='text' name='description' maxLength={200} /></Field>
-          <fieldset class='event-types'>
-            <legend>Events to send</legend>
-            <label><input type='radio' name='which' value='all' defaultChecked /> All events, present and future</label>
-            <label><input type='radio' name='which' value='some' /> Only these:</label>
-            <span class='choices'>
-              {EVENT_TYPES.map((type) => <label key={type}><input type='checkbox' name='events' value={type} /> {type}</label>)}
-            </span>
-          </fieldset>
-          <button type='submit' class='primary'>Add endpoint</button>
-        </form>
-        {error !== undefined && <Notice kind='error'>{error}</Notice>}
-        {created !== undefined && <OneTimeSecret label={`Signing secret of ${created.url}`} secret={created.secret} />}
-      </section>
+      {!mayConfigure && <Notice kind='info'>{READ_ONLY}</Notice>}
+      {mayConfigure && (
+        <section aria-labelledby='add-endpoint'>
+          <h2 id='add-endpoint'>Add an endpoint</h2>
+          <form class='stack' onSubmit={(event) => { create(event).catch(reportError) }}>
+            <Field label='URL' hint='https and a public address; events are POSTed here, signed per Standard Webhooks. For local testing (http, 127.0.0.1) the operator sets WEBHOOK_ALLOW_PRIVATE_URLS=true.'><input type='url' name='url' required /></Field>
+            <Field label='Description'><input type='text' name='description' maxLength={200} /></Field>
+            <fieldset class='event-types'>
+              <legend>Events to send</legend>
+              <label><input type='radio' name='which' value='all' defaultChecked /> All events, present and future</label>
+              <label><input type='radio' name='which' value='some' /> Only these:</label>
+              <span class='choices'>
+                {EVENT_TYPES.map((type) => <label key={type}><input type='checkbox' name='events' value={type} /> {type}</label>)}
+              </span>
+            </fieldset>
+            <button type='submit' class='primary'>Add endpoint</button>
+          </form>
+          {error !== undefined && <Notice kind='error'>{error}</Notice>}
+          {created !== undefined && <OneTimeSecret label={`Signing secret of ${created.url}`} secret={created.secret} />}
+        </section>
+      )}
     </>
   )
 }
@@ -92,6 +97,7 @@ function Payload ({ eventId, operator }: { eventId: string, operator: boolean })
 }
 
 function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpoint: WebhookEndpoint, operator: boolean, onChange: () => void }) {
+  const mayConfigure = useCan('configure')
   const path = `${base}/${endpoint.id}`
   const [secret, setSecret] = useState<string | undefined>()
   const [cursor, setCursor] = useState<string | undefined>()
@@ -107,41 +113,45 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
         <div><dt>State</dt><dd>{endpoint.disabled ? `disabled (${endpoint.disabledReason ?? 'manual'})` : 'enabled'}</dd></div>
         <div><dt>Events</dt><dd>{endpoint.enabledEvents.join(', ')}</dd></div>
       </dl>
-      <div class='action-row'>
-        <ActionButton
-          label={endpoint.disabled ? 'Enable' : 'Disable'}
-          describe={<p>{endpoint.disabled ? 'Deliveries start again for new events (replay the missed ones).' : 'Nothing is sent to this endpoint until it is enabled again.'}</p>}
-          action={async () => {
-            await api(path, { method: 'PATCH', body: { disabled: !endpoint.disabled } satisfies UpdateWebhookEndpointRequest })
-            return endpoint.disabled ? 'Enabled.' : 'Disabled.'
-          }} onDone={onChange}
-        />
-        <ActionButton
-          label='Rotate secret' describe={<p>A new signing secret is made; the old one keeps signing for 24 hours.</p>}
-          action={async () => {
-            const rotated = await api<WebhookEndpointWithSecret>(`${path}/rotate-secret`, { method: 'POST', body: {} satisfies RotateWebhookSecretRequest })
-            setSecret(rotated.secret)
-            return 'Rotated.'
-          }}
-        />
-      </div>
-      {secret !== undefined && <OneTimeSecret label='New signing secret' secret={secret} />}
-      <SendTest path={path} disabled={endpoint.disabled} onSent={() => { if (cursor === undefined) deliveries.reload(); else setCursor(undefined) }} />
-      <div class='action-row'>
-        <Field label='Replay from (UTC)'><input type='datetime-local' value={replayFrom} onInput={(event) => { setReplayFrom(event.currentTarget.value) }} /></Field>
-        <Field label='Replay to (UTC)'><input type='datetime-local' value={replayTo} onInput={(event) => { setReplayTo(event.currentTarget.value) }} /></Field>
-        <ActionButton
-          label='Replay' describe={<p>Send this endpoint again every event from {replayFrom} to {replayTo} UTC.</p>}
-          action={async () => {
-            const result = await api<ReplayResult>(`${path}/replay`, {
-              method: 'POST',
-              body: { from: `${replayFrom}:00Z`, to: `${replayTo}:00Z` } satisfies ReplayWebhookEventsRequest
-            })
-            deliveries.reload()
-            return `${result.replayed} deliveries scheduled${result.hasMore ? ' (more events remain: replay again from the last one)' : ''}.`
-          }}
-        />
-      </div>
+      {mayConfigure && (
+        <>
+          <div class='action-row'>
+            <ActionButton
+              label={endpoint.disabled ? 'Enable' : 'Disable'}
+              describe={<p>{endpoint.disabled ? 'Deliveries start again for new events (replay the missed ones).' : 'Nothing is sent to this endpoint until it is enabled again.'}</p>}
+              action={async () => {
+                await api(path, { method: 'PATCH', body: { disabled: !endpoint.disabled } satisfies UpdateWebhookEndpointRequest })
+                return endpoint.disabled ? 'Enabled.' : 'Disabled.'
+              }} onDone={onChange}
+            />
+            <ActionButton
+              label='Rotate secret' describe={<p>A new signing secret is made; the old one keeps signing for 24 hours.</p>}
+              action={async () => {
+                const rotated = await api<WebhookEndpointWithSecret>(`${path}/rotate-secret`, { method: 'POST', body: {} satisfies RotateWebhookSecretRequest })
+                setSecret(rotated.secret)
+                return 'Rotated.'
+              }}
+            />
+          </div>
+          {secret !== undefined && <OneTimeSecret label='New signing secret' secret={secret} />}
+          <SendTest path={path} disabled={endpoint.disabled} onSent={() => { if (cursor === undefined) deliveries.reload(); else setCursor(undefined) }} />
+          <div class='action-row'>
+            <Field label='Replay from (UTC)'><input type='datetime-local' value={replayFrom} onInput={(event) => { setReplayFrom(event.currentTarget.value) }} /></Field>
+            <Field label='Replay to (UTC)'><input type='datetime-local' value={replayTo} onInput={(event) => { setReplayTo(event.currentTarget.value) }} /></Field>
+            <ActionButton
+              label='Replay' describe={<p>Send this endpoint again every event from {replayFrom} to {replayTo} UTC.</p>}
+              action={async () => {
+                const result = await api<ReplayResult>(`${path}/replay`, {
+                  method: 'POST',
+                  body: { from: `${replayFrom}:00Z`, to: `${replayTo}:00Z` } satisfies ReplayWebhookEventsRequest
+                })
+                deliveries.reload()
+                return `${result.replayed} deliveries scheduled${result.hasMore ? ' (more events remain: replay again from the last one)' : ''}.`
+              }}
+            />
+          </div>
+        </>
+      )}
       <h3>Deliveries</h3>
       <LoadState loading={deliveries.loading && deliveries.data === undefined} error={deliveries.error} />
       {deliveries.data?.data.length === 0 && <p>No deliveries yet.</p>}
@@ -170,13 +180,15 @@ function Endpoint ({ base, endpoint, operator, onChange }: { base: string, endpo
                 </td>
                 <td>{dateTime(delivery.nextAttemptAt)}</td>
                 <td>
-                  <ActionButton
-                    label='Retry' describe={<p>Send event {delivery.eventType} to {endpoint.url} again now.</p>}
-                    action={async () => {
-                      await api(`${path}/deliveries/${delivery.id}/retry`, { method: 'POST' })
-                      return 'Retry scheduled: it runs within seconds; reload the log to see its attempt.'
-                    }}
-                  />
+                  {mayConfigure && (
+                    <ActionButton
+                      label='Retry' describe={<p>Send event {delivery.eventType} to {endpoint.url} again now.</p>}
+                      action={async () => {
+                        await api(`${path}/deliveries/${delivery.id}/retry`, { method: 'POST' })
+                        return 'Retry scheduled: it runs within seconds; reload the log to see its attempt.'
+                      }}
+                    />
+                  )}
                 </td>
               </tr>
             ))}
