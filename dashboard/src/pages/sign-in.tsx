@@ -38,8 +38,8 @@ function ApiKeySignIn ({ onSignedIn }: { onSignedIn: (session: Session) => void 
     }
   }
   return (
-    <section aria-labelledby='with-key'>
-      <h2 id='with-key'>With an API key</h2>
+    <div>
+      <h2>With a merchant or operator key</h2>
       <form onSubmit={(event) => { submit(event).catch(reportError) }}>
         <Field label='API key' hint='A merchant key (sk_…) or the operator (admin) key. It is exchanged for a session and not stored in the browser.'>
           <input
@@ -50,7 +50,7 @@ function ApiKeySignIn ({ onSignedIn }: { onSignedIn: (session: Session) => void 
         <button type='submit' class='primary' disabled={busy}>Sign in</button>
       </form>
       {error !== undefined && <Notice kind='error'>{error}</Notice>}
-    </section>
+    </div>
   )
 }
 
@@ -97,8 +97,8 @@ function PasswordSignIn ({ onSignedIn }: { onSignedIn: (session: Session) => voi
     }
   }
   return (
-    <section aria-labelledby='with-password'>
-      <h2 id='with-password'>With your email and password</h2>
+    <div>
+      <h2>As a team member</h2>
       <form onSubmit={(event) => { submit(event).catch(reportError) }}>
         <Field label='Email'>
           <input type='email' name='email' autocomplete='username' required value={email} onInput={(event) => { setEmail(event.currentTarget.value) }} />
@@ -120,6 +120,6 @@ function PasswordSignIn ({ onSignedIn }: { onSignedIn: (session: Session) => voi
         <button type='submit' class='primary' disabled={busy}>Sign in with email</button>
       </form>
       {message !== undefined && <Notice kind={message.kind}>{message.text}</Notice>}
-    </section>
+    </div>
   )
 }
