@@ -38,7 +38,7 @@ function App () {
   }, [])
 
   // An invitation link works signed in or not: accepting it signs its invitee in, in place of whoever was.
-  if (route.path[0] === 'invite' && route.path[1] !== undefined) return <Invite token={route.path[1]} onSignedIn={adopt} />
+  if (route.path[0] === 'invite' && route.path[1] !== undefined) return <Invite token={route.path[1]} current={session} onSignedIn={adopt} />
   if (session === undefined) return <main id='main'><p role='status'>Loading…</p></main>
   if (session === null) {
     return <SignIn ended={ended} onSignedIn={(next) => { setEnded(undefined); adopt(next); window.location.hash = '#/' }} />

@@ -19,8 +19,9 @@ export function passwordRefusal (error: unknown): string {
  * An invitation link (`#/invite/<token>`): the invitee sets a password (POST /dashboard/invite), which signs them in,
  * then may enable two-factor authentication before going on to the overview.
  */
-export function Invite ({ token, onSignedIn }: { token: string, onSignedIn: (session: Session) => void }) {
+export function Invite ({ token, current, onSignedIn }: { token: string, current: Session | null | undefined, onSignedIn: (session: Session) => void }) {
   const [signedIn, setSignedIn] = useState<Session | undefined>()
+  const replacing = current !== null && current !== undefined
   const refresh = async (): Promise<void> => {
     onSignedIn(await api<Session>('/dashboard/session'))
     navigate('/overview')
@@ -28,6 +29,9 @@ export function Invite ({ token, onSignedIn }: { token: string, onSignedIn: (ses
   return (
     <main id='main' class='sign-in'>
       <h1 tabIndex={-1}>Join the payments dashboard</h1>
+      {signedIn === undefined && replacing && (
+        <Notice kind='info'>This browser is signed in to the dashboard already: accepting the invitation signs it in as the invitee instead.</Notice>
+      )}
       {signedIn === undefined
         ? <SetPassword token={token} onDone={(session) => { setSignedIn(session); onSignedIn(session) }} />
         : (
