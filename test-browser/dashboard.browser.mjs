@@ -676,7 +676,8 @@ test('every page of the dashboard passes axe with no violation of any impact: th
     await signIn(page, merchantA.secret)
     const merchantPages = [
       ['/overview', 'Overview'], ['/payments', 'Payments'], [`/payments/${paymentOfA.id}`, paymentOfA.id], [`/payments/${unknown}`, unknown],
-      ['/refunds', 'Refunds'], ['/disputes', 'Disputes'], ['/events', 'Events'], ['/webhooks', 'Webhooks'], ['/developers', 'Developers'], ['/no-such-page', 'Page not found']
+      ['/refunds', 'Refunds'], ['/disputes', 'Disputes'], ['/events', 'Events'], ['/webhooks', 'Webhooks'], ['/developers', 'Developers'], ['/audit', 'Audit log'], ['/team', 'Team'],
+      ['/no-such-page', 'Page not found']
     ]
     for (const [hash, heading] of merchantPages) {
       await openPage(page, hash, heading)
@@ -691,7 +692,7 @@ test('every page of the dashboard passes axe with no violation of any impact: th
     await signIn(page, ADMIN_API_KEY)
     const operatorPages = [
       ['/operator', 'Merchants'], [`/merchants/${merchantA.id}/webhooks`, 'Webhooks'], [`/merchants/${merchantA.id}/developers`, 'Developers'],
-      ['/payments', 'Payments'], ['/no-such-page', 'Page not found']
+      [`/merchants/${merchantA.id}/team`, 'Team'], [`/merchants/${merchantA.id}/audit`, 'Audit log'], ['/payments', 'Payments'], ['/no-such-page', 'Page not found']
     ]
     for (const [hash, heading] of operatorPages) {
       await openPage(page, hash, heading)
