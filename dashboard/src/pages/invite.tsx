@@ -6,11 +6,13 @@ import { EnableTwoFactor } from './two-factor'
 
 export const PASSWORD_RULES = 'At least 12 characters, and not a common or easily guessed password (a few unrelated words make a good one).'
 
-/** The API's reasons for refusing a password (a 400 problem's `errors.password`), else the whole message. */
+const PASSWORD_FIELDS: Record<string, string> = { password: 'The password', newPassword: 'The new password', currentPassword: 'The current password' }
+
+/** The API's reasons for refusing a password (a 400 problem's `errors`, by field), else the whole message. */
 export function passwordRefusal (error: unknown): string {
   if (error instanceof ApiError && error.status === 400 && 'errors' in error.problem && error.problem.errors !== undefined) {
-    const reasons = Object.values(error.problem.errors).flat()
-    if (reasons.length > 0) return `Choose another password: ${reasons.join('; ')}.`
+    const reasons = Object.entries(error.problem.errors).map(([field, messages]) => `${PASSWORD_FIELDS[field] ?? field}: ${[messages].flat().join('; ')}.`)
+    if (reasons.length > 0) return `${reasons.join(' ')} (HTTP 400)`
   }
   return messageOf(error)
 }
