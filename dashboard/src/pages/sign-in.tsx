@@ -62,9 +62,9 @@ function refusal (error: unknown, codeSent: boolean): { text: string, totp: bool
       : { text: 'Two-factor authentication is on for this account: enter the 6-digit code from your authenticator app.', totp: true }
   }
   if (error instanceof ApiError && error.status === 401) return { text: 'The email or the password is not right. (HTTP 401)', totp: false }
-  if (error instanceof ApiError && error.status === 429) {
+  if (error instanceof ApiError && isProblemType(error, 'sign-in-locked')) {
     const later = error.retryAfter === null ? '' : ` Try again in ${error.retryAfter} s.`
-    return { text: `Too many failed sign-ins: the account is locked for 15 minutes.${later} (HTTP 429)`, totp: false }
+    return { text: `Too many failed sign-ins: signing in is locked for 15 minutes.${later} (HTTP 429)`, totp: false }
   }
   return { text: messageOf(error), totp: false }
 }
