@@ -87,9 +87,10 @@ test('a support user: invited by the operator, password and TOTP set from the li
     await harness.signIn(page, base, ADMIN_API_KEY)
     await page.getByRole('link', { name: 'Team of Team Shop' }).click()
     await page.getByRole('heading', { level: 1, name: 'Team' }).waitFor()
-    await page.getByLabel('Email').fill(email)
-    await page.getByLabel('Role', { exact: true }).selectOption('support')
-    await page.getByRole('button', { name: 'Invite' }).click()
+    const inviting = page.getByRole('region', { name: 'Invite someone' })
+    await inviting.getByLabel('Email').fill(email)
+    await inviting.getByLabel('Role').selectOption('support')
+    await inviting.getByRole('button', { name: 'Invite' }).click()
     const link = await page.getByTestId('secret').innerText()
     assert.match(link, new RegExp(`^${base}/dashboard/#/invite/[A-Za-z0-9_-]+$`), 'the whole link, to send as it is')
     await page.getByRole('button', { name: 'Copy' }).click()
@@ -156,7 +157,7 @@ test('a support user: invited by the operator, password and TOTP set from the li
     [['user', email, refunded.id, 'succeeded']], 'the API agrees: one refund, by that user')
 })
 
-test('a viewer reads the payment and its activity, and is offered no refund', async () => {
+test('a viewer reads the payment and its activity, and is offered no refund, nor any change of keys, connectors or webhooks', async () => {
   const email = 'vic.viewer@team-shop.example'
   const invited = await call('POST', `/merchants/${shop.id}/users`, ADMIN, { email, role: 'viewer' })
   assert.equal(invited.status, 201, JSON.stringify(invited.body))
@@ -173,5 +174,14 @@ test('a viewer reads the payment and its activity, and is offered no refund', as
     assert.equal(await page.getByRole('button', { name: 'Refund' }).count(), 0, 'no refund button for a viewer')
     assert.equal(await page.getByLabel(/Refund amount/).count(), 0)
     await assertAccessible(page, 'payment, viewer')
+
+    await harness.openPage(page, base, '/developers', 'Developers')
+    await page.getByText('API keys are listed and managed by the owner and developer roles only.').waitFor()
+    await page.getByTestId('failover-rule').waitFor()
+    assert.equal(await page.getByRole('button', { name: /Create key|Add connector/ }).count(), 0, 'nothing to change for a viewer')
+    await harness.openPage(page, base, '/webhooks', 'Webhooks')
+    await page.getByText('No endpoints yet.').waitFor()
+    assert.equal(await page.getByRole('button', { name: 'Add endpoint' }).count(), 0)
+    await assertAccessible(page, 'webhooks, viewer')
   })
 })

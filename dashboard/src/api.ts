@@ -28,7 +28,7 @@ export function plainWords (status: number, problem: Problem, retryAfter: string
     400: 'The service refused the request as sent.',
     401: 'You are not signed in (or the session ended). Sign in again.',
     402: 'Declined: the payment provider refused it (no money moved).',
-    403: 'Not allowed for this key.',
+    403: 'Not allowed for this key, or for your role.',
     404: 'Not found (or it belongs to another merchant).',
     409: 'Conflict: the object is not in a state that allows this, or it changed meanwhile.',
     412: 'It changed meanwhile: reload and try again.',

@@ -102,8 +102,18 @@ function ConnectorStatistics ({ base, route }: { base: string, route: Route }) {
   )
 }
 
+/** The API lists keys only to those who may manage them (owner, developer, an API key, the operator). */
 function ApiKeys ({ base }: { base: string }) {
-  const mayConfigure = useCan('configure')
+  if (useCan('configure')) return <ApiKeyList base={base} />
+  return (
+    <section aria-labelledby='api-keys'>
+      <h2 id='api-keys'>API keys</h2>
+      <Notice kind='info'>API keys are listed and managed by the owner and developer roles only.</Notice>
+    </section>
+  )
+}
+
+function ApiKeyList ({ base }: { base: string }) {
   const keys = useLoad(() => api<ApiKeyCollection>(base), [base])
   const [created, setCreated] = useState<{ name: string, secret: string } | undefined>()
   const [error, setError] = useState<string | undefined>()
@@ -137,14 +147,12 @@ function ApiKeys ({ base }: { base: string }) {
                 <td>{dateTime(key.createdAt)}</td>
                 <td data-testid='expires'>{key.expiresAt === undefined || key.expiresAt === null ? 'Never' : dateTime(key.expiresAt)}</td>
                 <td>
-                  {mayConfigure && (
-                    <ActionButton
-                      label={`Revoke ${key.name}`} danger
-                      describe={<p>The key {key.prefix}…{key.last4} stops working at once, and every dashboard session signed in with it ends.</p>}
-                      action={async () => { await api(`${base}/${key.id}`, { method: 'DELETE' }); return `Revoked the key ${key.name} (${key.prefix}…${key.last4}).` }}
-                      onDone={(message) => { setRevoked(message); keys.reload() }} showSuccess={false}
-                    />
-                  )}
+                  <ActionButton
+                    label={`Revoke ${key.name}`} danger
+                    describe={<p>The key {key.prefix}…{key.last4} stops working at once, and every dashboard session signed in with it ends.</p>}
+                    action={async () => { await api(`${base}/${key.id}`, { method: 'DELETE' }); return `Revoked the key ${key.name} (${key.prefix}…${key.last4}).` }}
+                    onDone={(message) => { setRevoked(message); keys.reload() }} showSuccess={false}
+                  />
                 </td>
               </tr>
             ))}
@@ -152,14 +160,10 @@ function ApiKeys ({ base }: { base: string }) {
         </table>
       )}
       {revoked !== undefined && <Notice kind='success'>{revoked}</Notice>}
-      {mayConfigure
-        ? (
-          <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
-            <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
-            <button type='submit' class='primary'>Create key</button>
-          </form>
-          )
-        : <Notice kind='info'>{READ_ONLY}</Notice>}
+      <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
+        <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
+        <button type='submit' class='primary'>Create key</button>
+      </form>
       {error !== undefined && <Notice kind='error'>{error}</Notice>}
       {created !== undefined && <OneTimeSecret label={`Secret of the key ${created.name}`} secret={created.secret} />}
     </section>
@@ -230,6 +234,7 @@ function Connectors ({ base }: { base: string }) {
         </table>
       )}
       {deleted !== undefined && <Notice kind='success'>{deleted}</Notice>}
+      {!mayConfigure && <Notice kind='info'>{READ_ONLY}</Notice>}
       {mayConfigure && (
         <>
           <h3>Add a connector account</h3>
