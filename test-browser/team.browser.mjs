@@ -1,8 +1,8 @@
 // Issue 43's team access, in a real Chromium against the built server (npm run test:browser): the operator invites a
 // support user on a merchant's Team page, the invitee sets a password from the link, enrolls an authenticator
 // (TOTP) and signs in with email, password and code, refunds a payment, and the audit log and the payment's Activity
-// name them; a viewer sees no refund. Every page passes axe; any answer of 400 or more other than those a test
-// provokes, CSP violation, page error or console error fails the test.
+// name them; a viewer sees no refund; the operator changes a role and removes a user. Every page passes axe; any
+// answer of 400 or more other than those a test provokes, CSP violation, page error or console error fails the test.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { generateSync } from 'otplib'
@@ -130,6 +130,10 @@ test('a support user: invited by the operator, password and TOTP set from the li
     await signInWithPassword(page, email, secret)
     assert.deepEqual(await navEntries(page), ['Overview', 'Payments', 'Refunds', 'Disputes', 'Events', 'Webhooks', 'Developers', 'Audit log', 'Account'])
 
+    await harness.openPage(page, base, '/account', 'Account')
+    assert.equal(await page.getByTestId('two-factor').innerText(), 'on')
+    await assertAccessible(page, 'account')
+
     await harness.openPage(page, base, `/payments/${refunded.id}`, /Payment/)
     await page.getByRole('button', { name: 'Refund' }).click()
     await page.getByRole('dialog', { name: 'Refund?' }).getByRole('button', { name: 'Refund' }).click()
@@ -183,5 +187,30 @@ test('a viewer reads the payment and its activity, and is offered no refund, nor
     await page.getByText('No endpoints yet.').waitFor()
     assert.equal(await page.getByRole('button', { name: 'Add endpoint' }).count(), 0)
     await assertAccessible(page, 'webhooks, viewer')
+  })
+})
+
+test('the operator changes a user\'s role and removes them, each on the Team page', async () => {
+  const email = 'dee.developer@team-shop.example'
+  const invited = await call('POST', `/merchants/${shop.id}/users`, ADMIN, { email, role: 'developer' })
+  assert.equal(invited.status, 201, JSON.stringify(invited.body))
+  await onPage([], async (page) => {
+    await harness.signIn(page, base, ADMIN_API_KEY)
+    await harness.openPage(page, base, `/merchants/${shop.id}/team`, 'Team')
+    const row = page.getByTestId('users').getByRole('row').filter({ hasText: email })
+    await row.getByLabel(`Role of ${email}`).selectOption('owner')
+    await row.getByRole('button', { name: `Save the role of ${email}` }).click()
+    await row.getByText(`${email} is now owner.`).waitFor()
+    const changed = await call('GET', `/merchants/${shop.id}/users`, ADMIN)
+    assert.equal(changed.body.data.find((user) => user.email === email)?.role, 'owner')
+
+    await row.getByRole('button', { name: `Remove ${email}` }).click()
+    const dialog = page.getByRole('dialog', { name: `Remove ${email}?` })
+    assert.match(await dialog.innerText(), /can no longer sign in/)
+    await dialog.getByRole('button', { name: `Remove ${email}` }).click()
+    await page.getByRole('status').filter({ hasText: `Removed ${email}.` }).waitFor()
+    await row.waitFor({ state: 'detached' })
+    const left = await call('GET', `/merchants/${shop.id}/users`, ADMIN)
+    assert.ok(!left.body.data.some((user) => user.email === email), 'the API no longer lists them')
   })
 })
