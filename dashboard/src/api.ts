@@ -106,6 +106,12 @@ export function messageOf (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** Problem types are URIs; the dashboard reacts to a few by their last segment. */
+export function isProblemType (error: unknown, name: string): boolean {
+  if (!(error instanceof ApiError) || !('type' in error.problem)) return false
+  return typeof error.problem.type === 'string' && error.problem.type.endsWith(name)
+}
+
 // The resources the pages show and the bodies they send: the API's own shapes, from the OpenAPI document through the
 // SDK's generated types (sdk/src/generated/schema.ts, `npm run generate --prefix sdk`). A type-only import: esbuild
 // erases it, so nothing of the SDK is bundled, and a change to a route's schema breaks the dashboard's typecheck.
@@ -148,48 +154,21 @@ export type ReplayResult = Schemas['ReplayResult']
 export type Delivery = Schemas['WebhookDelivery']
 export type DeliveryList = Schemas['WebhookDeliveryList']
 export type DeliveryAttempt = Delivery['attemptLog'][number]
-/** Problem types are URIs; the dashboard reacts to a few by their last segment. */
-export function isProblemType (error: unknown, name: string): boolean {
-  if (!(error instanceof ApiError) || !('type' in error.problem)) return false
-  return typeof error.problem.type === 'string' && error.problem.type.endsWith(name)
-}
-
-// Team access (issue 43): the backend's contract, until the generated schema carries these shapes.
-export type Role = 'owner' | 'developer' | 'support' | 'viewer'
-export interface SignedInUser { id: string, email: string, role: Role, twoFactorEnabled: boolean }
-type MerchantPrincipal = Extract<Schemas['DashboardSession']['principal'], { kind: 'merchant' }> & { user?: SignedInUser }
-export type Principal = Exclude<Schemas['DashboardSession']['principal'], { kind: 'merchant' }> | MerchantPrincipal
-export type Session = Omit<Schemas['DashboardSession'], 'principal'> & { principal: Principal }
-export type SignInRequest = Schemas['DashboardSignIn'] | { email: string, password: string, totp?: string }
-export interface AcceptInviteRequest { token: string, password: string }
-export interface TotpEnrollment { secret: string, otpauthUrl: string }
-export interface ConfirmTotpRequest { code: string }
-export interface ChangePasswordRequest { currentPassword: string, newPassword: string }
-export interface User {
-  id: string
-  merchantId: string
-  email: string
-  role: Role
-  status: 'invited' | 'active'
-  twoFactorEnabled: boolean
-  createdAt: string
-  lastSignInAt: string | null
-}
-export interface UserList { data: User[], hasMore: boolean }
-export interface InviteUserRequest { email: string, role: Role }
-export interface InvitedUser { user: User, invite: { url: string, expiresAt: string } }
-export interface UpdateUserRequest { role: Role }
-export interface AuditEntry {
-  id: string
-  at: string
-  actor: { type: 'api_key' | 'user' | 'operator' | 'system', id: string, label: string }
-  action: string
-  resource: { type: string, id: string | null }
-  requestId: string | null
-  ip: string | null
-  userAgent: string | null
-  outcome: 'succeeded' | 'failed' | 'denied'
-}
-export interface AuditLog { data: AuditEntry[], hasMore: boolean }
+export type Session = Schemas['DashboardSession']
+export type SignInRequest = Schemas['DashboardSignIn']
+export type Principal = Session['principal']
+export type SignedInUser = NonNullable<Extract<Principal, { kind: 'merchant' }>['user']>
+export type AcceptInviteRequest = Schemas['AcceptInviteRequest']
+export type TotpEnrollment = Schemas['TotpEnrollment']
+export type ConfirmTotpRequest = Schemas['ConfirmTotpRequest']
+export type ChangePasswordRequest = Schemas['ChangePasswordRequest']
+export type User = Schemas['User']
+export type Role = User['role']
+export type UserList = Schemas['UserList']
+export type InviteUserRequest = Schemas['CreateUserRequest']
+export type InvitedUser = Schemas['InvitedUser']
+export type UpdateUserRequest = Schemas['UpdateUserRequest']
+export type AuditEntry = Schemas['AuditEntry']
+export type AuditLog = Schemas['AuditEntryList']
 /** An RFC 9457 problem document of any area, or the products area's `{ error, code }` envelope. */
 export type Problem = Schemas['ProblemDetails'] | Schemas['ErrorEnvelope']

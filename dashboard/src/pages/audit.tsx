@@ -6,8 +6,10 @@ import { dayAfter, dayStart } from './payments'
 
 /** Suggestions for the action filter; the API takes any action name. */
 const ACTIONS = ['payment.create', 'payment.capture', 'payment.refund', 'payment.cancel', 'dispute.accept', 'user.invite', 'user.update', 'user.delete',
-  'api_key.create', 'api_key.revoke', 'webhook_endpoint.create', 'webhook_endpoint.update', 'webhook_endpoint.delete', 'connector.create',
-  'connector.update', 'connector.delete', 'session.create', 'session.delete', 'password.change', 'totp.enable']
+  'user.accept_invite', 'user.password_change', 'user.totp_start', 'user.totp_enable', 'session.create', 'session.delete', 'api_key.create',
+  'api_key.revoke', 'webhook_endpoint.create', 'webhook_endpoint.update', 'webhook_endpoint.delete', 'webhook_endpoint.rotate_secret',
+  'webhook_endpoint.retry_delivery', 'webhook_endpoint.test', 'webhook_endpoint.replay', 'connector.create', 'connector.update', 'connector.delete',
+  'merchant.update']
 const PAGE_SIZE = 20
 
 const ACTOR_TYPES: Record<AuditEntry['actor']['type'], string> = { api_key: 'API key', user: 'user', operator: 'operator', system: 'system' }
