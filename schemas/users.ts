@@ -124,5 +124,6 @@ export const userResponses = {
   updateValidation: problemResponse('Validation failure: `errors.role` says why; also invalid JSON or an empty body.'),
   notFound: problemResponse('No merchant or no such user of it (another merchant\'s id is answered 404 too).'),
   emailTaken: problemResponse('A user with this email exists already (`type` urn:problem-type:user-email-taken).'),
-  lastOwner: problemResponse('The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first.')
+  lastOwner: problemResponse('The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first; ' +
+    'or the user changed or was removed while the request was made (RFC 9110 409): read it again.')
 }

@@ -4,12 +4,13 @@ import type { Principal, Role, Session } from './api'
 
 /**
  * What a role may do, as the API enforces it (a call beyond the role is 403): the pages hide what would be refused.
- * `moveMoney`: refunds, captures, cancels, dispute acceptance; `configure`: API keys, webhooks, connectors.
+ * `moveMoney`: refunds, captures, cancels, dispute acceptance; `configure`: listing and revoking API keys, webhooks,
+ * connectors; `createKeys`: a new API key (it acts with an owner's rights, so only an owner mints one).
  */
-export type Permission = 'manageUsers' | 'moveMoney' | 'configure'
+export type Permission = 'manageUsers' | 'moveMoney' | 'configure' | 'createKeys'
 
 const ROLE_CAN: Record<Role, Permission[]> = {
-  owner: ['manageUsers', 'moveMoney', 'configure'],
+  owner: ['manageUsers', 'moveMoney', 'configure', 'createKeys'],
   developer: ['configure'],
   support: ['moveMoney'],
   viewer: []

@@ -44,6 +44,7 @@ const account: FastifyPluginAsyncTypebox = async (app) => {
         201: dashboardResponses.signedIn,
         400: problemResponse('The password is too short, too long or common (`errors.password`); also invalid JSON or an empty body.'),
         404: problemResponse('The invite link is unknown, already used or expired: ask an owner for a new invite.'),
+        409: problemResponse('The same invite was being accepted at the same moment by another request: one of them won; sign in.'),
         413: dashboardResponses.tooLarge,
         415: dashboardResponses.unsupportedMediaType,
         429: dashboardResponses.rateLimited,
@@ -64,10 +65,14 @@ const account: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'startTotpEnrollment',
       summary: 'Start two-factor enrollment',
       description: `${signedInUserOnly} Answers a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app, shown only here ` +
-        'and stored encrypted. Signing in does not need a code until `POST /dashboard/totp/confirm` proves the app works; starting again replaces the secret ' +
-        '(and turns two-factor authentication off until confirmed).',
+        'and stored encrypted. Signing in does not need a code until `POST /dashboard/totp/confirm` proves the app works. Starting again before that ' +
+        'replaces the secret; once two-factor authentication is on it cannot be restarted by a session (409).',
       security: userSession,
-      response: { 201: jsonResponse('The secret, to enter into an authenticator app.', Type.Ref(TotpEnrollment)), ...userErrors }
+      response: {
+        201: jsonResponse('The secret, to enter into an authenticator app.', Type.Ref(TotpEnrollment)),
+        409: problemResponse('Two-factor authentication is on already: a session may not restart it (that would turn it off until confirmed).'),
+        ...userErrors
+      }
     }
   }, async (request, reply) => {
     const { secret, uri } = await app.users.startTotp(userIdOf(request))
@@ -100,7 +105,8 @@ const account: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['dashboard'],
       operationId: 'changePassword',
       summary: 'Change your password',
-      description: `${signedInUserOnly} Needs the current password. Every other session of the user ends; this one goes on.`,
+      description: `${signedInUserOnly} Needs the current password; a wrong one counts against the account like a failed sign-in ` +
+        '(five lock it for 15 minutes: 429). Every other session of the user ends; this one goes on.',
       security: userSession,
       body: Type.Ref(ChangePasswordBody),
       response: {

@@ -19,7 +19,7 @@ const who = 'The admin key, or the merchant\'s own key (another merchant\'s id i
 /** /merchants/{id}/api-keys: a merchant's keys (inside the merchants area: problem documents). */
 const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:id/api-keys', {
-    config: { auth: 'admin-or-own-merchant', roles: 'develop', audit: 'api_key.create' },
+    config: { auth: 'admin-or-own-merchant', roles: 'own', audit: 'api_key.create' },
     // No body at all means "all defaults".
     preValidation: async (request) => { request.body ??= {} },
     schema: {

@@ -22,9 +22,12 @@ export const ROLE_SETS = {
   read: ['api_key', 'owner', 'developer', 'support', 'viewer'],
   /** Moving money that is already the merchant's: refunds, cancels, captures, dispute answers. */
   operate: ['api_key', 'owner', 'support'],
-  /** Integration settings: API keys, webhook endpoints, connector accounts. */
+  /** Integration settings: listing and revoking API keys, webhook endpoints, connector accounts. */
   develop: ['api_key', 'owner', 'developer'],
-  /** Taking payments and changing the merchant's own account. */
+  /**
+   * Taking payments, changing the merchant's own account, and creating API keys: a key acts with an owner's rights
+   * (but for people), so whoever mints one must hold them, or a developer would be an owner through a key.
+   */
   own: ['api_key', 'owner'],
   /** The merchant's users. */
   team: ['owner'],
@@ -75,6 +78,8 @@ export const PASSWORD_MAX_LENGTH = 256
 /** Five failed sign-ins lock the account (and, separately, the address they came from) for 15 minutes. */
 export const SIGN_IN_MAX_FAILURES = 5
 export const SIGN_IN_LOCK_MS = 15 * 60_000
+/** Failures further apart than this are not added up (five typos over a month lock nothing). */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000
 
 /** The session credential of a user (dashboard_sessions.credential_id), beside API key ids. */
 const USER_CREDENTIAL_PREFIX = 'user:'

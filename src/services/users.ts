@@ -1,10 +1,10 @@
 import type { Principal } from '../domain/api-keys'
 import { hashSecret } from '../domain/api-keys'
-import { NotFoundError, ValidationError } from '../domain/errors'
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import { isGuid, newId } from '../domain/ids'
 import { merchantNotFoundMessage } from '../domain/merchants'
 import {
-  INVITE_TOKEN_PATTERN, INVITE_TTL_MS, LastOwnerError, SIGN_IN_LOCK_MS, SIGN_IN_MAX_FAILURES, SignInLockedError, TotpRequiredError,
+  INVITE_TOKEN_PATTERN, INVITE_TTL_MS, LastOwnerError, SIGN_IN_LOCK_MS, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS, SignInLockedError, TotpRequiredError,
   generateInviteToken, normalizeEmail, type User, type UserRole
 } from '../domain/users'
 import { UnauthenticatedError } from '../domain/errors'
@@ -108,22 +108,44 @@ export function userService (deps: UserServiceDeps): UserService {
       : auditEntry(user.id, 'succeeded', user.merchantId)
     const { byThemselves: _, ...sessions } = options
     if (!await db.users.update(updated, user.updatedAt, { ...sessions, ...(audit === undefined ? {} : { audit }) })) {
-      throw new ValidationError({ user: ['The user changed while this request was made: try again.'] })
+      throw new ConflictError('The user changed (or was removed) while this request was made: read it again and retry.')
     }
     return updated
   }
 
-  async function lockedFor (email: string, ip: string): Promise<number> {
+  /**
+   * Runs one password (or code) check counted against `subjects`: each subject's attempt is taken atomically BEFORE
+   * the check (so guesses sent in parallel are counted too: at most SIGN_IN_MAX_FAILURES run at once, the rest are
+   * refused without hashing anything), kept as a failure when `check` says 'failed' (the fifth locks the subject),
+   * and given back otherwise.
+   */
+  async function counted<T> (subjects: readonly string[], check: () => Promise<{ outcome: 'passed' | 'failed' | 'not_counted', value: T }>): Promise<T> {
     const at = deps.clock()
-    const records = await Promise.all(subjects(email, ip).map(async (subject) => await db.signInFailures.get(subject)))
-    return Math.max(0, ...records.map((record) => (record?.lockedUntil ?? 0) - at))
+    const taken: string[] = []
+    for (const subject of subjects) {
+      if (await db.signInFailures.reserve(subject, at, SIGN_IN_MAX_FAILURES, at - SIGN_IN_WINDOW_MS)) {
+        taken.push(subject)
+        continue
+      }
+      for (const given of taken) await db.signInFailures.release(given)
+      const lockedUntil = (await db.signInFailures.get(subject))?.lockedUntil ?? 0
+      throw new SignInLockedError(Math.max(1, Math.ceil((lockedUntil - at) / 1000)))
+    }
+    let outcome: 'passed' | 'failed' | 'not_counted' = 'failed'
+    try {
+      const result = await check()
+      outcome = result.outcome
+      return result.value
+    } finally {
+      for (const subject of taken) {
+        if (outcome === 'failed') await db.signInFailures.fail(subject, deps.clock(), SIGN_IN_MAX_FAILURES, deps.clock() + SIGN_IN_LOCK_MS)
+        else if (outcome === 'passed' && subject.startsWith('email:')) await db.signInFailures.clear(subject)
+        else await db.signInFailures.release(subject)
+      }
+    }
   }
 
-  async function failed (email: string, ip: string): Promise<never> {
-    const at = deps.clock()
-    for (const subject of subjects(email, ip)) await db.signInFailures.recordFailure(subject, at, SIGN_IN_MAX_FAILURES, at + SIGN_IN_LOCK_MS)
-    throw new UnauthenticatedError('The email or password is wrong.', true)
-  }
+  const wrongCredentials = (): UnauthenticatedError => new UnauthenticatedError('The email or password is wrong.', true)
 
   function requirePassword (password: string, field = 'password'): void {
     const problems = passwordProblems(password)
@@ -191,29 +213,30 @@ export function userService (deps: UserServiceDeps): UserService {
 
     async verifySignIn ({ email: given, password, totp, ip }) {
       const email = normalizeEmail(given)
-      const waitMs = await lockedFor(email, ip)
-      if (waitMs > 0) throw new SignInLockedError(Math.ceil(waitMs / 1000))
-      const user = await db.users.findByEmail(email)
-      if (user?.passwordHash == null) {
-        // The same work as a real check, so the time taken does not say whether the email exists.
-        decoy ??= hashPassword('decoy password for unknown users', deps.passwordHashCost)
-        await verifyPassword(password, await decoy)
-        return await failed(email, ip)
-      }
-      if (!await verifyPassword(password, user.passwordHash)) return await failed(email, ip)
-      if (user.totpEnabledAt !== null && user.totpSecret !== null) {
-        if (totp === undefined) throw new TotpRequiredError()
-        if (!totpMatches(deps.secretBox.open(user.totpSecret, user.id), totp, deps.clock())) {
-          await failed(email, ip).catch(() => {})
-          throw new TotpRequiredError()
+      const user = await counted<User | 'totp' | undefined>(subjects(email, ip), async () => {
+        const found = await db.users.findByEmail(email)
+        if (found?.passwordHash == null) {
+          // The same work as a real check, so the time taken does not say whether the email exists.
+          decoy ??= hashPassword('decoy password for unknown users', deps.passwordHashCost)
+          await verifyPassword(password, await decoy)
+          return { outcome: 'failed', value: undefined }
         }
-      }
-      await db.signInFailures.clear(`email:${email}`)
+        if (!await verifyPassword(password, found.passwordHash)) return { outcome: 'failed', value: undefined }
+        if (found.totpEnabledAt === null || found.totpSecret === null) return { outcome: 'passed', value: found }
+        // The password was right: a missing code is a question, not a failure; a wrong one is a failure.
+        if (totp === undefined) return { outcome: 'not_counted', value: 'totp' as const }
+        if (!totpMatches(deps.secretBox.open(found.totpSecret, found.id), totp, deps.clock())) return { outcome: 'failed', value: 'totp' as const }
+        return { outcome: 'passed', value: found }
+      })
+      if (user === undefined) throw wrongCredentials()
+      if (user === 'totp') throw new TotpRequiredError()
       return user
     },
 
     async startTotp (userId) {
       const user = await requireUser(userId)
+      // Restarting would turn two-factor off until confirmed: a session alone (perhaps a stolen one) may not do that.
+      if (user.totpEnabledAt !== null) throw new ConflictError('Two-factor authentication is on already; to move it to another device, ask an owner to remove and invite you again.')
       const secret = newTotpSecret()
       await save(user, { totpSecret: deps.secretBox.seal(secret, user.id), totpEnabledAt: null })
       return { secret, uri: totpUri(secret, user.email) }
@@ -230,9 +253,12 @@ export function userService (deps: UserServiceDeps): UserService {
 
     async changePassword (userId, current, next, keepSession) {
       const user = await requireUser(userId)
-      if (user.passwordHash === null || !await verifyPassword(current, user.passwordHash)) {
-        throw new ValidationError({ currentPassword: ['The current password is wrong.'] })
-      }
+      // Counted like a sign-in (per account): a session is not a way around the lockout to guess the password.
+      const right = await counted([`email:${user.email}`], async () => {
+        const passed = user.passwordHash !== null && await verifyPassword(current, user.passwordHash)
+        return { outcome: passed ? 'not_counted' : 'failed', value: passed }
+      })
+      if (!right) throw new ValidationError({ currentPassword: ['The current password is wrong.'] })
       requirePassword(next, 'newPassword')
       await save(user, { passwordHash: await hashPassword(next, deps.passwordHashCost) }, { endSessions: true, keepSession })
     },

@@ -426,11 +426,21 @@ export interface UserStore {
   recordSignIn: (id: string, at: string) => Promise<void>
 }
 
-/** Failed sign-ins by subject (`email:<address>`, `ip:<address>`), for the lockout. Times in epoch ms. */
+/**
+ * Sign-in attempts by subject (`email:<address>`, `ip:<address>`), for the lockout. Times in epoch ms. An attempt is
+ * taken before its password is checked (so parallel guesses count), then kept as a failure or given back.
+ */
 export interface SignInFailureStore {
   get: (subject: string) => Promise<{ failures: number, lockedUntil: number | null } | undefined>
-  /** Counts one failure; at `max` the subject is locked until `lockUntil` and its count starts again. */
-  recordFailure: (subject: string, now: number, max: number, lockUntil: number) => Promise<void>
+  /**
+   * Takes an attempt unless the subject is locked or `max` attempts (failed or in flight) are counted since
+   * `staleBefore` (older ones are forgotten): true when taken. One statement: two instances cannot both take the last.
+   */
+  reserve: (subject: string, now: number, max: number, staleBefore: number) => Promise<boolean>
+  /** The taken attempt failed: it stays counted; at `max` the subject is locked until `lockUntil` and its count starts again. */
+  fail: (subject: string, now: number, max: number, lockUntil: number) => Promise<void>
+  /** The taken attempt is not a failure: given back. */
+  release: (subject: string) => Promise<void>
   clear: (subject: string) => Promise<void>
 }
 

@@ -107,13 +107,22 @@ export function userStore (db: SqlRunner): UserStore {
 const failureSql = {
   get: sql<{ subject: string }, { failures: number, locked_until: number | string | null }>('sign-in-failure-get')`
     SELECT failures, locked_until FROM sign_in_failures WHERE subject = ${'subject'}`,
-  // One statement, so two instances counting at once cannot lose a failure; at `max` the count starts again under a lock.
-  record: sql<{ subject: string, now: number, max: number, lockUntil: number }>('sign-in-failure-record')`
+  // One statement: the lock and the count are checked and the attempt taken at once, whoever else is trying.
+  reserve: sql<{ subject: string, now: number, max: number, staleBefore: number }>('sign-in-failure-reserve')`
     INSERT INTO sign_in_failures (subject, failures, locked_until, updated_at) VALUES (${'subject'}, 1, NULL, ${'now'})
     ON CONFLICT (subject) DO UPDATE SET
-      failures = CASE WHEN sign_in_failures.failures + 1 >= ${'max'} THEN 0 ELSE sign_in_failures.failures + 1 END,
-      locked_until = CASE WHEN sign_in_failures.failures + 1 >= ${'max'} THEN ${'lockUntil'} ELSE sign_in_failures.locked_until END,
-      updated_at = ${'now'}`,
+      failures = CASE WHEN sign_in_failures.updated_at < ${'staleBefore'} THEN 1 ELSE sign_in_failures.failures + 1 END,
+      updated_at = ${'now'}
+    WHERE (sign_in_failures.locked_until IS NULL OR sign_in_failures.locked_until <= ${'now'})
+      AND (sign_in_failures.failures < ${'max'} OR sign_in_failures.updated_at < ${'staleBefore'})`,
+  fail: sql<{ subject: string, now: number, max: number, lockUntil: number }>('sign-in-failure-fail')`
+    UPDATE sign_in_failures SET
+      locked_until = CASE WHEN failures >= ${'max'} THEN ${'lockUntil'} ELSE locked_until END,
+      failures = CASE WHEN failures >= ${'max'} THEN 0 ELSE failures END,
+      updated_at = ${'now'}
+    WHERE subject = ${'subject'}`,
+  release: sql<{ subject: string }>('sign-in-failure-release')`
+    UPDATE sign_in_failures SET failures = CASE WHEN failures > 0 THEN failures - 1 ELSE 0 END WHERE subject = ${'subject'}`,
   clear: sql<{ subject: string }>('sign-in-failure-clear')`DELETE FROM sign_in_failures WHERE subject = ${'subject'}`
 }
 
@@ -123,7 +132,9 @@ export function signInFailureStore (db: SqlRunner): SignInFailureStore {
       const row = await db.get(failureSql.get, { subject })
       return row === undefined ? undefined : { failures: Number(row.failures), lockedUntil: row.locked_until === null ? null : Number(row.locked_until) }
     },
-    async recordFailure (subject, now, max, lockUntil) { await db.write(failureSql.record, { subject, now, max, lockUntil }) },
+    async reserve (subject, now, max, staleBefore) { return await db.write(failureSql.reserve, { subject, now, max, staleBefore }) === 1 },
+    async fail (subject, now, max, lockUntil) { await db.write(failureSql.fail, { subject, now, max, lockUntil }) },
+    async release (subject) { await db.write(failureSql.release, { subject }) },
     async clear (subject) { await db.write(failureSql.clear, { subject }) }
   }
 }

@@ -135,15 +135,27 @@ export function teamStoreContract (t: Test, makeDatabase: () => Promise<Database
     t.equal(await db.users.delete(merchantId, ana.id), false)
   })
 
-  t.test('sign-in failures: counted per subject, locked at the maximum, cleared on success', async (t) => {
+  t.test('sign-in attempts: taken before the check, kept as failures or given back; the fifth failure locks; old ones are forgotten', async (t) => {
     const { db } = await fresh(t)
-    for (let i = 0; i < 4; i++) await db.signInFailures.recordFailure('email:a@b.c', 1000 + i, 5, 9000)
-    t.same(await db.signInFailures.get('email:a@b.c'), { failures: 4, lockedUntil: null })
-    await db.signInFailures.recordFailure('email:a@b.c', 2000, 5, 9000)
-    t.same(await db.signInFailures.get('email:a@b.c'), { failures: 0, lockedUntil: 9000 }, 'the fifth locks and the count starts again')
+    const subject = 'email:a@b.c'
+    for (let i = 0; i < 5; i++) t.equal(await db.signInFailures.reserve(subject, 1000, 5, 0), true, `attempt ${i + 1} taken`)
+    t.equal(await db.signInFailures.reserve(subject, 1000, 5, 0), false, 'a sixth while five are in flight or failed is refused')
+    await db.signInFailures.release(subject)
+    t.same(await db.signInFailures.get(subject), { failures: 4, lockedUntil: null }, 'an attempt given back')
+    await db.signInFailures.fail(subject, 2000, 5, 9000)
+    t.same(await db.signInFailures.get(subject), { failures: 4, lockedUntil: null }, 'four failures lock nothing')
+    t.equal(await db.signInFailures.reserve(subject, 2000, 5, 0), true)
+    await db.signInFailures.fail(subject, 2000, 5, 9000)
+    t.same(await db.signInFailures.get(subject), { failures: 0, lockedUntil: 9000 }, 'the fifth locks and the count starts again')
+    t.equal(await db.signInFailures.reserve(subject, 8999, 5, 0), false, 'locked')
+    t.equal(await db.signInFailures.reserve(subject, 9000, 5, 0), true, 'the lock ends')
+    await db.signInFailures.fail(subject, 9000, 5, 20_000)
+    for (let i = 0; i < 4; i++) t.equal(await db.signInFailures.reserve(subject, 9001, 5, 0), true)
+    t.equal(await db.signInFailures.reserve(subject, 50_000, 5, 40_000), true, 'failures older than the window are forgotten')
+    t.same(await db.signInFailures.get(subject), { failures: 1, lockedUntil: 9000 })
     t.equal(await db.signInFailures.get('ip:203.0.113.7'), undefined)
-    await db.signInFailures.clear('email:a@b.c')
-    t.equal(await db.signInFailures.get('email:a@b.c'), undefined)
+    await db.signInFailures.clear(subject)
+    t.equal(await db.signInFailures.get(subject), undefined)
   })
 
   t.test('audit log: appended entries are listed newest first, filtered and paged by cursor', async (t) => {

@@ -114,6 +114,7 @@ function ApiKeys ({ base }: { base: string }) {
 }
 
 function ApiKeyList ({ base }: { base: string }) {
+  const mayCreate = useCan('createKeys')
   const keys = useLoad(() => api<ApiKeyCollection>(base), [base])
   const [created, setCreated] = useState<{ name: string, secret: string } | undefined>()
   const [error, setError] = useState<string | undefined>()
@@ -160,10 +161,14 @@ function ApiKeyList ({ base }: { base: string }) {
         </table>
       )}
       {revoked !== undefined && <Notice kind='success'>{revoked}</Notice>}
-      <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
-        <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
-        <button type='submit' class='primary'>Create key</button>
-      </form>
+      {mayCreate
+        ? (
+          <form class='inline' onSubmit={(event) => { create(event).catch(reportError) }}>
+            <Field label='New key name'><input type='text' name='name' maxLength={100} /></Field>
+            <button type='submit' class='primary'>Create key</button>
+          </form>
+          )
+        : <Notice kind='info'>A new key acts with an owner's rights (all but managing people), so only an owner creates one; you may revoke keys.</Notice>}
       {error !== undefined && <Notice kind='error'>{error}</Notice>}
       {created !== undefined && <OneTimeSecret label={`Secret of the key ${created.name}`} secret={created.secret} />}
     </section>

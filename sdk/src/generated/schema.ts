@@ -1079,7 +1079,7 @@ export interface paths {
         put?: never;
         /**
          * Start two-factor enrollment
-         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. Answers a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app, shown only here and stored encrypted. Signing in does not need a code until `POST /dashboard/totp/confirm` proves the app works; starting again replaces the secret (and turns two-factor authentication off until confirmed).
+         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. Answers a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app, shown only here and stored encrypted. Signing in does not need a code until `POST /dashboard/totp/confirm` proves the app works. Starting again before that replaces the secret; once two-factor authentication is on it cannot be restarted by a session (409).
          */
         post: operations["startTotpEnrollment"];
         delete?: never;
@@ -1119,7 +1119,7 @@ export interface paths {
         put?: never;
         /**
          * Change your password
-         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. Needs the current password. Every other session of the user ends; this one goes on.
+         * @description A user signed in to the dashboard (the session cookie with its `X-CSRF-Token`); an API key has no password or authenticator. Needs the current password; a wrong one counts against the account like a failed sign-in (five lock it for 15 minutes: 429). Every other session of the user ends; this one goes on.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -23398,7 +23398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first. */
+            /** @description The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first; or the user changed or was removed while the request was made (RFC 9110 409): read it again. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23959,7 +23959,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first. */
+            /** @description The change would leave the merchant without an owner (`type` urn:problem-type:last-owner): make another user owner first; or the user changed or was removed while the request was made (RFC 9110 409): read it again. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29299,6 +29299,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The same invite was being accepted at the same moment by another request: one of them won; sign in. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
+                     *       "instance": "/dashboard/invite",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT. */
             413: {
                 headers: {
@@ -29573,6 +29600,33 @@ export interface operations {
                      *       "title": "Method Not Allowed",
                      *       "status": 405,
                      *       "detail": "method not allowed",
+                     *       "instance": "/dashboard/totp",
+                     *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Two-factor authentication is on already: a session may not restart it (that would turn it off until confirmed). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Api-Version": components["headers"]["Api-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The request conflicts with the resource's current state.",
                      *       "instance": "/dashboard/totp",
                      *       "traceId": "0f8fad5b-d9cb-469f-a165-70867728950e"
                      *     }

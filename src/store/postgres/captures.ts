@@ -1,3 +1,5 @@
+import { writeAudit } from './audit'
+import { auditEntry } from '../audit-scope'
 import type { CaptureStore, Payment } from '../types'
 import { paymentFromRow, type PaymentRow } from '../rows'
 import { inTransaction, type PgClient, type PgPool } from './connection'
@@ -31,6 +33,8 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
         const reserved = decide(paymentFromRow(row), { voidInFlight: leased !== null && Number(leased) > options.now })
         await client.query(query(captureSql.reserve, { id: paymentId, pending: reserved.capturePendingMinor, attempts: reserved.captureAttempts, updatedAt: reserved.updatedAt }))
         if (options.key !== undefined) await postgresKeyStatements.markResourceCreated(client, options.key, captureResourceId(paymentId, reserved.captureAttempts))
+        // The request's entry goes with the capture's reservation: a PSP that answers later (Adyen's 202) settles it without a request.
+        await writeAudit(client, auditEntry(paymentId))
         return reserved
       })
     },
@@ -48,7 +52,16 @@ export function postgresCaptureStore (pool: PgPool): CaptureStore {
     },
 
     async holdForVoid (paymentId, options) {
-      const held = await postgresRunner(pool).get(captureSql.hold, { id: paymentId, leaseUntil: options.leaseUntil, now: options.now })
+      const params = { id: paymentId, leaseUntil: options.leaseUntil, now: options.now }
+      const audit = auditEntry(paymentId)
+      // A cancel's entry goes with its hold (a PSP that answers later settles it without a request): one transaction.
+      const held = audit === undefined
+        ? await postgresRunner(pool).get(captureSql.hold, params)
+        : await inTransaction(pool, 'READ COMMITTED', async (client) => {
+          const row = await postgresRunner(client).get(captureSql.hold, params)
+          if (row !== undefined) await writeAudit(client, audit)
+          return row
+        })
       if (held !== undefined) return { payment: paymentFromRow(held), held: true }
       const row = await postgresRunner(pool).get(paymentSql.get, { id: paymentId })
       return row === undefined ? undefined : { payment: paymentFromRow(row), held: false }

@@ -1,3 +1,5 @@
+import { writeAudit } from './audit'
+import { auditEntry } from '../audit-scope'
 import type { Payment, RefundDecision, RefundStore } from '../types'
 import { paymentFromRow, refundFromRow, REFUND_COLUMNS, type PaymentRow, type RefundRow } from '../rows'
 import { refundParams, refundPaymentParams, refundSettleParams, refundSql, sharedRefundStore } from '../refunds'
@@ -43,6 +45,8 @@ export function postgresRefundStore (pool: PgPool): RefundStore {
           ? withMembers(members, insert)
           : withMembers([...members, `rf AS (${insert})`], keySql.markResourceCreated(p, options.key, decision.refund.id))
         await client.query(statement(text, p.values))
+        // The request's entry goes with the refund's creation: a PSP that answers later (Adyen's 202) settles it without a request.
+        await writeAudit(client, auditEntry(decision.refund.id))
         return decision
       })
     },

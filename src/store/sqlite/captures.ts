@@ -1,3 +1,5 @@
+import { sqliteAuditWriter } from './audit'
+import { auditEntry } from '../audit-scope'
 import type { CaptureStore, Payment } from '../types'
 import { paymentFromRow, type PaymentRow } from '../rows'
 import { paymentSql } from '../payments'
@@ -37,6 +39,7 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
     return row === undefined ? undefined : paymentFromRow(row)
   }
 
+  const audit = sqliteAuditWriter(db)
   return {
     ...sharedCaptureStore(sqliteRunner(db, writes)),
     async reserve (paymentId, decide, options) {
@@ -47,6 +50,8 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
         const reserved = decide(paymentFromRow(row), { voidInFlight: leased !== null && Number(leased) > options.now })
         reserve.run({ id: paymentId, pending: reserved.capturePendingMinor, attempts: reserved.captureAttempts, updatedAt: reserved.updatedAt })
         if (options.key !== undefined) keys.markResourceCreated(options.key, captureResourceId(paymentId, reserved.captureAttempts))
+        // The request's entry goes with the capture's reservation: a PSP that answers later (Adyen's 202) settles it without a request.
+        audit(auditEntry(paymentId))
         return reserved
       })
     },
@@ -64,7 +69,11 @@ export function sqliteCaptureStore (db: SqliteHandle, writes: WriteQueue = immed
     async holdForVoid (paymentId, options) {
       return await writes.run(() => {
         const held = hold.get({ id: paymentId, leaseUntil: options.leaseUntil, now: options.now })
-        if (held !== undefined) return { payment: paymentFromRow(held), held: true }
+        if (held !== undefined) {
+          // A cancel's entry goes with its hold: a PSP that answers later settles it without a request.
+          audit(auditEntry(paymentId))
+          return { payment: paymentFromRow(held), held: true }
+        }
         const payment = read(paymentId)
         return payment === undefined ? undefined : { payment, held: false }
       })

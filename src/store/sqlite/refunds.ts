@@ -1,3 +1,5 @@
+import { sqliteAuditWriter } from './audit'
+import { auditEntry } from '../audit-scope'
 import type { Payment, RefundDecision, RefundStore } from '../types'
 import { paymentFromRow, refundFromRow, type RefundRow } from '../rows'
 import { paymentSql } from '../payments'
@@ -29,6 +31,7 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
   const lease = db.prepare('UPDATE refunds SET recovery_lease_until = ? WHERE id = ?')
 
   const writePayment = (payment: Payment): void => { savePayment.run(refundPaymentParams(payment)) }
+  const audit = sqliteAuditWriter(db)
 
   return {
     ...sharedRefundStore(sqliteRunner(db, writes)),
@@ -40,6 +43,8 @@ export function sqliteRefundStore (db: SqliteHandle, writes: WriteQueue = immedi
         writePayment(decision.payment)
         insertRefund.run(refundParams(decision.refund))
         if (options.key !== undefined) keys.markResourceCreated(options.key, decision.refund.id)
+        // The request's entry goes with the refund's creation: a PSP that answers later (Adyen's 202) settles it without a request.
+        audit(auditEntry(decision.refund.id))
         outbox.appendOf(options.event, decision)
         return decision
       })

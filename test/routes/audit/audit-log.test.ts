@@ -104,3 +104,22 @@ t.test('the log: the merchant reads its own, the operator any merchant\'s; curso
     t.equal((await app.inject({ method, url: '/api/audit-log', headers: merchant.auth })).statusCode, 405, `${method}: no route changes the log`)
   }
 })
+
+t.test('concurrent changes of two merchants each record their own entry (a group commit runs each write in its own request\'s context)', async (t) => {
+  const app = await buildTestApp(t)
+  const first = await merchantWithKey(app)
+  const second = await merchantWithKey(app)
+  const made = await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+    const merchant = i % 2 === 0 ? first : second
+    const res = await app.inject({ method: 'POST', url: '/api/payments', headers: { ...merchant.auth, 'x-request-id': `req-${i}` }, payload: { amount: 10 + i, currency: 'EUR' } })
+    return { merchant, id: res.json().id as string, requestId: `req-${i}` }
+  }))
+  for (const merchant of [first, second]) {
+    const entries = (await app.inject({ url: '/api/audit-log?limit=100', headers: merchant.auth })).json().data as Entry[]
+    const mine = made.filter((payment) => payment.merchant === merchant)
+    t.equal(entries.length, mine.length, 'one entry per payment')
+    for (const payment of mine) {
+      t.match(entries.find((entry) => entry.resource.id === payment.id), { actor: { id: merchant.keyId }, requestId: payment.requestId }, 'its own request\'s entry')
+    }
+  }
+})

@@ -194,3 +194,48 @@ t.test('a user of a merchant that is gone, or a user deleted, has no session', a
   const secret = await enrollTotp(app, user)
   t.ok(secret)
 })
+
+t.test('guesses sent in parallel are counted too: at most five are checked, the rest are refused before any hashing', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const user = await userWithRole(app, merchant.merchantId, 'viewer')
+  const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) =>
+    await app.inject({ method: 'POST', url: '/dashboard/session', headers: NO_KEY, remoteAddress: `198.51.100.${i % 2}`, payload: { email: user.email, password: `wrong guess number ${i}` } })))
+  const statuses = answers.map((res) => res.statusCode)
+  t.ok(statuses.filter((status) => status === 401).length <= 5, `at most five checked (${statuses.join(' ')})`)
+  t.equal(statuses.filter((status) => status === 429).length, 20 - statuses.filter((status) => status === 401).length, 'the others locked out')
+  const after = await app.inject({ method: 'POST', url: '/dashboard/session', headers: NO_KEY, remoteAddress: '198.51.100.9', payload: { email: user.email, password: TEST_PASSWORD } })
+  t.equal(after.statusCode, 429, 'and the account is locked')
+})
+
+t.test('a wrong current password counts against the account like a failed sign-in', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const user = await userWithRole(app, merchant.merchantId, 'viewer')
+  for (let i = 0; i < 5; i++) {
+    const res = await app.inject({ method: 'POST', url: '/dashboard/password', headers: user.headers, payload: { currentPassword: `not it ${i} at all`, newPassword: 'an even longer passphrase 79' } })
+    t.equal(res.statusCode, 400)
+  }
+  const locked = await app.inject({ method: 'POST', url: '/dashboard/password', headers: user.headers, payload: { currentPassword: TEST_PASSWORD, newPassword: 'an even longer passphrase 79' } })
+  t.equal(locked.statusCode, 429)
+})
+
+t.test('two-factor cannot be restarted (and so turned off) by a session once it is on', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const user = await userWithRole(app, merchant.merchantId, 'support')
+  await enrollTotp(app, user)
+  const again = await app.inject({ method: 'POST', url: '/dashboard/totp', headers: user.headers })
+  t.equal(again.statusCode, 409)
+  const noCode = await app.inject({ method: 'POST', url: '/dashboard/session', headers: NO_KEY, payload: { email: user.email, password: TEST_PASSWORD } })
+  t.equal(noCode.json().type, 'urn:problem-type:totp-required', 'still required')
+})
+
+t.test('a developer lists and revokes API keys but may not mint one (a key acts with an owner\'s rights)', async (t) => {
+  const app = await buildTestApp(t)
+  const merchant = await merchantWithKey(app)
+  const developer = await userWithRole(app, merchant.merchantId, 'developer')
+  t.equal((await app.inject({ method: 'POST', url: `/merchants/${merchant.merchantId}/api-keys`, headers: developer.headers, payload: {} })).statusCode, 403)
+  t.equal((await app.inject({ url: `/merchants/${merchant.merchantId}/api-keys`, headers: developer.headers })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/merchants/${merchant.merchantId}/api-keys/${merchant.keyId}`, headers: developer.headers })).statusCode, 204)
+})

@@ -85,6 +85,12 @@ t.test('Stripe refuses connections: the payment fails over to Adyen with the Ady
   t.equal(refunded.statusCode, 200)
   t.match((await app.inject({ url: `/api/payments/${String(payment.id)}/refunds/${String(refund.json().id)}`, headers: merchant.auth })).json(), { status: 'succeeded' })
   t.match((await app.inject({ url: `/api/payments/${String(payment.id)}`, headers: merchant.auth })).json(), { status: 'partially_refunded', amountRefunded: 5 })
+
+  // Adyen answered the capture and the refund later, by notification (no request of ours): each request's audit entry
+  // went with its own first write (the capture's reservation, the refund's creation), not with the settlement.
+  const log = (await app.inject({ url: `/api/audit-log?resourceId=${String(payment.id)}`, headers: merchant.auth })).json().data as Array<{ action: string, actor: { type: string } }>
+  t.same(log.map((entry) => entry.action), ['payment.refund', 'payment.capture', 'payment.create'], 'who captured and refunded, though the PSP answered later')
+  t.ok(log.every((entry) => entry.actor.type === 'api_key'))
 })
 
 t.test('a payment with a method for Stripe only: Adyen is skipped, not asked', async (t) => {
