@@ -114,6 +114,17 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
   const body = JSON.stringify(firstEvent)
   const verified = verifyWebhook(body, signTestWebhook(body, rotated.secret), rotated.secret)
 
+  // People: the operator invites a person (the invite link is shown once), changes their role, removes them; the audit
+  // log says who did what (the merchant reads its own, the operator any merchant's).
+  const invited = await admin.users.invite(merchant.id, { email: 'ana@walk.example', role: 'support' }, { idempotencyKey: 'walk-invite' })
+  const team = await admin.users.list(merchant.id)
+  await admin.users.retrieve(merchant.id, invited.user.id)
+  const demoted = await admin.users.update(merchant.id, invited.user.id, { role: 'viewer' })
+  await admin.users.remove(merchant.id, invited.user.id)
+  const audited: string[] = []
+  for await (const entry of shop.auditLog.list({ action: 'payment.refund' })) audited.push(`${entry.action} by ${entry.actor.type}`)
+  for await (const entry of admin.auditLog.listForMerchant(merchant.id, { resourceType: 'user' })) audited.push(`${entry.action} by ${entry.actor.type}`)
+
   // Keys rotate: the old key is revoked once the new one is deployed.
   const keys = await admin.apiKeys.list(merchant.id)
   await admin.apiKeys.revoke(merchant.id, key.id)
@@ -150,7 +161,10 @@ export async function wholeApi (baseUrl: string, adminApiKey: string) {
     tested: tested.status,
     retried: retried !== undefined && deliveries.includes(retried),
     verified: verified.apiVersion === '2026-11-25' && verified.id === firstEvent.id,
-    keys: keys.data.length
+    keys: keys.data.length,
+    team: team.data.length,
+    demoted: demoted.role,
+    audited
   }
 }
 

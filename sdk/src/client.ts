@@ -8,7 +8,8 @@ import type {
   CreateConnectorRequest, CreatedApiKey, Dispute, ListDisputesQuery, CreateMerchantRequest, CreatePaymentRequest, CreateRefundRequest, CreateWebhookEndpointRequest,
   Event, ExportPaymentsQuery, ExportRefundsQuery, Health, ListAllRefundsQuery, ListEventsQuery, Product, ProductReplacement, ServiceIndex, ListPaymentsQuery, Merchant, MerchantPatch, Payment, PaymentSummary, PaymentSummaryQuery, Refund,
   ReplayResult, ReplayWebhookEventsRequest, RotateWebhookSecretRequest, UpdateConnectorRequest, UpdateWebhookEndpointRequest,
-  WebhookDelivery, WebhookEndpoint, WebhookEndpointCollection, WebhookEndpointWithSecret
+  WebhookDelivery, WebhookEndpoint, WebhookEndpointCollection, WebhookEndpointWithSecret,
+  AuditEntry, CreateUserRequest, InvitedUser, ListAuditLogQuery, UpdateUserRequest, User, UserList
 } from './types.js'
 
 export interface ClientOptions {
@@ -120,6 +121,21 @@ export interface PaymentServiceClient {
     update: (id: string, patch: MerchantPatch, options?: RequestOptions & { ifMatch?: string }) => Promise<WithResponse<Merchant>>
     list: (options?: RequestOptions) => AsyncIterable<Merchant>
   }
+  /** A merchant's people (the operator's key; a person's session as owner): invite, list, change a role, remove. */
+  users: {
+    /** The answer carries the one-time invite link (a replay under the same Idempotency-Key shows it again). */
+    invite: (merchantId: string, body: CreateUserRequest, options?: RequestOptions) => Promise<WithResponse<InvitedUser>>
+    list: (merchantId: string, options?: RequestOptions) => Promise<WithResponse<UserList>>
+    retrieve: (merchantId: string, userId: string, options?: RequestOptions) => Promise<WithResponse<User>>
+    /** Changes the role; the user's sessions end. */
+    update: (merchantId: string, userId: string, body: UpdateUserRequest, options?: RequestOptions) => Promise<WithResponse<User>>
+    remove: (merchantId: string, userId: string, options?: RequestOptions) => Promise<void>
+  }
+  /** Who changed what: your own log (a merchant key), or a merchant's (the operator's key, with `merchantId`). */
+  auditLog: {
+    list: (query?: ListAuditLogQuery, options?: RequestOptions) => AsyncIterable<AuditEntry>
+    listForMerchant: (merchantId: string, query?: ListAuditLogQuery, options?: RequestOptions) => AsyncIterable<AuditEntry>
+  }
   apiKeys: {
     /** The answer carries the key's `secret`, shown this once (a replay under the same Idempotency-Key shows it again). */
     create: (merchantId: string, body?: CreateApiKeyRequest, options?: RequestOptions) => Promise<WithResponse<CreatedApiKey>>
@@ -229,6 +245,21 @@ export function createClient (options: ClientOptions): PaymentServiceClient {
       update: (id, patch, call) =>
         resultOf(api.PATCH('/merchants/{id}', { params: { path: { id } }, body: patch, ...init(call, { 'If-Match': call?.ifMatch }) })),
       list: (call) => paginate((startingAfter) => resultOf(api.GET('/merchants', { params: { query: { startingAfter } }, ...init(call) })))
+    },
+    users: {
+      invite: (merchantId, body, call) => resultOf(api.POST('/merchants/{id}/users', { params: { path: { id: merchantId } }, body, ...init(call) })),
+      list: (merchantId, call) => resultOf(api.GET('/merchants/{id}/users', { params: { path: { id: merchantId } }, ...init(call) })),
+      retrieve: (merchantId, userId, call) => resultOf(api.GET('/merchants/{id}/users/{userId}', { params: { path: { id: merchantId, userId } }, ...init(call) })),
+      update: (merchantId, userId, body, call) =>
+        resultOf(api.PATCH('/merchants/{id}/users/{userId}', { params: { path: { id: merchantId, userId } }, body, ...init(call) })),
+      remove: (merchantId, userId, call) =>
+        noContent(api.DELETE('/merchants/{id}/users/{userId}', { params: { path: { id: merchantId, userId } }, ...init(call) }))
+    },
+    auditLog: {
+      list: (query = {}, call) => paginate((startingAfter) =>
+        resultOf(api.GET('/api/audit-log', { params: { query: { ...query, startingAfter } }, ...init(call) }))),
+      listForMerchant: (merchantId, query = {}, call) => paginate((startingAfter) =>
+        resultOf(api.GET('/merchants/{id}/audit-log', { params: { path: { id: merchantId }, query: { ...query, startingAfter } }, ...init(call) })))
     },
     apiKeys: {
       create: (merchantId, body = {}, call) =>

@@ -39,6 +39,12 @@ export type RotateWebhookSecretRequest = Schemas['RotateWebhookSecretRequest']
 export type ReplayWebhookEventsRequest = Schemas['ReplayWebhookEventsRequest']
 export type CreateConnectorRequest = Schemas['CreateConnectorRequest']
 export type UpdateConnectorRequest = Schemas['UpdateConnectorRequest']
+export type User = Schemas['User']
+export type UserList = Schemas['UserList']
+export type InvitedUser = Schemas['InvitedUser']
+export type CreateUserRequest = Schemas['CreateUserRequest']
+export type UpdateUserRequest = Schemas['UpdateUserRequest']
+export type AuditEntry = Schemas['AuditEntry']
 
 export type ListPaymentsQuery = Omit<NonNullable<paths['/api/payments']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 export type PaymentSummaryQuery = NonNullable<paths['/api/payments/summary']['get']['parameters']['query']>
@@ -48,6 +54,7 @@ export type ExportRefundsQuery = NonNullable<paths['/api/refunds/export']['get']
 export type ListAllRefundsQuery = Omit<NonNullable<paths['/api/refunds']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 export type ListDisputesQuery = Omit<NonNullable<paths['/api/disputes']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 export type ListEventsQuery = Omit<NonNullable<paths['/api/events']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
+export type ListAuditLogQuery = Omit<NonNullable<paths['/api/audit-log']['get']['parameters']['query']>, 'startingAfter' | 'endingBefore'>
 
 /** An RFC 9457 problem document: narrow on `type` to reach a problem's own members (e.g. `declineCode`). */
 export type Problem = Schemas['ProblemDetails']

@@ -104,6 +104,9 @@ test('the whole-API walk runs against the live service (issue 42, item 3: every 
     tested: 'failed',
     retried: true,
     verified: true,
-    keys: 1
+    keys: 1,
+    team: 1,
+    demoted: 'viewer',
+    audited: ['payment.refund by api_key', 'user.delete by operator', 'user.update by operator', 'user.invite by operator']
   })
 })

@@ -11,10 +11,12 @@ import { createClient, verifyWebhook, type operations, type PaymentServiceClient
  */
 
 /**
- * Not for an API client: HEAD twins of GETs (the GET helper), the PSPs' notifications, the dashboard's cookie session,
+ * Not for an API client: HEAD twins of GETs (the GET helper), the PSPs' notifications, the dashboard's cookie session
+ * and a person's own account in it (invite acceptance, two-factor enrollment, password change),
  * and the shopper's browser pages of customer-present payments (the PSP's return, the simulated bank).
  */
 type Exempt = `${string}Head` | 'receiveStripeEvent' | 'receiveAdyenNotification' | 'signInToDashboard' | 'getDashboardSession' | 'signOutOfDashboard' |
+  'acceptInvite' | 'startTotpEnrollment' | 'confirmTotpEnrollment' | 'changePassword' |
   'returnFromAuthentication' | 'returnFromAuthenticationForm' | 'simulatedBankPage' | 'simulatedBankDecide'
 
 const HELPERS: Record<Exclude<keyof operations, Exempt>, (client: PaymentServiceClient) => unknown> = {
@@ -63,6 +65,13 @@ const HELPERS: Record<Exclude<keyof operations, Exempt>, (client: PaymentService
   listMerchants: (c) => c.merchants.list,
   getMerchant: (c) => c.merchants.retrieve,
   patchMerchant: (c) => c.merchants.update,
+  inviteUser: (c) => c.users.invite,
+  listUsers: (c) => c.users.list,
+  getUser: (c) => c.users.retrieve,
+  updateUser: (c) => c.users.update,
+  deleteUser: (c) => c.users.remove,
+  listAuditLog: (c) => c.auditLog.list,
+  listMerchantAuditLog: (c) => c.auditLog.listForMerchant,
   // The document's `webhooks:` (what the service sends to a merchant's endpoint): verified and typed by verifyWebhook.
   receivePaymentEvent: () => verifyWebhook,
   receiveRefundEvent: () => verifyWebhook,
@@ -77,7 +86,7 @@ test('every operation of openapi.yaml has a helper (HEAD twins and non-client op
   // The committed document, read as text: the generated types it was checked against are up to date (CI's drift check).
   const document = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'openapi.yaml'), 'utf8')
   const ids = [...document.matchAll(/^\s+operationId: (\w+)$/gm)].map((match) => match[1] ?? '')
-  const exempt = /Head$|^receiveStripeEvent$|^receiveAdyenNotification$|^(signInToDashboard|getDashboardSession|signOutOfDashboard)$|^(returnFromAuthentication(Form)?|simulatedBank(Page|Decide))$/
+  const exempt = /Head$|^receiveStripeEvent$|^receiveAdyenNotification$|^(signInToDashboard|getDashboardSession|signOutOfDashboard|acceptInvite|startTotpEnrollment|confirmTotpEnrollment|changePassword)$|^(returnFromAuthentication(Form)?|simulatedBank(Page|Decide))$/
   assert.deepEqual(ids.filter((id) => !exempt.test(id) && !(id in HELPERS)), [], 'operations without a helper')
   assert.ok(ids.length > 40)
 })
