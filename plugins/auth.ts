@@ -62,11 +62,6 @@ export type AuditSpec = string | { action: string, resourceParam: string }
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const MERCHANT_FACING: ReadonlySet<Access> = new Set(['merchant', 'admin-or-own-merchant'])
 
-export function roleOf (principal: Principal): MerchantRole | 'operator' {
-  if (principal.kind === 'admin') return 'operator'
-  return principal.user?.role ?? 'api_key'
-}
-
 const roleRefused = problemResponse('The caller\'s role may not do this (`x-roles` lists who may; `api_key` is a merchant API key). ' +
   'Nothing was changed; the refusal is in the audit log (`outcome: denied`).')
 

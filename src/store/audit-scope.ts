@@ -37,8 +37,3 @@ export function auditEntryAs (actor: AuditActor, resourceId: string | null, merc
   if (slot === undefined) return undefined
   return auditEntryOf({ ...slot.draft, actor }, slot.id, new Date(slot.clock()).toISOString(), resourceId, 'succeeded', merchantId)
 }
-
-/** Work that must not carry the request's entry (background work a request happens to start). */
-export function outsideAudit<T> (work: () => T): T {
-  return scope.exit(work)
-}
