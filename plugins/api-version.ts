@@ -1,3 +1,4 @@
+import { checkHook } from './http/checks'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { isApiVersion, LATEST_API_VERSION, parseSunsets, retirementHeaders, UnknownApiVersionError, type ApiVersion } from '../src/domain/api-versions'
@@ -29,22 +30,25 @@ export default fp(async (app) => {
   const sunsets = parseSunsets(app.config.API_VERSION_SUNSETS) ?? new Map<ApiVersion, Date>()
   app.decorateRequest('apiVersion', LATEST_API_VERSION)
 
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks, not async ones: every request runs them, and a promise per hook is measurable (bench/RESULTS.md).
+  app.addHook('onRequest', checkHook((request) => {
     const asked = headerVersion(request)
     if (asked === undefined) return
     if (!isApiVersion(asked)) throw new UnknownApiVersionError('Api-Version', asked)
     request.apiVersion = asked
-  })
+  }))
   // After auth's preParsing hook (registered before this plugin), which sets the principal.
-  app.addHook('preParsing', async (request) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     if (headerVersion(request) === undefined && request.principal?.kind === 'merchant') request.apiVersion = request.principal.apiVersion
+    done(null, payload)
   })
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     // A replayed Idempotency-Key response carries the version it was stored in: its bytes were rendered in that one.
     const stored = reply.getHeader(API_VERSION_HEADER)
     const version = isApiVersion(stored) ? stored : request.apiVersion
     reply.header(API_VERSION_HEADER, version)
     const sunset = sunsets.get(version)
     if (sunset !== undefined) reply.headers(retirementHeaders(version, sunset))
+    done(null, payload)
   })
 }, { name: 'api-version', dependencies: ['config', 'auth'], fastify: '5.x' })

@@ -155,10 +155,15 @@ export default fp(async (app) => {
     if (principal === 'no-csrf') return { kind: 'anonymous' }
     return principal === undefined ? { kind: 'invalid', via: 'session' } : { kind: 'authenticated', principal }
   }
+  // The outcome once known, so that the access check after the rate limit's (which asked first) needs no promise.
+  const settled = new WeakMap<FastifyRequest, Authentication>()
   app.decorate('authenticationOf', async (request: FastifyRequest) => {
     let outcome = outcomes.get(request)
     if (outcome === undefined) {
-      outcome = authenticate(request)
+      outcome = authenticate(request).then((authentication) => {
+        settled.set(request, authentication)
+        return authentication
+      })
       outcomes.set(request, outcome)
     }
     return await outcome
@@ -226,10 +231,10 @@ export default fp(async (app) => {
     }
   }
 
-  app.addHook('preParsing', async (request) => {
+  /** Sets the principal and judges the route's access: throws the refusal, or returns the role a route's roles refuse. */
+  function judge (request: FastifyRequest, authentication: Authentication): { role: MerchantRole, roles: RoleSet } | undefined {
     // Unknown routes answer 404 whoever asks; a declared route without `auth` is the admin's (deny by default).
     const access: Access = request.is404 ? 'public' : request.routeOptions.config.auth ?? 'admin'
-    const authentication = await app.authenticationOf(request)
     if (authentication.kind === 'invalid' && authentication.via === 'bearer') {
       throw new UnauthenticatedError('The API key is malformed, unknown, revoked or expired. Send `Authorization: Bearer <key>` with an active key.', true)
     }
@@ -243,16 +248,32 @@ export default fp(async (app) => {
     switch (decision) {
       case 'allow': {
         const roles = request.routeOptions.config.roles
-        if (request.principal?.kind !== 'merchant' || roles === undefined) return
+        if (request.principal?.kind !== 'merchant' || roles === undefined) return undefined
         const role: MerchantRole = request.principal.user?.role ?? 'api_key'
-        if ((ROLE_SETS[roles] as readonly string[]).includes(role)) return
-        await recordDenied(request)
-        throw new ForbiddenError(roleRefusal(role, roles))
+        return (ROLE_SETS[roles] as readonly string[]).includes(role) ? undefined : { role, roles }
       }
       case 'unauthenticated':
         throw new UnauthenticatedError('This operation needs an API key: send `Authorization: Bearer <key>`.', false)
       case 'forbidden': throw new ForbiddenError(forbidden[access === 'merchant' ? 'merchant' : 'admin'])
       case 'not_found': throw new NotFoundError(merchantNotFoundMessage(String(target)))
     }
+  }
+  function decide (request: FastifyRequest, authentication: Authentication, go: (err?: Error) => void): void {
+    let refused
+    try {
+      refused = judge(request, authentication)
+    } catch (err) {
+      go(err as Error)
+      return
+    }
+    if (refused === undefined) go()
+    else recordDenied(request).then(() => { go(new ForbiddenError(roleRefusal(refused.role, refused.roles))) }, go)
+  }
+  // A callback hook: the usual request (its authentication settled by the rate limit's question) is judged without a promise.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const go = (err?: Error): void => { if (err === undefined) done(null, payload); else done(err) }
+    const known = settled.get(request)
+    if (known !== undefined) decide(request, known, go)
+    else app.authenticationOf(request).then((authentication) => { decide(request, authentication, go) }, go)
   })
 }, { name: 'auth', dependencies: ['config', 'database', 'clock', 'credential-cache', 'secrets'], fastify: '5.x' })

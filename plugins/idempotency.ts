@@ -1,3 +1,4 @@
+import { checkHook } from './http/checks'
 import fp from 'fastify-plugin'
 import { headerCount } from './http/request-hygiene'
 import { createHash } from 'node:crypto'
@@ -246,7 +247,7 @@ export default fp(async (app) => {
   }
   app.decorate('idempotency', service)
   // A malformed or repeated key is a 400 with the service's own message, before the schema (which bounds its length) judges it.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', checkHook((request) => {
     if (request.method === 'POST' && !request.is404 && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) service.keyOf(request)
-  })
+  }))
 }, { name: 'idempotency', dependencies: ['config', 'database', 'clock', 'metrics', 'instance'], fastify: '5.x' })

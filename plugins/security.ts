@@ -91,11 +91,11 @@ export default fp(async (app) => {
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
   })
   const windowSeconds = Math.ceil(app.config.RATE_LIMIT_WINDOW_MS / 1000)
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     setRateLimitFields(reply, windowSeconds)
     // Nothing this service answers may be stored by a cache, except what a route marks cacheable (a product read).
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
-    return payload
+    done(null, payload)
   })
 
   // CORS: off unless the operator lists origins. Bearer keys travel in a header, never in cookies: no credentials.

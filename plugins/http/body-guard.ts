@@ -78,7 +78,7 @@ export function bodyGuardErrors (body: unknown): FieldErrors {
 }
 
 /** Root preValidation hook: a body that fails the guard is a 400 in the area's error shape, before any route code runs. */
-export async function rejectUnsafeBody (request: FastifyRequest): Promise<void> {
+export function rejectUnsafeBody (request: FastifyRequest): void {
   // A path no route serves is answered 404 whatever its body.
   if (request.is404 || request.body === undefined || request.body === null) return
   const errors = bodyGuardErrors(request.body)

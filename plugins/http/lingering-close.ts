@@ -17,21 +17,20 @@ export const LINGER_IDLE_MS = 1000
  * with a reset, which discards the answer on the client's side before it reads it: the client sees
  * ECONNRESET/EPIPE instead of the 413.
  *
- * Root onSend hook. Only real sockets (not `app.inject`).
+ * Called by the root onSend hook (server-limits.ts). Only real sockets (not `app.inject`).
  */
-export async function lingerAfterRefusedBody (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+export function lingerAfterRefusedBody (request: FastifyRequest, reply: FastifyReply): void {
   const incoming = request.raw
   const socket = incoming.socket as (Socket & { destroySoon?: () => void }) | null
-  if (!(socket instanceof Socket) || reply.statusCode < 400) return payload
+  if (!(socket instanceof Socket) || reply.statusCode < 400) return
   const refusedBody = reply.statusCode === 413 || (incoming.complete === false && hasBody(incoming))
-  if (!refusedBody) return payload
+  if (!refusedBody) return
   reply.header('connection', 'close')
   // Node ends a `Connection: close` response with socket.destroySoon(): end, then destroy at once.
   socket.destroySoon = function lingeringClose (this: Socket): void {
     this.end()
     drainThenClose(incoming, this)
   }
-  return payload
 }
 
 function hasBody (incoming: IncomingMessage): boolean {

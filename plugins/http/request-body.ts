@@ -1,3 +1,4 @@
+import { checkHook } from './checks'
 import fp from 'fastify-plugin'
 import { rejectUnsafeBody } from './body-guard'
 import { utf8JsonParser } from './json-body'
@@ -11,5 +12,5 @@ export default fp(async (app) => {
   app.removeContentTypeParser('text/plain')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, utf8JsonParser(app))
-  app.addHook('preValidation', rejectUnsafeBody)
+  app.addHook('preValidation', checkHook(rejectUnsafeBody))
 }, { name: 'request-body', dependencies: ['errors'], fastify: '5.x' })

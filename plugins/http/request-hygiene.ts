@@ -1,3 +1,4 @@
+import { checkHook } from './checks'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
@@ -41,7 +42,7 @@ export function charsetOf (contentType: string): string | undefined {
  * decompressed size limit would be one more thing to get wrong); a body declared in a charset other
  * than UTF-8 (415: JSON is UTF-8, RFC 8259 §8.1). Paths no route serves are left to their 404.
  */
-export async function rejectUnacceptableRequest (request: FastifyRequest): Promise<void> {
+export function rejectUnacceptableRequest (request: FastifyRequest): void {
   if (request.is404) return
   const hosts = headerCount(request.raw.rawHeaders, 'host')
   if (hosts > 1) throw new ValidationError({ Host: ['The request has more than one Host header; send exactly one.'] })
@@ -65,5 +66,5 @@ export async function rejectUnacceptableRequest (request: FastifyRequest): Promi
  * refusal carries them.
  */
 export default fp(async (app) => {
-  app.addHook('onRequest', rejectUnacceptableRequest)
+  app.addHook('onRequest', checkHook(rejectUnacceptableRequest))
 }, { name: 'request-hygiene', dependencies: ['errors', 'request-id', 'security'], fastify: '5.x' })

@@ -62,10 +62,11 @@ export function closeIdleBeforeFirstRequest (server: Server, timeoutMs: number):
  */
 export default fp(async (app) => {
   closeIdleBeforeFirstRequest(app.server, app.config.CONNECTION_TIMEOUT_MS)
-  app.addHook('onSend', lingerAfterRefusedBody)
   let closing = false
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // One callback hook for both (every response runs it).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    lingerAfterRefusedBody(request, reply)
     if (closing) reply.header('connection', 'close')
     done(null, payload)
   })

@@ -37,3 +37,13 @@ export function auditEntryAs (actor: AuditActor, resourceId: string | null, merc
   if (slot === undefined) return undefined
   return auditEntryOf({ ...slot.draft, actor }, slot.id, new Date(slot.clock()).toISOString(), resourceId, 'succeeded', merchantId)
 }
+
+/**
+ * `work` tied to the current request's slot (or to none), for work that runs later in another request's async
+ * context: a SQLite group commit runs every queued write in the context of the batch's first writer. Cheaper
+ * than binding the whole async context (AsyncResource.bind costs ~30 µs a write on Node 20): only the slot is kept.
+ */
+export function carryingAudit<T> (work: () => T): () => T {
+  const slot = scope.getStore()
+  return slot === undefined ? () => scope.exit(work) : () => scope.run(slot, work)
+}

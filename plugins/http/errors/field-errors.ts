@@ -42,7 +42,7 @@ export function mergeFieldErrors (first: FieldErrors, second: FieldErrors): Fiel
 }
 
 /** preHandler: the schema passed; the noted domain errors are the answer. */
-export async function throwNotedFieldErrors (request: FastifyRequest): Promise<void> {
+export function throwNotedFieldErrors (request: FastifyRequest): void {
   const errors = noted.get(request)
   if (errors !== undefined) throw new ValidationError(errors)
 }

@@ -1,3 +1,4 @@
+import { checkHook } from '../checks'
 import fp from 'fastify-plugin'
 import { envelopeErrorHandler } from './envelope'
 import { throwNotedFieldErrors } from './field-errors'
@@ -12,5 +13,5 @@ import { throwNotedFieldErrors } from './field-errors'
  */
 export default fp(async (app) => {
   app.setErrorHandler(envelopeErrorHandler)
-  app.addHook('preHandler', throwNotedFieldErrors)
+  app.addHook('preHandler', checkHook(throwNotedFieldErrors))
 }, { name: 'errors', fastify: '5.x' })

@@ -1,4 +1,4 @@
-import { AsyncResource } from 'node:async_hooks'
+import { carryingAudit } from '../audit-scope'
 import type { SqliteHandle } from './connection'
 
 /**
@@ -128,10 +128,10 @@ export function groupCommit (db: SqliteHandle, onBatch?: (writes: number) => voi
   }
 
   const enqueue = async <T>(operation: () => T, single: boolean): Promise<T> => await new Promise<T>((resolve, reject) => {
-    // A write runs in the async context of the request that queued it, not in the batch's (the first enqueuer's):
-    // what it reads from that context (the request's audit entry, src/store/audit-scope.ts) is its own request's.
-    // A one-statement write reads nothing from it (its values are computed before it is queued): it is not bound.
-    queue.push({ operation: single ? operation : AsyncResource.bind(operation), single, resolve: resolve as (value: unknown) => void, reject })
+    // A write runs with the audit slot of the request that queued it, not the batch's (the first enqueuer's): the
+    // entry it writes (src/store/audit-scope.ts) is its own request's. A one-statement write reads nothing from the
+    // context (its values are computed before it is queued): it is not tied.
+    queue.push({ operation: single ? operation : carryingAudit(operation), single, resolve: resolve as (value: unknown) => void, reject })
     if (!scheduled) {
       scheduled = true
       setImmediate(flush)
