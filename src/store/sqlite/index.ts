@@ -104,19 +104,18 @@ export async function createSqliteDatabase (url: string, options: SqliteOptions)
 /** A write queue that remembers whether the last write failed for want of disk, I/O or lock. */
 function watchWrites (writes: WriteQueue): WriteQueue & { lastError: () => unknown } {
   let lastError: unknown
-  const watched = async <T>(written: Promise<T>): Promise<T> => {
-    try {
-      const result = await written
-      lastError = undefined
-      return result
-    } catch (err) {
-      if (unavailableReason(err) !== undefined) lastError = err
-      throw err
-    }
+  // Handlers on the write's own promise, not async wrappers: every write of every request passes here (bench/RESULTS.md, 2026-12-08).
+  const succeeded = <T>(result: T): T => {
+    lastError = undefined
+    return result
+  }
+  const failed = (err: unknown): never => {
+    if (unavailableReason(err) !== undefined) lastError = err
+    throw err
   }
   return {
-    run: async (operation) => await watched(writes.run(operation)),
-    runStatement: async (statement) => await watched(writes.runStatement(statement)),
+    run: (operation) => writes.run(operation).then(succeeded, failed),
+    runStatement: (statement) => writes.runStatement(statement).then(succeeded, failed),
     flush: () => { writes.flush() },
     lastError: () => lastError
   }
