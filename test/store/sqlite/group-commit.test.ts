@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSqlite, type SqliteHandle } from '../../../src/store/sqlite/connection'
 import { groupCommit, immediateWrites } from '../../../src/store/sqlite/group-commit'
+import { auditEntry, auditing } from '../../../src/store/audit-scope'
+import type { AuditDraft } from '../../../src/domain/audit'
 
 function database (t: Test): SqliteHandle {
   const db = openSqlite('file::memory:', { synchronous: 'FULL' })
@@ -33,6 +35,21 @@ t.test('writes of one turn share one transaction, run in call order, and settle 
   t.same(results, [1, 2, 3], 'each write sees the ones queued before it')
   t.same(seenInside, [true, true, true])
   t.same(names(db), ['a', 'b', 'c'])
+})
+
+t.test('each write of a batch owes the audit entry of the request that queued it, or none when it was queued outside one', async (t) => {
+  const db = database(t)
+  const writes = groupCommit(db)
+  const draft = (action: string): AuditDraft =>
+    ({ actor: { type: 'system', id: 'test', label: 'test' }, action, merchantId: null, requestId: action, ip: null, userAgent: null })
+  const owed = () => auditEntry(null)?.action ?? 'none'
+  // The batch runs in the async context of its first writer (a request); the second write was queued by background work.
+  const seen = await Promise.all([
+    auditing(draft('first.request'), () => 0, async () => await writes.run(owed)),
+    writes.run(owed),
+    auditing(draft('second.request'), () => 0, async () => await writes.run(owed))
+  ])
+  t.same(seen, ['first.request', 'none', 'second.request'])
 })
 
 t.test('a failing write rolls back alone; the others of the batch commit', async (t) => {
