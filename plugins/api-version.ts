@@ -1,7 +1,7 @@
-import { checkHook } from './http/checks'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { isApiVersion, LATEST_API_VERSION, parseSunsets, retirementHeaders, UnknownApiVersionError, type ApiVersion } from '../src/domain/api-versions'
+import { checkHook } from './http/checks'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,4 +1,3 @@
-import { checkHook } from './http/checks'
 import fp from 'fastify-plugin'
 import { headerCount } from './http/request-hygiene'
 import { createHash } from 'node:crypto'
@@ -9,6 +8,7 @@ import type { IdempotencyKeyRef, IdempotencyRecord, ResourceCreation, StoredResp
 import type { OwnedKey, ResponseOrigin } from '../src/services/keys'
 import { API_VERSION_HEADER } from './api-version'
 import { isSealed } from '../src/secrets/encryption'
+import { checkHook } from './http/checks'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
 const VALID_KEY = /^[\x20-\x7E]{1,255}$/

@@ -1,7 +1,7 @@
-import { checkHook } from './checks'
 import fp from 'fastify-plugin'
 import { rejectUnsafeBody } from './body-guard'
 import { utf8JsonParser } from './json-body'
+import { checkHook } from './checks'
 
 /**
  * What a request body may be, in every area: JSON only (areas add their own media types), in UTF-8

@@ -1,8 +1,8 @@
-import { checkHook } from './checks'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { UnsupportedMediaTypeError, ValidationError } from '../../src/domain/errors'
 import { ACCEPT_PATCH } from './allowed-methods'
+import { checkHook } from './checks'
 
 /** A request body in a content coding (gzip, br, …): refused, with `Accept-Encoding: identity` (RFC 9110 §15.5.16). */
 export class ContentEncodingError extends UnsupportedMediaTypeError {

@@ -1,7 +1,7 @@
-import { checkHook } from '../checks'
 import fp from 'fastify-plugin'
 import { envelopeErrorHandler } from './envelope'
 import { throwNotedFieldErrors } from './field-errors'
+import { checkHook } from '../checks'
 
 /**
  * How every error is answered: the root error handler (the `{ error, code }` envelope; the payments
